@@ -182,7 +182,7 @@ class Checker:
             else:
                 shape_hint = f"Return an array of shape {exp.shape}."
             self.fail(f"the {what} has shape {got.shape}, expected shape {exp.shape}.",
-                      expected=expected, received=received, hint=hint or shape_hint)
+                      expected=expected, received=received, hint=shape_hint)
         if got.dtype.kind not in "biuf":
             self.fail(f"the {what} should hold numbers, not {got.dtype}.",
                       expected=expected, received=received, hint=hint)
@@ -207,4 +207,5 @@ class Checker:
 
 
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else format_value(value)
+    text = value if isinstance(value, str) else format_value(value)
+    return text.replace("\n", "\n" + " " * 12)  # align with "  expected: "

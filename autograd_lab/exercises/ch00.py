@@ -59,29 +59,32 @@ def ch00_pairwise_sq_dists(pairwise_sq_dists: Callable[[np.ndarray, np.ndarray],
     with ck.case("a small example worked by hand"):
         A = np.array([[0.0, 0.0], [1.0, 1.0]])
         B = np.array([[1.0, 0.0], [3.0, 4.0], [0.0, 0.0]])
-        expected = np.array([[1.0, 25.0, 0.0], [1.0, 13.0, 2.0]])
-        ck.close(ck.call(pairwise_sq_dists, A, B), expected, atol=1e-9, what="distance matrix",
-                 hint="D[i, j] = ((A[i] - B[j])**2).sum(); try A[:, None, :] - B[None, :, :].",
-                 mistakes=[(np.sqrt(expected), "Those are distances; square them (no sqrt).")])
+        _check_pairwise(ck, pairwise_sq_dists, A, B)
     sizes = [(3, 4, 2), (5, 2, 3), (1, 3, 1)]
     if hidden:
         sizes += [tuple(int(n) for n in ck.rng.integers(1, 8, size=3)) for _ in range(2)]
     for n, m, d in sizes:
         with ck.case(f"A of shape {(n, d)}, B of shape {(m, d)}"):
-            A = ck.rng.normal(size=(n, d))
-            B = ck.rng.normal(size=(m, d))
-            before = (A.copy(), B.copy())
-            got = ck.call(pairwise_sq_dists, A, B)
-            ck.check(np.array_equal(A, before[0]) and np.array_equal(B, before[1]),
-                     "your function changed A or B.", hint="Do not modify the inputs.")
-            expected = ((A[:, None, :] - B[None, :, :]) ** 2).sum(axis=-1)
-            mistakes = [(np.sqrt(expected), "Those are distances; square them (no sqrt)."),
-                        (((A[:, None, :] - B[None, :, :])).sum(axis=-1) ** 2,
-                         "Square each difference first, then sum over the last axis.")]
-            if got is not None and np.shape(got) == (m, n) and m != n:
-                ck.fail(f"the result has shape {(m, n)}, expected {(n, m)}.", hint="Rows belong "
-                        "to A and columns to B: D[i, j] compares A[i] with B[j].")
-            ck.close(got, expected, atol=1e-9, what="distance matrix", mistakes=mistakes,
-                     hint="D[i, j] = ((A[i] - B[j])**2).sum(); A[:, None, :] - B[None, :, :] "
-                          "has shape (n, m, d); sum it over the last axis.")
+            _check_pairwise(ck, pairwise_sq_dists, ck.rng.normal(size=(n, d)),
+                            ck.rng.normal(size=(m, d)))
     ck.done()
+
+
+def _check_pairwise(ck: Checker, pairwise_sq_dists: Callable[..., np.ndarray],
+                    A: np.ndarray, B: np.ndarray) -> None:
+    before = (A.copy(), B.copy())
+    got = ck.call(pairwise_sq_dists, A, B)
+    ck.check(np.array_equal(A, before[0]) and np.array_equal(B, before[1]),
+             "your function changed A or B.", hint="Do not modify the inputs.")
+    (n, _), (m, _) = A.shape, B.shape
+    if got is not None and np.shape(got) == (m, n) and m != n:
+        ck.fail(f"the result has shape {(m, n)}, expected {(n, m)}.", hint="Rows belong "
+                "to A and columns to B: D[i, j] compares A[i] with B[j].")
+    diff = A[:, None, :] - B[None, :, :]
+    expected = (diff**2).sum(axis=-1)
+    ck.close(got, expected, atol=1e-9, what="distance matrix",
+             mistakes=[(np.sqrt(expected), "Those are distances; square them (no sqrt)."),
+                       (diff.sum(axis=-1) ** 2,
+                        "Square each difference first, then sum over the last axis.")],
+             hint="D[i, j] = ((A[i] - B[j])**2).sum(); A[:, None, :] - B[None, :, :] "
+                  "has shape (n, m, d); sum it over the last axis.")

@@ -23,12 +23,12 @@ def ch01_central_difference(central_difference: Callable[..., float], *,
                             seed: int = 0, hidden: bool = False) -> None:
     """Check ``central_difference(f, x, h=1e-5)`` = (f(x + h) - f(x - h)) / (2h)."""
     ck = Checker("ch01-central-difference", seed=seed, hidden=hidden)
-    cases = [("x**3", lambda x: x**3, 1.0, 0.1)]
+    cases = [("x**3", lambda x: x**3, lambda x: 3 * x**2, 1.0, 0.1)]
     functions = _SCALAR_FUNCTIONS if hidden else _SCALAR_FUNCTIONS[:2]
-    for name, f, _ in functions:
+    for name, f, df in functions:
         for h in (1e-2, 1e-3):
-            cases.append((name, f, round(float(ck.rng.uniform(-2, 2)), 3), h))
-    for name, f, x, h in cases:
+            cases.append((name, f, df, round(float(ck.rng.uniform(-2, 2)), 3), h))
+    for name, f, df, x, h in cases:
         with ck.case(f"h={h:g} on {name} at {x:g}"):
             got = ck.call(central_difference, f, x, h)
             expected = (f(x + h) - f(x - h)) / (2 * h)
@@ -41,7 +41,9 @@ def ch01_central_difference(central_difference: Callable[..., float], *,
                                 "(f(x) - f(x - h)) / h; use (f(x + h) - f(x - h)) / (2 * h)."),
                                (2 * expected, "Twice the expected value: the two points are "
                                 "2*h apart, so divide by 2 * h."),
-                               (expected * 2 * h * h, "Divide by 2 * h, not multiply by it.")])
+                               (expected * 2 * h * h, "Divide by 2 * h, not multiply by it."),
+                               (df(x), "That is the exact derivative, so your function ignores "
+                                "the h it is given: use h, not a fixed step.")])
             ck.check(np.ndim(got) == 0, "the result is not a single number.",
                      received=got, hint="Return a float.")
     with ck.case("the default h gives an accurate derivative of sin at 0.7"):
@@ -128,10 +130,15 @@ def ch01_gradcheck(gradcheck: Callable[..., bool], *, seed: int = 0,
     sinx = lambda x: np.sum(np.sin(x) * x)  # noqa: E731
     dsinx = lambda x: np.sin(x) + x * np.cos(x)  # noqa: E731
 
+    rejected = ("Your gradcheck rejected a correct derivative: compare df(x) with "
+                "numerical_gradient(f, x, h) and allow |analytical - numerical| <= "
+                "atol + rtol * |numerical| in every element.")
     with ck.case("a correct derivative of sum(x**2) passes"):
-        _expect_bool(ck, ck.call(gradcheck, square, lambda x: 2 * x, rng.normal(size=4)), True)
+        got = ck.call(gradcheck, square, lambda x: 2 * x, rng.normal(size=4), hint=rejected)
+        _expect_bool(ck, got, True)
     with ck.case("a correct derivative of sum(sin(x) * x) on (3, 4) passes"):
-        _expect_bool(ck, ck.call(gradcheck, sinx, dsinx, rng.normal(size=(3, 4))), True)
+        got = ck.call(gradcheck, sinx, dsinx, rng.normal(size=(3, 4)), hint=rejected)
+        _expect_bool(ck, got, True)
     with ck.case("a derivative missing its factor 2 returns False (raise_exception=False)"):
         got = ck.call(gradcheck, square, lambda x: x, rng.normal(size=4), raise_exception=False)
         _expect_bool(ck, got, False)
@@ -154,9 +161,11 @@ def ch01_gradcheck(gradcheck: Callable[..., bool], *, seed: int = 0,
 
     with ck.case("relative tolerance: a 1e-4 relative error on large gradients passes"):
         big = lambda x: np.sum(1000 * x**2)  # noqa: E731
-        got = ck.call(gradcheck, big, lambda x: 2000 * x * (1 + 1e-4), rng.uniform(1, 2, size=5))
-        _expect_bool(ck, got, True, hint="Allow atol + rtol * |numerical| per element; with "
-                     "gradients near 3000 a difference of 0.3 is within rtol=1e-3.")
+        tolerance = ("Allow atol + rtol * |numerical| per element: with gradients near 3000 "
+                     "a difference of 0.3 is within rtol=1e-3.")
+        got = ck.call(gradcheck, big, lambda x: 2000 * x * (1 + 1e-4), rng.uniform(1, 2, size=5),
+                      hint=tolerance)
+        _expect_bool(ck, got, True, hint=tolerance)
     with ck.case("absolute tolerance: an error of 1e-4 where the gradient is 0 fails"):
         x = np.array([0.0, 0.5, -1.0])
         got = ck.call(gradcheck, square, lambda x: 2 * x + np.array([1e-4, 0, 0]), x,
@@ -176,7 +185,7 @@ def ch01_gradcheck(gradcheck: Callable[..., bool], *, seed: int = 0,
     with ck.case("x is left unchanged"):
         x = rng.normal(size=(2, 2))
         before = x.copy()
-        ck.call(gradcheck, sinx, dsinx, x)
+        ck.call(gradcheck, sinx, dsinx, x, hint=rejected)
         ck.check(np.array_equal(x, before), "your gradcheck changed x.", expected=before,
                  received=x, hint="numerical_gradient must restore (or copy) x.")
     ck.done()
