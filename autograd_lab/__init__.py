@@ -1,1 +1,24 @@
-"""autograd_lab: a PyTorch-style automatic differentiation library, built in a course."""
+"""autograd_lab: a PyTorch-style automatic differentiation library, built in a course.
+
+>>> import autograd_lab as al
+>>> w = al.tensor(2.0, requires_grad=True)
+>>> loss = (w * 3 + 1) ** 2
+>>> loss.backward()
+>>> w.grad
+Variable(42.)
+"""
+from .engine import backward, grad
+from .errors import AutogradLabError, BackwardError, GradcheckError, LegacyFunctionError, ShapeError
+from .factories import (Generator, arange, full, linspace, manual_seed, ones, ones_like, rand, randn,
+                        tensor, zeros, zeros_like)
+from .function import Function, once_differentiable
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import gradcheck, gradgradcheck
+from .ops import (abs, argmax, broadcast_to, cat, clamp, concatenate, exp, flatten, log, matmul,  # noqa: A004
+                  max, maximum, mean, min, permute, relu, reshape, sigmoid, sqrt, squeeze, stack, sum,
+                  sum_to, tanh, transpose, unsqueeze, where)
+from .variable import Variable
+
+Tensor = Variable  # PyTorch's name for the same thing since 0.4
+
+__version__ = "0.1.0"

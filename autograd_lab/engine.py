@@ -1,0 +1,287 @@
+"""The engine: walk the graph backwards from the outputs, once per node, in topological order.
+
+1. ``topological_order`` lists every node reachable from the roots so that a node comes
+   before everything it feeds into backwards (iteratively: no recursion limit).
+2. ``run_backward`` keeps a gradient buffer per node and output, calls each node's backward
+   once all its consumers have contributed, and adds the results into the next buffers.
+   Leaves (``AccumulateGrad`` nodes) add into ``variable.grad``.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from .errors import BackwardError, ShapeError
+from .function import AccumulateGrad, Node
+from .grad_mode import STATE
+from .variable import Variable
+
+
+def topological_order(roots: Iterable[Node]) -> list[Node]:
+    """Nodes reachable from ``roots``, each once, every node before the nodes it points to.
+
+    An iterative depth-first search: a node is appended after all its children (post-order);
+    reversing the list puts every consumer before what it consumes.
+    """
+    order: list[Node] = []
+    seen: set[int] = set()
+    for root in roots:
+        if root is None or id(root) in seen:
+            continue
+        seen.add(id(root))
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            node, children = stack[-1]
+            for child, _ in children:
+                if child is not None and id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append((child, iter(child.next_functions)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    order.reverse()
+    return order
+
+
+def _needed(order: list[Node], targets: set[int]) -> set[int]:
+    """ids of the nodes with a path to one of ``targets`` (only these run for al.grad)."""
+    needed: set[int] = set()
+    for node in reversed(order):  # children before parents
+        if id(node) in targets or any(c is not None and id(c) in needed for c, _ in node.next_functions):
+            needed.add(id(node))
+    return needed
+
+
+def _add(a: Variable | None, b: Variable) -> Variable:
+    if a is None:
+        return b
+    if STATE.enabled:  # create_graph: keep the sum differentiable
+        return a + b
+    return Variable._make(a._data + b._data)
+
+
+def _as_grad(g: Any, node: Node, index: int, meta: tuple) -> Variable:
+    """Check a gradient returned by ``backward`` against its input; sum it down if broadcast."""
+    if not isinstance(g, Variable):
+        g = Variable._make(np.asarray(g))
+    shape, dtype = meta
+    if g.shape != shape:
+        try:
+            target = np.broadcast_shapes(shape, g.shape)
+        except ValueError:
+            target = None
+        if target != g.shape:
+            raise ShapeError(
+                f"Function {type(node).__name__} returned an invalid gradient at index {index} - got "
+                f"shape {g.shape} but expected shape {shape} (the shape of input {index}). "
+                "backward must return one gradient per forward input, each shaped like that input."
+            )
+        from .ops.shape import sum_to  # local: ops sit above the engine
+
+        g = sum_to(g, shape)
+    if g.dtype != dtype and dtype.kind in "fc":
+        g = g.to(dtype) if STATE.enabled else Variable._make(g._data.astype(dtype))
+    return g
+
+
+def _call_hooks(hooks: list, grad: Variable) -> Variable:
+    for hook in list(hooks):
+        new = hook(grad)
+        if new is not None:
+            grad = new if isinstance(new, Variable) else Variable(new)
+    return grad
+
+
+def _accumulate_leaf(var: Variable, grad: Variable, create_graph: bool) -> None:
+    if var._hooks:
+        grad = _call_hooks(var._hooks, grad)
+    if var._grad is None:
+        # own the memory: a gradient may alias another variable's buffer
+        var._grad = grad if create_graph else Variable._make(np.array(grad._data, copy=True))
+    elif create_graph:
+        var._grad = var._grad + grad
+    else:
+        var._grad._data = var._grad._data + grad._data
+        var._grad._bump_version()
+
+
+def run_backward(
+    roots: Sequence[Variable],
+    grad_roots: Sequence[Variable],
+    retain_graph: bool,
+    create_graph: bool,
+    inputs: Sequence[Variable] | None = None,
+) -> list[Variable | None] | None:
+    """The backward pass. With ``inputs`` (al.grad) it returns their gradients instead of
+    accumulating into ``.grad``."""
+    buffers: dict[int, list] = {}
+    root_nodes = []
+    for var, g in zip(roots, grad_roots):
+        node = var.grad_fn if var.grad_fn is not None else AccumulateGrad.of(var)
+        nr = var._output_nr if var.grad_fn is not None else 0
+        buf = buffers.setdefault(id(node), [None] * max(len(node._output_meta), 1))
+        buf[nr] = _add(buf[nr], g) if buf[nr] is not None else g
+        root_nodes.append(node)
+
+    order = topological_order(root_nodes)
+    captured: dict[tuple[int, int], Variable | None] = {}
+    needed = None
+    targets: dict[tuple[int, int], Node] = {}  # values keep the nodes alive, so ids stay unique
+    keys = []
+    if inputs is not None:
+        for v in inputs:
+            node = v.grad_fn if v.grad_fn is not None else AccumulateGrad.of(v)
+            keys.append((id(node), v._output_nr if v.grad_fn is not None else 0))
+            targets[keys[-1]] = node
+        needed = _needed(order, {k[0] for k in targets})
+
+    prev = STATE.enabled
+    STATE.enabled = create_graph
+    try:
+        for node in order:
+            buf = buffers.pop(id(node), None)
+            if buf is None or (needed is not None and id(node) not in needed):
+                continue
+            if node._hooks_by_output:
+                for nr, hooks in node._hooks_by_output.items():
+                    if buf[nr] is not None:
+                        buf[nr] = _call_hooks(hooks, buf[nr])
+            if node._retained:
+                for nr, ref in node._retained.items():
+                    var = ref()
+                    if var is not None and buf[nr] is not None:
+                        g = buf[nr] if create_graph else buf[nr].detach()
+                        var._grad = g if var._grad is None else _add(var._grad, g)
+            if inputs is not None:
+                for nr, g in enumerate(buf):
+                    if (id(node), nr) in targets:
+                        captured[(id(node), nr)] = g
+                if not any(c is not None and id(c) in needed for c, _ in node.next_functions):
+                    continue  # nothing below this node is asked for
+            if type(node) is AccumulateGrad:
+                if inputs is None and buf[0] is not None:
+                    _accumulate_leaf(node.variable, buf[0], create_graph)
+                continue
+            _run_node(node, buf, buffers, retain_graph)
+    finally:
+        STATE.enabled = prev
+
+    if inputs is None:
+        return None
+    return [captured.get(key) for key in keys]
+
+
+def _run_node(node: Node, buf: list, buffers: dict, retain_graph: bool) -> None:
+    if node.materialize_grads:
+        for nr, g in enumerate(buf):
+            if g is None and node._output_meta[nr] is not None:
+                shape, dtype = node._output_meta[nr]
+                buf[nr] = Variable._make(np.zeros(shape, dtype))
+    result = node.apply_backward(*buf)
+    if not isinstance(result, tuple):
+        result = (result,)
+    edges = node.next_functions
+    if len(result) != len(edges):
+        # PyTorch allows trailing Nones to be left out only when they are not needed; we insist
+        if len(result) < len(edges) and not any(e[0] is not None for e in edges[len(result):]):
+            result = result + (None,) * (len(edges) - len(result))
+        else:
+            raise BackwardError(
+                f"function {type(node).__name__} returned an incorrect number of gradients "
+                f"(expected {len(edges)}, got {len(result)}): backward must return one gradient "
+                "per argument of forward, using None for arguments that need none."
+            )
+    for i, ((nxt, nr), g) in enumerate(zip(edges, result)):
+        if nxt is None or g is None:
+            continue
+        g = _as_grad(g, node, i, node._input_meta[i])
+        nbuf = buffers.get(id(nxt))
+        if nbuf is None:
+            nbuf = buffers[id(nxt)] = [None] * max(len(nxt._output_meta), 1)
+        nbuf[nr] = g if nbuf[nr] is None else _add(nbuf[nr], g)
+    if not retain_graph:
+        node._release()
+
+
+def _seed(var: Variable, gradient: Any, index: int) -> Variable:
+    if not var._requires_grad:
+        raise BackwardError(
+            f"element {index} of tensors does not require grad and does not have a grad_fn. "
+            "Only Variables computed from a leaf with requires_grad=True can be differentiated: "
+            "create the inputs with requires_grad=True (or call x.requires_grad_()), and do not "
+            "compute them under al.no_grad()."
+        )
+    if gradient is None:
+        if var._data.size != 1:
+            raise BackwardError(
+                f"grad can be implicitly created only for scalar outputs; this output has shape "
+                f"{var.shape}. Reduce it to a scalar first (e.g. y.sum().backward()) or pass "
+                "gradient=<a Variable of the same shape> to backward()."
+            )
+        return Variable._make(np.ones(var.shape, var.dtype))
+    g = gradient if isinstance(gradient, Variable) else Variable(gradient)
+    if g.shape != var.shape:
+        raise ShapeError(
+            f"Mismatch in shape: gradient has shape {g.shape} but the output has shape {var.shape}. "
+            "Pass a gradient of the same shape as the Variable you call backward() on."
+        )
+    return g
+
+
+def backward(
+    tensors: Variable | Sequence[Variable],
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+) -> None:
+    """Accumulate d(tensors)/d(leaf) into every leaf's ``.grad`` (``Variable.backward`` calls this)."""
+    tensors = [tensors] if isinstance(tensors, Variable) else list(tensors)
+    if grad_tensors is None or isinstance(grad_tensors, (Variable, np.ndarray)):
+        grad_tensors = [grad_tensors] * len(tensors) if grad_tensors is None else [grad_tensors]
+    seeds = [_seed(t, g, i) for i, (t, g) in enumerate(zip(tensors, grad_tensors))]
+    if retain_graph is None:
+        retain_graph = create_graph
+    run_backward(tensors, seeds, retain_graph, create_graph)
+
+
+def grad(
+    outputs: Variable | Sequence[Variable],
+    inputs: Variable | Sequence[Variable],
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> tuple[Variable | None, ...]:
+    """Return d(outputs)/d(inputs) without touching any ``.grad``.
+
+    >>> import autograd_lab as al
+    >>> x = al.tensor(3.0, requires_grad=True)
+    >>> al.grad(x ** 2, x)
+    (Variable(6.),)
+    """
+    outputs = [outputs] if isinstance(outputs, Variable) else list(outputs)
+    single = isinstance(inputs, Variable)
+    inputs = [inputs] if single else list(inputs)
+    for i, v in enumerate(inputs):
+        if not isinstance(v, Variable) or not v._requires_grad:
+            raise BackwardError(
+                f"input {i} of al.grad does not require grad; every input must be a Variable with "
+                "requires_grad=True that the outputs were computed from."
+            )
+    if grad_outputs is None or isinstance(grad_outputs, (Variable, np.ndarray)):
+        grad_outputs = [grad_outputs] * len(outputs) if grad_outputs is None else [grad_outputs]
+    seeds = [_seed(t, g, i) for i, (t, g) in enumerate(zip(outputs, grad_outputs))]
+    if retain_graph is None:
+        retain_graph = create_graph
+    result = run_backward(outputs, seeds, retain_graph, create_graph, inputs=inputs)
+    assert result is not None
+    for i, g in enumerate(result):
+        if g is None and not allow_unused:
+            raise BackwardError(
+                f"One of the differentiated Variables (input {i}, shape {inputs[i].shape}) appears "
+                "to not have been used in the graph. Set allow_unused=True if this is the desired "
+                "behavior (its gradient is then None)."
+            )
+    return tuple(result)

@@ -1,0 +1,409 @@
+"""Function: an operation with a forward and a backward, and the graph node it leaves behind.
+
+Write a Function the way PyTorch does: static ``forward(ctx, ...)`` and ``backward(ctx, ...)``
+and call it with ``MyFunction.apply(...)``. The ``ctx`` handed to ``forward`` *is* the graph
+node: after the call it becomes the output's ``grad_fn``, and the engine hands it back to
+``backward``. The node of ``class Mul(Function)`` is an instance of ``MulBackward``.
+"""
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import BackwardError, LegacyFunctionError
+from .grad_mode import STATE
+from .variable import Variable, VersionCounter, _accumulator_of, _set_accumulator
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved "
+          "variables after they have already been freed). Saved intermediate values of the graph "
+          "are freed when you call .backward() or al.grad(). Specify retain_graph=True if you need "
+          "to backward through the graph a second time or if you need to access saved variables "
+          "after calling backward.")
+
+
+class _Saved:
+    """One entry of save_for_backward: the variable (or, for an output, its parts) and its version."""
+
+    __slots__ = ("var", "data", "counter", "version", "output_nr")
+
+    def __init__(self, var: Variable) -> None:
+        self.var: Variable | None = var
+        self.data = None
+        self.counter = var._version_counter
+        self.version = var._version_counter.value
+        self.output_nr = -1
+
+
+class Node:
+    """A node of the backward graph; also the ``ctx`` of the Function call that made it.
+
+    Attributes the engine reads:
+    ``next_functions`` — one ``(node or None, output_nr)`` per forward argument;
+    ``needs_input_grad`` — one bool per forward argument.
+    """
+
+    _forward_cls: Any = None
+    # class-level defaults keep node creation cheap; instances override what they use
+    _saved: list | None = None
+    _released = False
+    _dirty: tuple = ()
+    _non_differentiable: tuple = ()
+    _hooks_by_output: dict | None = None
+    _retained: dict | None = None
+    materialize_grads = True
+
+    def __init__(self) -> None:
+        self.next_functions: tuple = ()
+        self.needs_input_grad: tuple = ()
+        self._output_meta: list = []
+        self._input_meta: list = []
+
+    # ---- ctx API (as in PyTorch) -------------------------------------------------------
+    def save_for_backward(self, *tensors: Variable | None) -> None:
+        """Keep Variables for backward. Their version is recorded: an in-place change before
+        backward makes backward raise instead of silently using the changed values."""
+        saved = []
+        for i, t in enumerate(tensors):
+            if t is None:
+                saved.append(None)
+            elif isinstance(t, Variable):
+                saved.append(_Saved(t))
+            else:
+                raise TypeError(
+                    f"save_for_backward can only save Variables (or None), but argument {i} is a "
+                    f"{type(t).__name__}. Store other values as attributes instead: ctx.my_value = value."
+                )
+        self._saved = saved
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The Variables given to ``save_for_backward``, checked against in-place changes."""
+        if self._released:
+            raise BackwardError(_FREED)
+        if self._saved is None:
+            return ()
+        out = []
+        for s in self._saved:
+            if s is None:
+                out.append(None)
+                continue
+            if s.counter.value != s.version:
+                name = type(self).__name__
+                shape = list(s.data.shape if s.var is None else s.var.shape)
+                dtype = (s.data if s.var is None else s.var.data).dtype
+                which = (f"which is output {s.output_nr} of {name}" if s.output_nr >= 0
+                         else f"which was saved by {name}")
+                raise BackwardError(
+                    "one of the variables needed for gradient computation has been modified by an "
+                    f"inplace operation: [Variable of dtype {dtype} and shape {shape}], {which}, "
+                    f"is at version {s.counter.value}; expected version {s.version} instead. "
+                    "Hint: find the in-place operation (add_, mul_, x[...] = ..., +=, zero_) that "
+                    "changed it after it was saved, and make it out of place (x = x + 1) or apply it "
+                    "to a clone()."
+                )
+            if s.var is not None:
+                out.append(s.var)
+            else:  # an output of this very node: rebuilt on demand so the node holds no cycle
+                v = Variable._make(s.data)
+                v._version_counter = s.counter
+                v.grad_fn = self
+                v._output_nr = s.output_nr
+                v._requires_grad = True
+                out.append(v)
+        return tuple(out)
+
+    saved_variables = saved_tensors  # the pre-0.4 name
+
+    def mark_dirty(self, *tensors: Variable) -> None:
+        """Declare inputs that forward modified in place (they must be returned as outputs)."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors: Variable) -> None:
+        """Declare outputs that have no gradient (e.g. indices); they will not require grad."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """If False, backward receives None (not zeros) for outputs that got no gradient."""
+        self.materialize_grads = bool(value)
+
+    # ---- hooks used by Variable.register_hook / retain_grad ----------------------------
+    def _pre_hooks_for(self, output_nr: int) -> list:
+        if self._hooks_by_output is None:
+            self._hooks_by_output = {}
+        return self._hooks_by_output.setdefault(output_nr, [])
+
+    def _retain_grad_for(self, var: Variable) -> None:
+        if self._retained is None:
+            self._retained = {}
+        self._retained[var._output_nr] = weakref.ref(var)
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def _release(self) -> None:
+        """Free what forward saved (called by the engine unless retain_graph=True)."""
+        if self._saved is not None:
+            self._saved = None
+            self._released = True
+
+    def apply_backward(self, *grads: Variable | None) -> tuple:
+        return self._forward_cls.backward(self, *grads)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+
+class AccumulateGrad(Node):
+    """The node at a leaf: adds the incoming gradient into ``variable.grad``."""
+
+    def __init__(self, variable: Variable) -> None:
+        super().__init__()
+        self.variable = variable
+        self._output_meta = [(variable.shape, variable.dtype)]
+
+    @staticmethod
+    def of(var: Variable) -> "AccumulateGrad":
+        node = _accumulator_of(var)
+        if node is None:
+            node = AccumulateGrad(var)
+            _set_accumulator(var, node)
+        return node
+
+
+class _PlainCtx:
+    """The ctx handed to forward when nothing is recorded (grad mode off or no input needs grad)."""
+
+    needs_input_grad: tuple = ()
+    _dirty: tuple = ()
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        pass
+
+    def mark_dirty(self, *tensors: Variable) -> None:
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors: Variable) -> None:
+        pass
+
+    def set_materialize_grads(self, value: bool) -> None:
+        pass
+
+
+_LEGACY_HELP = """\
+{name} is used in the old (pre-0.4) instance style: `{name}()(x)` with a non-static
+forward(self, ...) that calls self.save_for_backward(...). Functions are now stateless; what
+backward needs travels in a `ctx` object. Write it like this and call {name}.apply(x):
+
+    class {name}(al.Function):
+        @staticmethod
+        def forward(ctx, input_):
+            ctx.save_for_backward(input_)
+            return ...
+        @staticmethod
+        def backward(ctx, grad_output):
+            input_, = ctx.saved_tensors
+            return ...
+"""
+
+
+class Function:
+    """Base class of operations that know their own derivative.
+
+    Subclasses define ``forward(ctx, *args, **kwargs)`` and ``backward(ctx, *grad_outputs)``
+    as static methods and are called with ``apply``. Each subclass gets a node class named
+    ``<Name>Backward``; its instances are the ``ctx`` objects and the outputs' ``grad_fn``.
+    """
+
+    _backward_cls: type[Node] = Node
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._backward_cls = type(cls.__name__ + "Backward", (Node,), {"_forward_cls": cls,
+                                                                        "__module__": cls.__module__})
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise LegacyFunctionError(_LEGACY_HELP.format(name=type(self).__name__))
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("a Function subclass must define a static forward(ctx, ...)")
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError("a Function subclass must define a static backward(ctx, *grad_outputs)")
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run forward and, if any input requires grad (and grad mode is on), record a node."""
+        if not isinstance(cls.__dict__.get("forward", staticmethod(None)), staticmethod) or \
+                not isinstance(cls.__dict__.get("backward", staticmethod(None)), staticmethod):
+            raise LegacyFunctionError(_LEGACY_HELP.format(name=cls.__name__))
+        record = False
+        if STATE.enabled:
+            for a in args:
+                if type(a) is Variable and a._requires_grad:  # noqa: E721 (speed)
+                    record = True
+                    break
+                if isinstance(a, Variable) and a._requires_grad:
+                    record = True
+                    break
+        if not record:
+            ctx = _PlainCtx()
+            prev = STATE.enabled
+            STATE.enabled = False
+            try:
+                result = cls.forward(ctx, *args, **kwargs)
+            finally:
+                STATE.enabled = prev
+            if ctx._dirty:
+                for t in ctx._dirty:
+                    t._bump_version()
+            return _wrap_outputs(result)
+        return _record(cls, args, kwargs)
+
+
+def _wrap_outputs(result: Any) -> Any:
+    if isinstance(result, Variable):
+        return result
+    if isinstance(result, tuple):
+        return tuple(r if isinstance(r, Variable) or r is None else _to_var(r) for r in result)
+    return _to_var(result)
+
+
+def _to_var(r: Any) -> Any:
+    if isinstance(r, np.ndarray) or np.isscalar(r):
+        return Variable._make(np.asarray(r))
+    return r
+
+
+def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
+    node = cls._backward_cls()
+    edges = []
+    needs = []
+    input_meta = []
+    for a in args:
+        if isinstance(a, Variable):
+            input_meta.append(a._data)
+            if a._requires_grad:
+                needs.append(True)
+                fn = a.grad_fn
+                edges.append((fn, a._output_nr) if fn is not None else (AccumulateGrad.of(a), 0))
+                continue
+        else:
+            input_meta.append(None)
+        needs.append(False)
+        edges.append((None, 0))
+    node.next_functions = tuple(edges)
+    node.needs_input_grad = tuple(needs)
+    STATE.enabled = False
+    try:
+        result = cls.forward(node, *args, **kwargs)
+    finally:
+        STATE.enabled = True
+    is_tuple = isinstance(result, tuple)
+    outputs = list(result) if is_tuple else [result]
+    dirty = node._dirty
+    non_diff = node._non_differentiable
+    out_meta = []
+    for i, out in enumerate(outputs):
+        if out is None:
+            out_meta.append(None)
+            continue
+        if not isinstance(out, Variable):
+            out = _to_var(out)
+            if not isinstance(out, Variable):
+                out_meta.append(None)
+                outputs[i] = out
+                continue
+        if any(out is d for d in dirty):
+            if out._requires_grad and out.grad_fn is None:
+                raise BackwardError(
+                    "a leaf Variable that requires grad is being used in an in-place operation "
+                    f"({cls.__name__} marked it dirty). Wrap the update in `with al.no_grad():`, or "
+                    "apply the Function to a clone()."
+                )
+            out._bump_version()
+        elif any(out is a for a in args):
+            # forward returned an input unchanged: the output is a new Variable viewing the same data
+            alias = Variable._make(out._data)
+            alias._version_counter = out._version_counter
+            out = alias
+        elif out._data.base is not None:
+            for a in args:  # an output that views an input's memory shares its version counter
+                if isinstance(a, Variable) and np.may_share_memory(out._data, a._data):
+                    out._version_counter = a._version_counter
+                    break
+        outputs[i] = out
+        out_meta.append(out._data)
+        if any(out is n for n in non_diff):
+            continue
+        out.grad_fn = node
+        out._output_nr = i
+        out._requires_grad = out._data.dtype.kind in "fc"
+    node._output_meta = [None if m is None else (m.shape, m.dtype) for m in out_meta]
+    node._input_meta = [None if m is None else (m.shape, m.dtype) for m in input_meta]
+    if node._saved:  # saved outputs would form a cycle node -> output -> node: keep their parts
+        for s in node._saved:
+            if s is None:
+                continue
+            for i, out in enumerate(outputs):
+                if s.var is out and isinstance(out, Variable) and out.grad_fn is node:
+                    s.data, s.output_nr, s.var = out._data, i, None
+                    break
+    return tuple(outputs) if is_tuple else outputs[0]
+
+
+class _DelayedError(Function):
+    """Stands in the recorded graph where a @once_differentiable backward ran."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Variable) -> Variable:
+        return x
+
+    @staticmethod
+    def backward(ctx: Any, grad: Variable) -> Any:
+        raise BackwardError(
+            f"{ctx.origin} is decorated with @once_differentiable: its backward is not itself "
+            "differentiable, so a second derivative (create_graph=True, then backward again) cannot "
+            "pass through it. Use an op whose backward is written with Variable operations."
+        )
+
+
+def once_differentiable(backward: Callable) -> Callable:
+    """Decorate a ``backward`` that is not written with differentiable Variable operations.
+
+    It runs with grad mode off. Under ``create_graph=True`` its results are marked so that a
+    second backward through them raises a clear error instead of returning a wrong answer.
+    """
+
+    @functools.wraps(backward)
+    def wrapper(ctx: Any, *grad_outputs: Any) -> Any:
+        recording = STATE.enabled
+        STATE.enabled = False
+        try:
+            result = backward(ctx, *grad_outputs)
+        finally:
+            STATE.enabled = recording
+        if not recording:
+            return result
+        single = not isinstance(result, tuple)
+        marked = []
+        for g in ((result,) if single else result):
+            if g is None:
+                marked.append(None)
+                continue
+            node = _DelayedError._backward_cls()
+            node.origin = type(ctx).__name__
+            node._output_meta = [(np.shape(g), np.asarray(g.data if isinstance(g, Variable) else g).dtype)]
+            v = Variable._make(np.asarray(g.data if isinstance(g, Variable) else g))
+            v.grad_fn, v._requires_grad = node, True
+            marked.append(v)
+        return marked[0] if single else tuple(marked)
+
+    return wrapper
+
+
+__all__ = ["Function", "Node", "AccumulateGrad", "once_differentiable", "VersionCounter"]

@@ -1,0 +1,149 @@
+"""Built-in operations, and the one place where they become Variable methods and operators.
+
+Attaching them here (rather than in ``variable.py``) keeps the import order one-way:
+``variable`` knows nothing of the ops that use it.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import engine
+from ..errors import ShapeError
+from ..grad_mode import STATE
+from ..variable import Variable
+from . import elementwise as E
+from . import linalg as L
+from . import reduce as R
+from . import shape as S
+from ._util import raw, wrap
+from .elementwise import (abs, add, clamp, clone, div, exp, log, maximum, mul, neg, pow, relu,  # noqa: F401
+                          sigmoid, sqrt, sub, tanh, where)
+from .linalg import matmul  # noqa: F401
+from .reduce import argmax, max, mean, min, sum  # noqa: F401
+from .shape import (broadcast_to, concatenate, flatten, permute, reshape, squeeze, stack,  # noqa: F401
+                    sum_to, transpose, unsqueeze)
+
+cat = concatenate
+
+
+def _compare(op: Callable) -> Callable:
+    def method(self: Variable, other: Any) -> Variable:
+        return wrap(np.asarray(op(self._data, raw(other))))
+    return method
+
+
+def _inplace(self: Variable, compute: Callable[..., Variable], *args: Any) -> Variable:
+    """Run ``compute(old_self, *args)`` out of place, then write the result into ``self``.
+
+    The version counter goes up, so backward raises if an earlier op saved ``self``. When the
+    op is recorded, ``self`` takes the new node as its ``grad_fn`` (its history is rebased).
+    """
+    self._check_inplace()
+    recording = STATE.enabled and (self._requires_grad or any(
+        isinstance(a, Variable) and a._requires_grad for a in args))
+    if recording:
+        old = Variable._make(self._data.copy())
+        old.grad_fn, old._output_nr, old._requires_grad = self.grad_fn, self._output_nr, self._requires_grad
+    else:
+        old = self.detach()
+    result = compute(old, *args)
+    if result.shape != self.shape:
+        raise ShapeError(
+            f"an in-place operation cannot change the shape: the result has shape {result.shape} "
+            f"but the Variable being changed has shape {self.shape}. Use the out-of-place form "
+            "(y = x + other) instead."
+        )
+    self._data[...] = result._data
+    self._bump_version()
+    if recording:
+        node = result.grad_fn
+        self.grad_fn, self._output_nr, self._requires_grad = node, result._output_nr, True
+        for s in (node._saved or ()) if node is not None else ():
+            if s is not None and s.var is None and s.output_nr == result._output_nr:
+                s.data, s.counter, s.version = self._data, self._version_counter, self._version
+    return self
+
+
+def _setitem(self: Variable, idx: Any, value: Any) -> None:
+    idx = S._raw_index(idx)
+    if STATE.enabled and (self._requires_grad or (isinstance(value, Variable) and value._requires_grad)):
+        _inplace(self, lambda old, v: S.SetItem.apply(old, idx, v), value)
+        return
+    self._check_inplace()
+    self._data[idx] = raw(value)
+    self._bump_version()
+
+
+def _backward(self: Variable, gradient: Any = None, retain_graph: bool | None = None,
+              create_graph: bool = False) -> None:
+    """Compute d(self)/d(leaf) for every leaf that requires grad and add it to ``leaf.grad``.
+
+    ``gradient`` is needed unless self has one element; ``retain_graph=True`` keeps the saved
+    values so backward can run again; ``create_graph=True`` records the backward pass itself."""
+    engine.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
+
+
+def _to(self: Variable, dtype: Any) -> Variable:
+    dtype = np.dtype(dtype)
+    return self if dtype == self.dtype else E.Cast.apply(self, dtype)
+
+
+_METHODS: dict[str, Any] = {
+    # arithmetic (one-line delegations)
+    "__add__": lambda s, o: E.Add.apply(s, o),
+    "__radd__": lambda s, o: E.Add.apply(o, s),
+    "__sub__": lambda s, o: E.Sub.apply(s, o),
+    "__rsub__": lambda s, o: E.Sub.apply(o, s),
+    "__mul__": lambda s, o: E.Mul.apply(s, o),
+    "__rmul__": lambda s, o: E.Mul.apply(o, s),
+    "__truediv__": lambda s, o: E.Div.apply(s, o),
+    "__rtruediv__": lambda s, o: E.Div.apply(o, s),
+    "__pow__": lambda s, o: E.Pow.apply(s, o),
+    "__rpow__": lambda s, o: E.Pow.apply(o, s),
+    "__neg__": lambda s: E.Neg.apply(s),
+    "__pos__": lambda s: s,
+    "__abs__": lambda s: E.Abs.apply(s),
+    "__matmul__": lambda s, o: matmul(s, o),
+    "__rmatmul__": lambda s, o: matmul(o, s),
+    "__getitem__": lambda s, idx: S.getitem(s, idx),
+    "__setitem__": _setitem,
+    # comparisons: no gradient
+    "__lt__": _compare(np.less), "__le__": _compare(np.less_equal),
+    "__gt__": _compare(np.greater), "__ge__": _compare(np.greater_equal),
+    "__eq__": _compare(np.equal), "__ne__": _compare(np.not_equal),
+    # in place: bump the version counter
+    "add_": lambda s, o: _inplace(s, E.add, o),
+    "sub_": lambda s, o: _inplace(s, E.sub, o),
+    "mul_": lambda s, o: _inplace(s, E.mul, o),
+    "div_": lambda s, o: _inplace(s, E.div, o),
+    "clamp_": lambda s, min=None, max=None: _inplace(s, lambda x: clamp(x, min, max)),
+    "relu_": lambda s: _inplace(s, relu),
+    "copy_": lambda s, o: _inplace(s, lambda x, v: S.SetItem.apply(x, (Ellipsis,), v), o),
+    "fill_": lambda s, v: _inplace(s, lambda x, v: S.SetItem.apply(x, (Ellipsis,), v), v),
+    "__iadd__": lambda s, o: _inplace(s, E.add, o),
+    "__isub__": lambda s, o: _inplace(s, E.sub, o),
+    "__imul__": lambda s, o: _inplace(s, E.mul, o),
+    "__itruediv__": lambda s, o: _inplace(s, E.div, o),
+    # math
+    "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg, "matmul": matmul,
+    "exp": exp, "log": log, "sqrt": sqrt, "abs": abs, "relu": relu, "sigmoid": sigmoid,
+    "tanh": tanh, "clamp": clamp, "clip": clamp, "clone": clone, "maximum": maximum,
+    "sum": sum, "mean": mean, "max": max, "min": min, "argmax": argmax,
+    # shape
+    "reshape": reshape, "view": reshape, "transpose": transpose, "permute": permute,
+    "flatten": flatten, "squeeze": squeeze, "unsqueeze": unsqueeze,
+    "broadcast_to": broadcast_to, "expand": lambda s, *shape: broadcast_to(
+        s, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape),
+    "T": property(lambda s: S.Transpose.apply(s, None)),
+    "mT": property(lambda s: transpose(s, -1, -2)),
+    # dtype
+    "to": _to, "astype": _to, "float": lambda s: _to(s, np.float32), "double": lambda s: _to(s, np.float64),
+    "all": lambda s: bool(np.all(s._data)), "any": lambda s: bool(np.any(s._data)),
+    # autograd
+    "backward": _backward,
+}
+
+for _name, _method in _METHODS.items():
+    setattr(Variable, _name, _method)

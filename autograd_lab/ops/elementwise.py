@@ -1,0 +1,387 @@
+"""Elementwise operations. Backward formulas use Variable operations, so they are differentiable
+(create_graph=True gives second derivatives). Broadcast inputs get their gradient summed back
+to their own shape with ``sum_to``."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..function import Function
+from ..variable import Variable
+from ._util import broadcasting, raw, wrap
+from .shape import sum_to
+
+
+def _grad_for(ctx: Any, i: int, g: Variable, like: Any) -> Variable | None:
+    """``g`` summed to the shape of input ``i`` when that input needs a gradient, else None."""
+    if not ctx.needs_input_grad[i]:
+        return None
+    return sum_to(g, like.shape)
+
+
+class Add(Function):
+    """a + b"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = (np.shape(raw(a)), np.shape(raw(b)))
+        return wrap(broadcasting(np.add, a, b, "add"))
+
+    @staticmethod
+    def backward(ctx, grad):
+        sa, sb = ctx.shapes
+        ga = sum_to(grad, sa) if ctx.needs_input_grad[0] else None
+        gb = sum_to(grad, sb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class Sub(Function):
+    """a - b"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = (np.shape(raw(a)), np.shape(raw(b)))
+        return wrap(broadcasting(np.subtract, a, b, "sub"))
+
+    @staticmethod
+    def backward(ctx, grad):
+        sa, sb = ctx.shapes
+        ga = sum_to(grad, sa) if ctx.needs_input_grad[0] else None
+        gb = sum_to(-grad, sb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class Mul(Function):
+    """a * b"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(*(v if isinstance(v, Variable) else None for v in (a, b)))
+        ctx.consts = tuple(None if isinstance(v, Variable) else v for v in (a, b))
+        return wrap(broadcasting(np.multiply, a, b, "mul"))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        a = ctx.consts[0] if a is None else a
+        b = ctx.consts[1] if b is None else b
+        ga = sum_to(grad * b, np.shape(raw(a))) if ctx.needs_input_grad[0] else None
+        gb = sum_to(grad * a, np.shape(raw(b))) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class Div(Function):
+    """a / b"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(*(v if isinstance(v, Variable) else None for v in (a, b)))
+        ctx.consts = tuple(None if isinstance(v, Variable) else v for v in (a, b))
+        return wrap(broadcasting(np.true_divide, a, b, "div"))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        a = ctx.consts[0] if a is None else a
+        b = ctx.consts[1] if b is None else b
+        ga = sum_to(grad / b, np.shape(raw(a))) if ctx.needs_input_grad[0] else None
+        gb = sum_to(-grad * a / (b * b), np.shape(raw(b))) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class Neg(Function):
+    """-x"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return wrap(np.negative(x.data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+class Pow(Function):
+    """a ** b (b a number or a Variable)"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = wrap(broadcasting(np.power, a, b, "pow"))
+        ctx.save_for_backward(*(v if isinstance(v, Variable) else None for v in (a, b, out)))
+        ctx.consts = tuple(None if isinstance(v, Variable) else v for v in (a, b))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, out = ctx.saved_tensors
+        a = ctx.consts[0] if a is None else a
+        b = ctx.consts[1] if b is None else b
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = sum_to(grad * b * a ** (b - 1), np.shape(raw(a)))
+        if ctx.needs_input_grad[1]:
+            base = a if isinstance(a, Variable) else Variable(np.asarray(a, dtype=out.dtype))
+            gb = sum_to(grad * out * log(base), np.shape(raw(b)))
+        return ga, gb
+
+
+class Exp(Function):
+    """exp(x)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = wrap(np.exp(x.data))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * out
+
+
+class Log(Function):
+    """log(x), the natural logarithm"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return wrap(np.log(x.data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad / x
+
+
+class Sqrt(Function):
+    """sqrt(x)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        with np.errstate(invalid="ignore"):
+            out = wrap(np.sqrt(x.data))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad / (out * 2)
+
+
+class Abs(Function):
+    """|x| (gradient sign(x), 0 at 0 as in PyTorch)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return wrap(np.abs(x.data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * wrap(np.sign(x.data))
+
+
+class ReLU(Function):
+    """relu(x) = max(x, 0)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = wrap(np.maximum(x.data, 0))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * wrap((out.data > 0).astype(out.dtype))
+
+
+class Sigmoid(Function):
+    """sigmoid(x) = 1 / (1 + exp(-x)), computed without overflow"""
+
+    @staticmethod
+    def forward(ctx, x):
+        d = x.data
+        e = np.exp(-np.abs(d))  # in (0, 1]: never overflows
+        out = wrap(np.where(d >= 0, 1 / (1 + e), e / (1 + e)).astype(d.dtype, copy=False))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * out * (1 - out)
+
+
+class Tanh(Function):
+    """tanh(x)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = wrap(np.tanh(x.data))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * (1 - out * out)
+
+
+class Clamp(Function):
+    """clamp(x, min, max): x limited to [min, max]; gradient 1 inside (ends included), 0 outside"""
+
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        ctx.save_for_backward(x)
+        ctx.lo, ctx.hi = lo, hi
+        return wrap(np.clip(x.data, lo, hi))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        keep = np.ones(x.shape, dtype=bool)
+        if ctx.lo is not None:
+            keep &= x.data >= ctx.lo
+        if ctx.hi is not None:
+            keep &= x.data <= ctx.hi
+        return grad * wrap(keep.astype(grad.dtype)), None, None
+
+
+class Clone(Function):
+    """clone(x): a copy with its own memory; gradient passes through"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return wrap(x.data.copy())
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class Cast(Function):
+    """to(x, dtype): the same values in another dtype; the gradient is cast back"""
+
+    @staticmethod
+    def forward(ctx, x, dtype):
+        ctx.in_dtype = x.dtype
+        return wrap(x.data.astype(dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Cast.apply(grad, ctx.in_dtype), None
+
+
+class Where(Function):
+    """where(cond, a, b): a where cond holds, else b"""
+
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        c = np.asarray(raw(cond), dtype=bool)
+        ctx.cond = c
+        ctx.shapes = (np.shape(raw(a)), np.shape(raw(b)))
+        return wrap(np.where(c, raw(a), raw(b)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        c = wrap(ctx.cond.astype(grad.dtype))
+        sa, sb = ctx.shapes
+        ga = sum_to(grad * c, sa) if ctx.needs_input_grad[1] else None
+        gb = sum_to(grad * (1 - c), sb) if ctx.needs_input_grad[2] else None
+        return None, ga, gb
+
+
+class Maximum(Function):
+    """maximum(a, b) elementwise; ties split the gradient evenly as in PyTorch"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ad, bd = raw(a), raw(b)
+        ctx.shapes = (np.shape(ad), np.shape(bd))
+        ctx.wa = np.where(ad > bd, 1.0, np.where(ad == bd, 0.5, 0.0))
+        return wrap(broadcasting(np.maximum, a, b, "maximum"))
+
+    @staticmethod
+    def backward(ctx, grad):
+        w = wrap(ctx.wa.astype(grad.dtype))
+        sa, sb = ctx.shapes
+        ga = sum_to(grad * w, sa) if ctx.needs_input_grad[0] else None
+        gb = sum_to(grad * (1 - w), sb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+# ---- lowercase wrappers -----------------------------------------------------------------
+def add(a: Any, b: Any) -> Variable:
+    return Add.apply(a, b)
+
+
+def sub(a: Any, b: Any) -> Variable:
+    return Sub.apply(a, b)
+
+
+def mul(a: Any, b: Any) -> Variable:
+    return Mul.apply(a, b)
+
+
+def div(a: Any, b: Any) -> Variable:
+    return Div.apply(a, b)
+
+
+def neg(x: Variable) -> Variable:
+    return Neg.apply(x)
+
+
+def pow(a: Any, b: Any) -> Variable:  # noqa: A001 (PyTorch's name)
+    return Pow.apply(a, b)
+
+
+def exp(x: Variable) -> Variable:
+    return Exp.apply(x)
+
+
+def log(x: Variable) -> Variable:
+    return Log.apply(x)
+
+
+def sqrt(x: Variable) -> Variable:
+    return Sqrt.apply(x)
+
+
+def abs(x: Variable) -> Variable:  # noqa: A001
+    return Abs.apply(x)
+
+
+def relu(x: Variable) -> Variable:
+    return ReLU.apply(x)
+
+
+def sigmoid(x: Variable) -> Variable:
+    return Sigmoid.apply(x)
+
+
+def tanh(x: Variable) -> Variable:
+    return Tanh.apply(x)
+
+
+def clamp(x: Variable, min: float | None = None, max: float | None = None) -> Variable:  # noqa: A002
+    if min is None and max is None:
+        raise TypeError("clamp needs at least one of min= or max=")
+    return Clamp.apply(x, min, max)
+
+
+def clone(x: Variable) -> Variable:
+    return Clone.apply(x)
+
+
+def where(cond: Any, a: Any, b: Any) -> Variable:
+    return Where.apply(cond, a, b)
+
+
+def maximum(a: Any, b: Any) -> Variable:
+    return Maximum.apply(a, b)

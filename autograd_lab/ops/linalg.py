@@ -1,0 +1,55 @@
+"""Matrix multiplication with numpy's rules (1-D operands, batched stacks that broadcast)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..function import Function
+from ..variable import Variable
+from ._util import wrap
+from .shape import reshape, sum_to, transpose
+
+
+class MatMul(Function):
+    """a @ b;  grad_a = grad @ b^T,  grad_b = a^T @ grad (batch axes summed back)"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        if a.ndim == 0 or b.ndim == 0:
+            raise ShapeError(f"matmul needs at least 1-D operands; got shapes {a.shape} and {b.shape}. "
+                             "Use * to multiply by a scalar.")
+        k_a = a.shape[-1]
+        k_b = b.shape[-2] if b.ndim > 1 else b.shape[0]
+        if k_a != k_b:
+            raise ShapeError(
+                f"matmul: shapes {a.shape} and {b.shape} are not aligned: the last dimension of the "
+                f"first ({k_a}) must equal the {'second-to-last' if b.ndim > 1 else 'only'} dimension "
+                f"of the second ({k_b}). Did you mean to transpose one of them (x.T)?"
+            )
+        ctx.save_for_backward(a, b)
+        try:
+            return wrap(np.matmul(a.data, b.data))
+        except ValueError:
+            raise ShapeError(f"matmul: the batch dimensions of {a.shape} and {b.shape} do not broadcast.") from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        a2 = a if a.ndim > 1 else reshape(a, (1, a.shape[0]))
+        b2 = b if b.ndim > 1 else reshape(b, (b.shape[0], 1))
+        g_shape = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2]) + (a2.shape[-2], b2.shape[-1])
+        g = reshape(grad, g_shape)
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = reshape(sum_to(g @ transpose(b2, -1, -2), a2.shape), a.shape)
+        if ctx.needs_input_grad[1]:
+            gb = reshape(sum_to(transpose(a2, -1, -2) @ g, b2.shape), b.shape)
+        return ga, gb
+
+
+def matmul(a: Any, b: Any) -> Variable:
+    a = a if isinstance(a, Variable) else Variable(a)
+    b = b if isinstance(b, Variable) else Variable(b)
+    return MatMul.apply(a, b)

@@ -1,0 +1,105 @@
+"""Reductions: sum, mean, max. ``axis=`` (numpy) and ``dim=`` (PyTorch) mean the same, as do
+``keepdims=`` and ``keepdim=``."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..function import Function
+from ..variable import Variable
+from ._util import normalize_axis, wrap
+from .shape import broadcast_to, reshape
+
+
+def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, ...]:
+    if axes is None:
+        return (1,) * len(shape)
+    return tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
+class Sum(Function):
+    """sum(x, axis, keepdims)"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdims):
+        ctx.in_shape, ctx.axes = x.shape, axes
+        return wrap(np.asarray(x.data.sum(axis=axes, keepdims=keepdims)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        g = reshape(grad, _kept_shape(ctx.in_shape, ctx.axes))
+        return broadcast_to(g, ctx.in_shape), None, None
+
+
+class Mean(Function):
+    """mean(x, axis, keepdims) = sum / count"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdims):
+        ctx.in_shape, ctx.axes = x.shape, axes
+        ctx.count = x.data.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
+        return wrap(np.asarray(x.data.mean(axis=axes, keepdims=keepdims)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        g = reshape(grad / ctx.count, _kept_shape(ctx.in_shape, ctx.axes))
+        return broadcast_to(g, ctx.in_shape), None, None
+
+
+class Max(Function):
+    """max(x, axis, keepdims); tied maxima share the gradient evenly"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdims):
+        if x.data.size == 0:
+            raise ValueError("max() of an empty Variable: there is no maximum to take")
+        out = np.asarray(x.data.max(axis=axes, keepdims=True))
+        mask = (x.data == out)
+        ctx.weights = mask / mask.sum(axis=axes, keepdims=True)
+        ctx.in_shape, ctx.axes = x.shape, axes
+        return wrap(out if keepdims else out.reshape(np.asarray(x.data.max(axis=axes)).shape))
+
+    @staticmethod
+    def backward(ctx, grad):
+        g = reshape(grad, _kept_shape(ctx.in_shape, ctx.axes))
+        return g * wrap(ctx.weights.astype(grad.dtype)), None, None
+
+
+def _resolve(x: Variable, axis: Any, dim: Any, keepdims: bool, keepdim: bool | None) -> tuple:
+    axes = normalize_axis(axis, dim, x.ndim)
+    return axes, bool(keepdims or keepdim)
+
+
+def sum(x: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
+        keepdim: bool | None = None) -> Variable:
+    """Sum over ``axis`` (int, tuple or None for all)."""
+    axes, keep = _resolve(x, axis, dim, keepdims, keepdim)
+    return Sum.apply(x, axes, keep)
+
+
+def mean(x: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+         keepdim: bool | None = None) -> Variable:
+    """Mean over ``axis``: the sum divided by the number of elements summed."""
+    axes, keep = _resolve(x, axis, dim, keepdims, keepdim)
+    return Mean.apply(x, axes, keep)
+
+
+def max(x: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
+        keepdim: bool | None = None) -> Variable:
+    """Largest value over ``axis`` (values only; use ``argmax`` for indices)."""
+    axes, keep = _resolve(x, axis, dim, keepdims, keepdim)
+    return Max.apply(x, axes, keep)
+
+
+def min(x: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
+        keepdim: bool | None = None) -> Variable:
+    """Smallest value over ``axis``."""
+    return -max(-x, axis, keepdims, dim=dim, keepdim=keepdim)
+
+
+def argmax(x: Variable, axis: int | None = None, keepdims: bool = False, *, dim: int | None = None,
+           keepdim: bool | None = None) -> Variable:
+    """Index of the largest value (no gradient)."""
+    a = dim if dim is not None else axis
+    return Variable(np.argmax(x.data, axis=a, keepdims=bool(keepdims or keepdim)))

@@ -1,0 +1,291 @@
+"""Shape operations: broadcasting and its inverse, reshape, transpose, indexing, joining."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..function import Function
+from ..variable import Variable
+from ._util import raw, wrap
+
+
+def _unbroadcast_axes(shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
+    lead = len(shape) - len(target)
+    if lead < 0:
+        raise ShapeError(f"sum_to: cannot reduce shape {shape} to the larger shape {target}")
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, t in enumerate(target) if t == 1 and shape[lead + i] != 1
+    )
+    for i, t in enumerate(target):
+        if t != 1 and shape[lead + i] != t:
+            raise ShapeError(
+                f"sum_to: shape {shape} was not broadcast from {target}; "
+                "they differ in a dimension that is not 1."
+            )
+    return axes, lead
+
+
+class SumTo(Function):
+    """sum_to(x, shape): sum out the axes that broadcasting to x.shape added (the inverse of broadcast_to)."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x.shape
+        axes, lead = _unbroadcast_axes(x.shape, tuple(shape))
+        y = x.data.sum(axis=axes, keepdims=True) if axes else x.data
+        if lead:
+            y = y.reshape(tuple(shape))
+        return wrap(y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return broadcast_to(grad, ctx.in_shape), None
+
+
+class BroadcastTo(Function):
+    """broadcast_to(x, shape): repeat x along new or size-1 axes."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x.shape
+        try:
+            return wrap(np.broadcast_to(x.data, tuple(shape)).copy())
+        except ValueError:
+            raise ShapeError(
+                f"broadcast_to: cannot broadcast shape {x.shape} to {tuple(shape)}; each dimension "
+                "must match or be 1 (new dimensions are added on the left)."
+            ) from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        return sum_to(grad, ctx.in_shape), None
+
+
+def sum_to(x: Variable, shape: Sequence[int]) -> Variable:
+    """Sum ``x`` down to ``shape``: the gradient of a broadcast. No-op when shapes match."""
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    return SumTo.apply(x, shape)
+
+
+def broadcast_to(x: Variable, shape: Sequence[int]) -> Variable:
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    return BroadcastTo.apply(x, shape)
+
+
+class Reshape(Function):
+    """reshape(x, shape): same elements, new shape."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x.shape
+        try:
+            return wrap(x.data.reshape(shape))
+        except ValueError:
+            raise ShapeError(
+                f"cannot reshape a Variable of shape {x.shape} ({x.data.size} elements) into "
+                f"shape {tuple(shape)}; the number of elements must stay the same (use -1 for one "
+                "dimension to have it inferred)."
+            ) from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        return reshape(grad, ctx.in_shape), None
+
+
+def reshape(x: Variable, *shape: Any) -> Variable:
+    """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return Reshape.apply(x, tuple(int(s) for s in shape))
+
+
+class Transpose(Function):
+    """transpose(x, axes): permute the axes."""
+
+    @staticmethod
+    def forward(ctx, x, axes):
+        ctx.axes = axes
+        return wrap(np.transpose(x.data, axes))
+
+    @staticmethod
+    def backward(ctx, grad):
+        inverse = None if ctx.axes is None else tuple(np.argsort(ctx.axes))
+        return Transpose.apply(grad, inverse), None
+
+
+def transpose(x: Variable, *axes: Any) -> Variable:
+    """Two axes ``x.transpose(0, 1)``: swap them (PyTorch). No axes: reverse all (numpy, like ``x.T``).
+    A full permutation ``x.transpose(2, 0, 1)``: reorder the axes (as ``permute``)."""
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        axes = tuple(axes[0])
+    if len(axes) == 0:
+        return Transpose.apply(x, None)
+    if len(axes) == 2:
+        perm = list(range(x.ndim))
+        i, j = (a % x.ndim for a in axes)
+        perm[i], perm[j] = perm[j], perm[i]
+        return Transpose.apply(x, tuple(perm))
+    return permute(x, *axes)
+
+
+def permute(x: Variable, *dims: Any) -> Variable:
+    """Reorder all axes: ``x.permute(2, 0, 1)``."""
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    if sorted(d % max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
+        raise ShapeError(f"permute: {dims} is not a permutation of the {x.ndim} axes of shape {x.shape}.")
+    return Transpose.apply(x, tuple(d % x.ndim for d in dims))
+
+
+def _raw_index(idx: Any) -> Any:
+    if isinstance(idx, tuple):
+        return tuple(raw(i) for i in idx)
+    return raw(idx)
+
+
+class GetItem(Function):
+    """x[idx] for ints, slices, None, Ellipsis, integer arrays and boolean masks."""
+
+    @staticmethod
+    def forward(ctx, x, idx):
+        ctx.in_shape, ctx.idx = x.shape, idx
+        try:
+            out = x.data[idx]
+        except IndexError as exc:
+            raise IndexError(f"{exc} (indexing a Variable of shape {x.shape})") from None
+        return wrap(np.array(out) if not isinstance(out, np.ndarray) else out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexAdd.apply(grad, ctx.in_shape, ctx.idx), None
+
+
+class IndexAdd(Function):
+    """index_add(g, shape, idx): zeros(shape) with g added at idx (repeated indices add up)."""
+
+    @staticmethod
+    def forward(ctx, g, shape, idx):
+        ctx.idx = idx
+        out = np.zeros(shape, dtype=g.dtype)
+        np.add.at(out, idx, g.data)
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return GetItem.apply(grad, ctx.idx), None, None
+
+
+def getitem(x: Variable, idx: Any) -> Variable:
+    return GetItem.apply(x, _raw_index(idx))
+
+
+class SetItem(Function):
+    """setitem(x, idx, v): a copy of x with x[idx] = v (the out-of-place core of ``x[idx] = v``)."""
+
+    @staticmethod
+    def forward(ctx, x, idx, value):
+        ctx.idx = idx
+        ctx.value_shape = np.shape(raw(value))
+        out = x.data.copy()
+        out[idx] = raw(value)
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        gx = SetItem.apply(grad, ctx.idx, 0) if ctx.needs_input_grad[0] else None
+        if not ctx.needs_input_grad[2]:
+            return gx, None, None
+        return gx, None, sum_to(GetItem.apply(grad, ctx.idx), ctx.value_shape)
+
+
+class Concatenate(Function):
+    """concatenate(xs, axis): join along an existing axis."""
+
+    @staticmethod
+    def forward(ctx, axis, *xs):
+        ctx.axis = axis
+        ctx.sizes = [x.shape[axis] for x in xs]
+        try:
+            return wrap(np.concatenate([x.data for x in xs], axis=axis))
+        except ValueError:
+            raise ShapeError(
+                f"concatenate along axis {axis}: shapes {[x.shape for x in xs]} must agree in every "
+                "other dimension."
+            ) from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        bounds = np.cumsum([0] + ctx.sizes)
+        index = [slice(None)] * grad.ndim
+        out = []
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            index[ctx.axis] = slice(int(lo), int(hi))
+            out.append(GetItem.apply(grad, tuple(index)))
+        return (None, *out)
+
+
+class Stack(Function):
+    """stack(xs, axis): join along a new axis."""
+
+    @staticmethod
+    def forward(ctx, axis, *xs):
+        ctx.axis = axis
+        try:
+            return wrap(np.stack([x.data for x in xs], axis=axis))
+        except ValueError:
+            raise ShapeError(f"stack: all shapes must be equal; got {[x.shape for x in xs]}.") from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        n = grad.shape[ctx.axis]
+        index = [slice(None)] * grad.ndim
+        out = []
+        for i in range(n):
+            index[ctx.axis] = i
+            out.append(GetItem.apply(grad, tuple(index)))
+        return (None, *out)
+
+
+def _as_vars(xs: Sequence[Any]) -> list[Variable]:
+    return [x if isinstance(x, Variable) else Variable(x) for x in xs]
+
+
+def concatenate(xs: Sequence[Any], axis: int = 0, *, dim: int | None = None) -> Variable:
+    """Join Variables along an existing axis (``al.cat`` is the same)."""
+    xs = _as_vars(xs)
+    axis = dim if dim is not None else axis
+    return Concatenate.apply(axis % xs[0].ndim, *xs)
+
+
+def stack(xs: Sequence[Any], axis: int = 0, *, dim: int | None = None) -> Variable:
+    """Join Variables of equal shape along a new axis."""
+    xs = _as_vars(xs)
+    axis = dim if dim is not None else axis
+    return Stack.apply(axis % (xs[0].ndim + 1), *xs)
+
+
+def flatten(x: Variable, start_dim: int = 0, end_dim: int = -1) -> Variable:
+    shape = x.shape
+    s, e = start_dim % max(x.ndim, 1), end_dim % max(x.ndim, 1)
+    new = shape[:s] + (int(np.prod(shape[s:e + 1])),) + shape[e + 1:]
+    return reshape(x, new)
+
+
+def unsqueeze(x: Variable, dim: int) -> Variable:
+    dim = dim % (x.ndim + 1)
+    return reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
+
+
+def squeeze(x: Variable, dim: int | None = None) -> Variable:
+    if dim is None:
+        return reshape(x, tuple(s for s in x.shape if s != 1))
+    dim = dim % max(x.ndim, 1)
+    if x.shape[dim] != 1:
+        return x
+    return reshape(x, x.shape[:dim] + x.shape[dim + 1:])

@@ -1,0 +1,327 @@
+"""Variable: a numpy array that remembers how it was made.
+
+A Variable holds ``data`` (a numpy array), ``grad`` (a Variable or None), whether it
+``requires_grad``, and ``grad_fn``: the graph node of the Function that produced it
+(None for a leaf). Operations and ``backward`` are attached by ``autograd_lab.ops``,
+so this module stays at the bottom of the import order.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import BackwardError, ShapeError
+from .grad_mode import STATE
+
+
+class VersionCounter:
+    """Counts in-place changes; shared by a Variable and the aliases of its data."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``; ``handle.remove()`` takes the hook off again."""
+
+    def __init__(self, hooks: list, hook: Callable) -> None:
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
+    if isinstance(data, Variable):
+        data = data.data
+    arr = np.asarray(data, dtype=dtype)
+    if arr.dtype == object:
+        raise TypeError(
+            f"Variable data must be numbers; got an object array built from {type(data).__name__}. "
+            "Pass a number, a (nested) list of numbers or a numeric numpy array."
+        )
+    return arr
+
+
+class Variable:
+    """A node of the computational graph holding a numpy array.
+
+    >>> import autograd_lab as al
+    >>> x = al.Variable([1.0, 2.0], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad
+    Variable([2., 4.])
+    """
+
+    __slots__ = (
+        "_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
+        "_hooks", "_accumulator", "_retains_grad", "__weakref__",
+    )
+    __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Variable works
+
+    def __init__(self, data: Any, requires_grad: bool = False, *, dtype: Any = None) -> None:
+        self._data = _as_array(data, dtype)
+        self._grad: Variable | None = None
+        self.grad_fn: Any = None
+        self._output_nr = 0
+        self._version_counter = VersionCounter()
+        self._hooks: list[Callable] | None = None
+        self._accumulator: Any = None
+        self._retains_grad = False
+        self._requires_grad = False
+        if requires_grad:
+            self.requires_grad = True
+
+    @classmethod
+    def _make(cls, data: np.ndarray) -> "Variable":
+        """Fast constructor for internal use: ``data`` is already an ndarray."""
+        v = cls.__new__(cls)
+        v._data = data
+        v._grad = None
+        v.grad_fn = None
+        v._output_nr = 0
+        v._version_counter = VersionCounter()
+        v._hooks = None
+        v._accumulator = None
+        v._retains_grad = False
+        v._requires_grad = False
+        return v
+
+    # ---- data and metadata -------------------------------------------------------------
+    @property
+    def data(self) -> np.ndarray:
+        """The numpy array. Assigning to ``x.data`` swaps the array without autograd seeing it."""
+        return self._data
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        self._data = _as_array(value)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def size(self) -> int:
+        """Number of elements (numpy's meaning; PyTorch calls this ``numel()``)."""
+        return self._data.size
+
+    def numel(self) -> int:
+        return self._data.size
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for Variables made by the user (no grad_fn); only leaves accumulate ``.grad``."""
+        return self.grad_fn is None
+
+    @property
+    def _version(self) -> int:
+        return self._version_counter.value
+
+    def _bump_version(self) -> None:
+        self._version_counter.value += 1
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        value = bool(value)
+        if not self.is_leaf:
+            raise BackwardError(
+                "you can only change requires_grad flags of leaf variables. "
+                f"This Variable was made by {type(self.grad_fn).__name__}. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if value and self._data.dtype.kind not in "fc":
+            raise TypeError(
+                f"only Variables of floating point dtype can require gradients; this one is {self._data.dtype}. "
+                "Convert it first, e.g. al.tensor(x, dtype=np.float64, requires_grad=True)."
+            )
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Variable":
+        """Set ``requires_grad`` in place and return self (for leaves)."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad(self) -> "Variable | None":
+        """Accumulated gradient of a leaf (or of a non-leaf that called ``retain_grad()``)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: "Variable | np.ndarray | None") -> None:
+        if value is not None:
+            if not isinstance(value, Variable):
+                value = Variable(value)
+            if value.shape != self.shape:
+                raise ShapeError(
+                    f"assigned grad has shape {value.shape} but the Variable has shape {self.shape}; "
+                    "a gradient must have the shape of the Variable it belongs to."
+                )
+        self._grad = value
+
+    # ---- conversion ----------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """The data as a numpy array (shared, not copied). Raises if the Variable requires grad,
+        like PyTorch, so that a later in-place change cannot silently corrupt the graph."""
+        if self._requires_grad:
+            raise BackwardError(
+                "Can't call numpy() on a Variable that requires grad. Use var.detach().numpy() instead."
+            )
+        return self._data
+
+    def item(self) -> Any:
+        """The single value of a one-element Variable as a Python number."""
+        if self._data.size != 1:
+            raise ShapeError(
+                f"item() needs a Variable with exactly one element; this one has shape {self.shape} "
+                f"({self._data.size} elements). Reduce it first, e.g. x.sum().item(), or index it."
+            )
+        return self._data.item()
+
+    def tolist(self) -> Any:
+        return self._data.tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iu":
+            raise TypeError(f"only integer Variables can be used as an index; this one is {self.dtype}")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise ValueError(
+                f"the truth value of a Variable with {self._data.size} elements is ambiguous; "
+                "use (x == y).all() or .any(), or compare single elements."
+            )
+        return bool(self._data.item())
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d Variable")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d Variable")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    __hash__ = object.__hash__  # == is elementwise, so hash by identity
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    # ---- graph ---------------------------------------------------------------------------
+    def detach(self) -> "Variable":
+        """A new leaf sharing the same data (and version counter) but cut from the graph."""
+        out = Variable._make(self._data)
+        out._version_counter = self._version_counter
+        return out
+
+    def detach_(self) -> "Variable":
+        """Cut this Variable from the graph in place: it becomes a leaf that does not require grad."""
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self) -> None:
+        """Ask a non-leaf to keep its ``.grad`` after backward (leaves always keep theirs)."""
+        if not self._requires_grad:
+            raise BackwardError("can't retain_grad on a Variable that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        self.grad_fn._retain_grad_for(self)
+        self._retains_grad = True
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def register_hook(self, hook: Callable[["Variable"], "Variable | None"]) -> RemovableHandle:
+        """Call ``hook(grad)`` when this Variable's gradient is computed; a returned value replaces it."""
+        if not self._requires_grad:
+            raise BackwardError(
+                "cannot register a hook on a Variable that doesn't require gradient; "
+                "set requires_grad=True on the leaf it comes from."
+            )
+        if self.grad_fn is None:
+            if self._hooks is None:
+                self._hooks = []
+            hooks = self._hooks
+        else:
+            hooks = self.grad_fn._pre_hooks_for(self._output_nr)
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def _check_inplace(self) -> None:
+        """In-place writes to a leaf that requires grad would make its gradient meaningless."""
+        if self._requires_grad and self.grad_fn is None and STATE.enabled:
+            raise BackwardError(
+                "a leaf Variable that requires grad is being used in an in-place operation. "
+                "Wrap parameter updates in `with al.no_grad():`, or work on a copy (x.clone())."
+            )
+
+    def zero_(self) -> "Variable":
+        """Fill with zeros in place (bumps the version counter)."""
+        self._check_inplace()
+        self._data[...] = 0
+        self._bump_version()
+        return self
+
+    # ---- printing ------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        prefix = "Variable("
+        body = np.array2string(self._data, separator=", ", prefix=prefix)
+        extras = []
+        if self._data.dtype not in (np.float64, np.int64, np.bool_):
+            extras.append(f"dtype={self._data.dtype}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
+        elif self._requires_grad:
+            extras.append("requires_grad=True")
+        return prefix + body + "".join(", " + e for e in extras) + ")"
+
+    def __str__(self) -> str:
+        return self.__repr__()
+
+
+def as_variable(x: Any) -> Variable:
+    """``x`` itself if it is a Variable, otherwise a new leaf holding ``np.asarray(x)``."""
+    return x if isinstance(x, Variable) else Variable(x)
+
+
+def _accumulator_of(var: Variable) -> Any:
+    """The (cached) AccumulateGrad node of a leaf; held weakly by the leaf to avoid a cycle."""
+    ref = var._accumulator
+    node = ref() if ref is not None else None
+    return node
+
+
+def _set_accumulator(var: Variable, node: Any) -> None:
+    var._accumulator = weakref.ref(node)
