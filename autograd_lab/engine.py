@@ -67,6 +67,8 @@ def _as_grad(g: Any, node: Node, index: int, meta: tuple) -> Variable:
     if not isinstance(g, Variable):
         g = Variable._make(np.asarray(g))
     shape, dtype = meta
+    if g._data.shape == shape and g._data.dtype == dtype:
+        return g
     if g.shape != shape:
         try:
             target = np.broadcast_shapes(shape, g.shape)
@@ -103,7 +105,7 @@ def _accumulate_leaf(var: Variable, grad: Variable, create_graph: bool) -> None:
     elif create_graph:
         var._grad = var._grad + grad
     else:
-        var._grad._data = var._grad._data + grad._data
+        np.add(var._grad._data, grad._data, out=var._grad._data, casting="unsafe")
         var._grad._bump_version()
 
 
@@ -174,7 +176,7 @@ def run_backward(
 
 
 def _run_node(node: Node, buf: list, buffers: dict, retain_graph: bool) -> None:
-    if node.materialize_grads:
+    if node.materialize_grads and any(g is None for g in buf):
         for nr, g in enumerate(buf):
             if g is None and node._output_meta[nr] is not None:
                 shape, dtype = node._output_meta[nr]

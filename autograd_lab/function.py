@@ -219,10 +219,15 @@ class Function:
 
     _backward_cls: type[Node] = Node
 
+    _legacy = False
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._backward_cls = type(cls.__name__ + "Backward", (Node,), {"_forward_cls": cls,
                                                                         "__module__": cls.__module__})
+        # the pre-0.4 style defines forward/backward as plain (instance) methods
+        cls._legacy = any(name in cls.__dict__ and not isinstance(cls.__dict__[name], staticmethod)
+                          for name in ("forward", "backward"))
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise LegacyFunctionError(_LEGACY_HELP.format(name=type(self).__name__))
@@ -238,15 +243,11 @@ class Function:
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run forward and, if any input requires grad (and grad mode is on), record a node."""
-        if not isinstance(cls.__dict__.get("forward", staticmethod(None)), staticmethod) or \
-                not isinstance(cls.__dict__.get("backward", staticmethod(None)), staticmethod):
+        if cls._legacy:
             raise LegacyFunctionError(_LEGACY_HELP.format(name=cls.__name__))
         record = False
         if STATE.enabled:
             for a in args:
-                if type(a) is Variable and a._requires_grad:  # noqa: E721 (speed)
-                    record = True
-                    break
                 if isinstance(a, Variable) and a._requires_grad:
                     record = True
                     break
@@ -309,16 +310,13 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     non_diff = node._non_differentiable
     out_meta = []
     for i, out in enumerate(outputs):
-        if out is None:
-            out_meta.append(None)
-            continue
         if not isinstance(out, Variable):
-            out = _to_var(out)
+            out = _to_var(out) if out is not None else None
             if not isinstance(out, Variable):
                 out_meta.append(None)
                 outputs[i] = out
                 continue
-        if any(out is d for d in dirty):
+        if dirty and any(out is d for d in dirty):
             if out._requires_grad and out.grad_fn is None:
                 raise BackwardError(
                     "a leaf Variable that requires grad is being used in an in-place operation "
@@ -326,8 +324,9 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
                     "apply the Function to a clone()."
                 )
             out._bump_version()
-        elif any(out is a for a in args):
-            # forward returned an input unchanged: the output is a new Variable viewing the same data
+        elif out.grad_fn is not None or out._requires_grad or any(out is a for a in args):
+            # forward returned an input (or another recorded Variable): give the output its own
+            # Variable viewing the same data, so the input's history is left alone
             alias = Variable._make(out._data)
             alias._version_counter = out._version_counter
             out = alias
@@ -338,7 +337,7 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
                     break
         outputs[i] = out
         out_meta.append(out._data)
-        if any(out is n for n in non_diff):
+        if non_diff and any(out is n for n in non_diff):
             continue
         out.grad_fn = node
         out._output_nr = i

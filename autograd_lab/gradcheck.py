@@ -13,7 +13,6 @@ import numpy as np
 
 from .engine import grad as autograd_grad
 from .errors import GradcheckError
-from .grad_mode import no_grad
 from .variable import Variable
 
 
@@ -41,23 +40,25 @@ def _outputs(fn: Callable, inputs: tuple) -> tuple[Variable, ...]:
 
 
 def numerical_jacobian(fn: Callable, inputs: tuple, eps: float = 1e-6) -> list[list[np.ndarray]]:
-    """J[i][j] of shape (inputs[j].size, outputs[i].size) by central differences."""
-    with no_grad():
-        n_out = [o.data.size for o in _outputs(fn, inputs)]
-        jac = [[np.zeros((x.data.size if isinstance(x, Variable) else 0, n)) for x in inputs] for n in n_out]
-        for j, x in enumerate(inputs):
-            if not (isinstance(x, Variable) and x.requires_grad):
-                continue
-            flat = x.data.reshape(-1)  # a view: perturbing it perturbs x
-            for k in range(flat.size):
-                orig = flat[k]
-                flat[k] = orig + eps
-                plus = [o.data.astype(np.float64).ravel().copy() for o in _outputs(fn, inputs)]
-                flat[k] = orig - eps
-                minus = [o.data.astype(np.float64).ravel().copy() for o in _outputs(fn, inputs)]
-                flat[k] = orig
-                for i in range(len(n_out)):
-                    jac[i][j][k] = (plus[i] - minus[i]) / (2 * eps)
+    """J[i][j] of shape (inputs[j].size, outputs[i].size) by central differences.
+
+    fn runs with grad mode on (it may itself differentiate, as in gradgradcheck); the inputs are
+    perturbed through their numpy data, which autograd does not see."""
+    n_out = [o.data.size for o in _outputs(fn, inputs)]
+    jac = [[np.zeros((x.data.size if isinstance(x, Variable) else 0, n)) for x in inputs] for n in n_out]
+    for j, x in enumerate(inputs):
+        if not (isinstance(x, Variable) and x.requires_grad):
+            continue
+        flat = x.data.reshape(-1)  # a view: perturbing it perturbs x
+        for k in range(flat.size):
+            orig = flat[k]
+            flat[k] = orig + eps
+            plus = [o.data.astype(np.float64).ravel().copy() for o in _outputs(fn, inputs)]
+            flat[k] = orig - eps
+            minus = [o.data.astype(np.float64).ravel().copy() for o in _outputs(fn, inputs)]
+            flat[k] = orig
+            for i in range(len(n_out)):
+                jac[i][j][k] = (plus[i] - minus[i]) / (2 * eps)
     return jac
 
 

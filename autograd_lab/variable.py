@@ -82,7 +82,7 @@ class Variable:
     def _make(cls, data: np.ndarray) -> "Variable":
         """Fast constructor for internal use: ``data`` is already an ndarray."""
         v = cls.__new__(cls)
-        v._data = data
+        v._data = data if type(data) is np.ndarray else np.asarray(data)
         v._grad = None
         v.grad_fn = None
         v._output_nr = 0
