@@ -7,7 +7,19 @@ import numpy as np
 
 from ._common import Checker
 
-__all__ = ["ch00_center_rows", "ch00_pairwise_sq_dists"]
+__all__ = ["ch00_demo_double", "ch00_center_rows", "ch00_pairwise_sq_dists"]
+
+
+def ch00_demo_double(double: Callable[[np.ndarray], np.ndarray], *,
+                     seed: int = 0, hidden: bool = False) -> None:
+    """Check ``double(x) -> 2 * x``: the ungraded demonstration of how checks report."""
+    ck = Checker("ch00-demo-double", seed=seed, hidden=hidden)
+    for shape in [(3,), (2, 2)]:
+        with ck.case(f"a {shape} array"):
+            x = np.round(ck.rng.normal(size=shape), 2)
+            ck.close(ck.call(double, x), 2 * x, what="result", hint="Multiply by 2.",
+                     mistakes=[(x + 2, "You added 2; double means multiply by 2.")])
+    ck.done()
 
 
 def ch00_center_rows(center_rows: Callable[[np.ndarray], np.ndarray], *,
