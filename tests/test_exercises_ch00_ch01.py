@@ -223,9 +223,18 @@ def test_ch01_central_difference_rejects_typical_mistakes(wrong, words):
 
 def test_ch01_stub_reports_not_done():
     def stub(f, x, h=1e-5):
-        raise NotImplementedError("Exercise ch01-central-difference: write central_difference")
-    with pytest.raises(NotImplementedError, match="ch01-central-difference is not done yet"):
+        raise NotImplementedError("Exercise ch01-central-difference: write your code here")
+    with pytest.raises(NotImplementedError, match="ch01-central-difference is not done yet") as info:
         check.ch01_central_difference(stub)
+    assert str(info.value).count("ch01-central-difference") == 1
+
+
+def test_ch01_gradcheck_names_the_unfinished_exercise_it_depends_on():
+    def numgrad_stub(f, x, h=1e-6):
+        raise NotImplementedError("Exercise ch01-numerical-gradient: write your code here")
+    with pytest.raises(NotImplementedError, match="uses exercise ch01-numerical-gradient, which "
+                                                  "is not done yet"):
+        check.ch01_gradcheck(make_gradcheck(numgrad_stub))
 
 
 def _no_copy_drift(f, x, h=1e-6):  # perturbs the caller's array and "restores" by arithmetic
@@ -307,3 +316,20 @@ def test_graded_cells_call_their_own_checker(name):
         assert re.search(rf"check\.{checker}\(", source), meta["grade_id"]
         assert "### BEGIN HIDDEN TESTS" in source and "hidden=True" in source
         assert callable(getattr(check, checker))
+
+
+def test_the_how_to_in_common_docstring_works(capsys):
+    import textwrap
+
+    from autograd_lab.exercises import _common
+    example = textwrap.dedent(_common.__doc__.split("Writing one::")[1].split("``seed``")[0])
+    namespace: dict = {}
+    exec(example, namespace)  # the documented checker must itself be a working checker
+    namespace["ch01_double"](lambda x: 2 * x if isinstance(x, np.ndarray) else _raise(TypeError))
+    assert "All 2 cases of ch01-double passed." in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="You added 2"):
+        namespace["ch01_double"](lambda x: x + 2)
+
+
+def _raise(kind):
+    raise kind("not an array")

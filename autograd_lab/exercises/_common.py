@@ -30,6 +30,7 @@ fresh cases for grading; both are passed by the graded notebook cell.
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -151,11 +152,17 @@ class Checker:
         raise AssertionError("unreachable")  # for type checkers; fail() always raises
 
     def _not_done(self, err: NotImplementedError) -> NotImplementedError:
-        detail = str(err) or "the function still raises NotImplementedError"
-        return NotImplementedError(
-            f"Exercise {self.exercise_id} is not done yet: {detail}. Replace the "
-            "`raise NotImplementedError(...)` line with your code, run that cell, "
-            "then run this check cell again.")
+        detail = str(err)
+        match = re.match(r"Exercise ([\w-]+):", detail)
+        todo = ("Replace the `raise NotImplementedError(...)` line with your code, run that "
+                "cell, then run this check cell again.")
+        if match and match.group(1) != self.exercise_id:
+            return NotImplementedError(
+                f"Exercise {self.exercise_id} uses exercise {match.group(1)}, which is not done "
+                f"yet. Finish {match.group(1)} first: {todo}")
+        if match or not detail:
+            detail = "your function still raises NotImplementedError"
+        return NotImplementedError(f"Exercise {self.exercise_id} is not done yet: {detail}. {todo}")
 
     # -- comparing --------------------------------------------------------
     def close(self, received: Any, expected: Any, *, atol: float = 1e-8, rtol: float = 1e-6,
