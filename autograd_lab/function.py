@@ -54,12 +54,10 @@ class Node:
     _hooks_by_output: dict | None = None
     _retained: dict | None = None
     materialize_grads = True
-
-    def __init__(self) -> None:
-        self.next_functions: tuple = ()
-        self.needs_input_grad: tuple = ()
-        self._output_meta: list = []
-        self._input_meta: list = []
+    next_functions: tuple = ()
+    needs_input_grad: tuple = ()
+    _output_meta: list = []
+    _input_meta: list = []
 
     # ---- ctx API (as in PyTorch) -------------------------------------------------------
     def save_for_backward(self, *tensors: Variable | None) -> None:
@@ -160,7 +158,6 @@ class AccumulateGrad(Node):
     """The node at a leaf: adds the incoming gradient into ``variable.grad``."""
 
     def __init__(self, variable: Variable) -> None:
-        super().__init__()
         self.variable = variable
         self._output_meta = [(variable.shape, variable.dtype)]
 
@@ -280,6 +277,13 @@ def _to_var(r: Any) -> Any:
     return r
 
 
+def _is_one_of(x: Any, items: tuple) -> bool:
+    for item in items:
+        if item is x:
+            return True
+    return False
+
+
 def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     node = cls._backward_cls()
     edges = []
@@ -287,7 +291,8 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     input_meta = []
     for a in args:
         if isinstance(a, Variable):
-            input_meta.append(a._data)
+            d = a._data
+            input_meta.append((d.shape, d.dtype))
             if a._requires_grad:
                 needs.append(True)
                 fn = a.grad_fn
@@ -299,6 +304,7 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
         edges.append((None, 0))
     node.next_functions = tuple(edges)
     node.needs_input_grad = tuple(needs)
+    node._input_meta = input_meta
     STATE.enabled = False
     try:
         result = cls.forward(node, *args, **kwargs)
@@ -316,7 +322,7 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
                 out_meta.append(None)
                 outputs[i] = out
                 continue
-        if dirty and any(out is d for d in dirty):
+        if dirty and _is_one_of(out, dirty):
             if out._requires_grad and out.grad_fn is None:
                 raise BackwardError(
                     "a leaf Variable that requires grad is being used in an in-place operation "
@@ -324,7 +330,7 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
                     "apply the Function to a clone()."
                 )
             out._bump_version()
-        elif out.grad_fn is not None or out._requires_grad or any(out is a for a in args):
+        elif out.grad_fn is not None or out._requires_grad or _is_one_of(out, args):
             # forward returned an input (or another recorded Variable): give the output its own
             # Variable viewing the same data, so the input's history is left alone
             alias = Variable._make(out._data)
@@ -336,14 +342,13 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
                     out._version_counter = a._version_counter
                     break
         outputs[i] = out
-        out_meta.append(out._data)
-        if non_diff and any(out is n for n in non_diff):
+        out_meta.append((out._data.shape, out._data.dtype))
+        if non_diff and _is_one_of(out, non_diff):
             continue
         out.grad_fn = node
         out._output_nr = i
         out._requires_grad = out._data.dtype.kind in "fc"
-    node._output_meta = [None if m is None else (m.shape, m.dtype) for m in out_meta]
-    node._input_meta = [None if m is None else (m.shape, m.dtype) for m in input_meta]
+    node._output_meta = out_meta
     if node._saved:  # saved outputs would form a cycle node -> output -> node: keep their parts
         for s in node._saved:
             if s is None:

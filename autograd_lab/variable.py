@@ -59,39 +59,41 @@ class Variable:
     Variable([2., 4.])
     """
 
-    __slots__ = (
-        "_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
-        "_hooks", "_accumulator", "_retains_grad", "__weakref__",
-    )
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Variable works
+
+    # class-level defaults: a new Variable only stores what differs (cheap to create)
+    _grad: "Variable | None" = None
+    grad_fn: Any = None
+    _output_nr = 0
+    _hooks: list | None = None
+    _accumulator: Any = None
+    _retains_grad = False
+    _requires_grad = False
+    _vc: VersionCounter | None = None
 
     def __init__(self, data: Any, requires_grad: bool = False, *, dtype: Any = None) -> None:
         self._data = _as_array(data, dtype)
-        self._grad: Variable | None = None
-        self.grad_fn: Any = None
-        self._output_nr = 0
-        self._version_counter = VersionCounter()
-        self._hooks: list[Callable] | None = None
-        self._accumulator: Any = None
-        self._retains_grad = False
-        self._requires_grad = False
         if requires_grad:
             self.requires_grad = True
 
     @classmethod
     def _make(cls, data: np.ndarray) -> "Variable":
         """Fast constructor for internal use: ``data`` is already an ndarray."""
-        v = cls.__new__(cls)
+        v = object.__new__(cls)
         v._data = data if type(data) is np.ndarray else np.asarray(data)
-        v._grad = None
-        v.grad_fn = None
-        v._output_nr = 0
-        v._version_counter = VersionCounter()
-        v._hooks = None
-        v._accumulator = None
-        v._retains_grad = False
-        v._requires_grad = False
         return v
+
+    @property
+    def _version_counter(self) -> VersionCounter:
+        """Created on first use; shared with aliases of the same memory (detach, views)."""
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = VersionCounter()
+        return vc
+
+    @_version_counter.setter
+    def _version_counter(self, vc: VersionCounter) -> None:
+        self._vc = vc
 
     # ---- data and metadata -------------------------------------------------------------
     @property

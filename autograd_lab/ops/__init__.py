@@ -17,7 +17,7 @@ from . import elementwise as E
 from . import linalg as L
 from . import reduce as R
 from . import shape as S
-from ._util import raw, wrap
+from ._util import broadcasting, raw, wrap
 from .elementwise import (abs, add, clamp, clone, div, exp, log, maximum, mul, neg, pow, relu,  # noqa: F401
                           sigmoid, sqrt, sub, tanh, where)
 from .linalg import matmul  # noqa: F401
@@ -90,16 +90,26 @@ def _to(self: Variable, dtype: Any) -> Variable:
     return self if dtype == self.dtype else E.Cast.apply(self, dtype)
 
 
+def _binary(function: type, np_op: Callable, name: str, reflected: bool = False) -> Callable:
+    """The operator for ``function``. When nothing will be recorded (grad mode off, as inside
+    backward, or no operand requires grad) it calls numpy straight away: same result, no node."""
+    def method(self: Variable, other: Any) -> Variable:
+        if STATE.enabled and (self._requires_grad or (isinstance(other, Variable) and other._requires_grad)):
+            return function.apply(other, self) if reflected else function.apply(self, other)
+        return wrap(broadcasting(np_op, other, self, name) if reflected else broadcasting(np_op, self, other, name))
+    return method
+
+
 _METHODS: dict[str, Any] = {
-    # arithmetic (one-line delegations)
-    "__add__": lambda s, o: E.Add.apply(s, o),
-    "__radd__": lambda s, o: E.Add.apply(o, s),
-    "__sub__": lambda s, o: E.Sub.apply(s, o),
-    "__rsub__": lambda s, o: E.Sub.apply(o, s),
-    "__mul__": lambda s, o: E.Mul.apply(s, o),
-    "__rmul__": lambda s, o: E.Mul.apply(o, s),
-    "__truediv__": lambda s, o: E.Div.apply(s, o),
-    "__rtruediv__": lambda s, o: E.Div.apply(o, s),
+    # arithmetic
+    "__add__": _binary(E.Add, np.add, "add"),
+    "__radd__": _binary(E.Add, np.add, "add", reflected=True),
+    "__sub__": _binary(E.Sub, np.subtract, "sub"),
+    "__rsub__": _binary(E.Sub, np.subtract, "sub", reflected=True),
+    "__mul__": _binary(E.Mul, np.multiply, "mul"),
+    "__rmul__": _binary(E.Mul, np.multiply, "mul", reflected=True),
+    "__truediv__": _binary(E.Div, np.true_divide, "div"),
+    "__rtruediv__": _binary(E.Div, np.true_divide, "div", reflected=True),
     "__pow__": lambda s, o: E.Pow.apply(s, o),
     "__rpow__": lambda s, o: E.Pow.apply(o, s),
     "__neg__": lambda s: E.Neg.apply(s),

@@ -13,11 +13,11 @@ from ._util import broadcasting, raw, wrap
 from .shape import sum_to
 
 
-def _grad_for(ctx: Any, i: int, g: Variable, like: Any) -> Variable | None:
-    """``g`` summed to the shape of input ``i`` when that input needs a gradient, else None."""
-    if not ctx.needs_input_grad[i]:
-        return None
-    return sum_to(g, like.shape)
+def _save_operands(ctx: Any, a: Any, b: Any) -> None:
+    """Save Variable operands for backward; keep plain numbers as ``ctx.consts``."""
+    a_var, b_var = isinstance(a, Variable), isinstance(b, Variable)
+    ctx.save_for_backward(a if a_var else None, b if b_var else None)
+    ctx.consts = (None if a_var else a, None if b_var else b)
 
 
 class Add(Function):
@@ -57,8 +57,7 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(*(v if isinstance(v, Variable) else None for v in (a, b)))
-        ctx.consts = tuple(None if isinstance(v, Variable) else v for v in (a, b))
+        _save_operands(ctx, a, b)
         return wrap(broadcasting(np.multiply, a, b, "mul"))
 
     @staticmethod
@@ -76,8 +75,7 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(*(v if isinstance(v, Variable) else None for v in (a, b)))
-        ctx.consts = tuple(None if isinstance(v, Variable) else v for v in (a, b))
+        _save_operands(ctx, a, b)
         return wrap(broadcasting(np.true_divide, a, b, "div"))
 
     @staticmethod
