@@ -1,0 +1,246 @@
+"""The nbgrader side of grading: a throw-away nbgrader course folder, its gradebook, and
+one autograde run per (student, notebook) in a child process.
+
+Each course notebook ``NN_slug.ipynb`` is its own nbgrader assignment ``NN_slug``. The
+course's ``source/`` is built from ``solutions/`` with one change: every graded cell
+starts with :data:`PRELUDE`, which loads the checkers afresh, so a submission that
+replaced a checker (``autograd_lab.exercises.ch00.ch00_x = lambda *a: None``) is still
+checked by the real one. nbgrader's autograde then puts the key's graded cells (with
+hidden tests) over the student's, runs the notebook with a per-cell timeout and stores
+the scores in the SQLite gradebook.
+"""
+from __future__ import annotations
+
+import io
+import json
+import logging
+import multiprocessing
+import multiprocessing.connection
+import os
+import re
+import sys
+import time
+import traceback
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nbformat import NotebookNode
+
+from .notebooks import is_grade_cell, read_notebook, write_notebook
+from .release import clear_solutions_class
+
+PRELUDE = (
+    "# Added by the grader: load the checkers afresh, so no earlier cell can replace them.\n"
+    "import sys as _grader_sys\n"
+    "for _grader_name in [_m for _m in _grader_sys.modules\n"
+    "                     if _m.split('.')[:2] == ['autograd_lab', 'exercises']]:\n"
+    "    del _grader_sys.modules[_grader_name]\n"
+    "from autograd_lab.exercises import check\n"
+)
+
+_EXCEPTION_LINE = re.compile(r"^(?:\w+\.)*(\w+(?:Error|Exception|Exit|Interrupt))\b:?\s*(.*)$")
+
+MAX_OUTPUT_CHARS = 20_000
+"""Longest text kept per output in graded notebooks and feedback (the rest is cut)."""
+
+
+def grading_source(nb: NotebookNode) -> NotebookNode:
+    """The key as the grader runs it: ``PRELUDE`` on top of every graded code cell."""
+    for cell in nb.cells:
+        if cell.cell_type == "code" and is_grade_cell(cell) and not cell.source.startswith(PRELUDE):
+            cell.source = PRELUDE + cell.source
+    return nb
+
+
+def _truncate_output_class() -> type:
+    from nbgrader.preprocessors import NbGraderPreprocessor
+
+    class TruncateOutput(NbGraderPreprocessor):  # type: ignore[misc, valid-type]
+        """Cut every text output to ``MAX_OUTPUT_CHARS`` (nbgrader's LimitOutput counts lines)."""
+
+        def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int) -> Any:
+            for output in cell.get("outputs", []):
+                if isinstance(output.get("text"), str):
+                    output["text"] = _cut(output["text"])
+                for mime, value in output.get("data", {}).items():
+                    if isinstance(value, str) and not mime.startswith("image/"):
+                        output["data"][mime] = _cut(value)
+            return cell, resources
+
+    return TruncateOutput
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return text
+    return text[:MAX_OUTPUT_CHARS] + f"\n... output cut by the grader ({len(text):,} characters)\n"
+
+
+@dataclass(frozen=True)
+class Course:
+    """A temporary nbgrader course folder whose gradebook lives at ``db``."""
+
+    root: Path
+    db: Path
+
+    @property
+    def db_url(self) -> str:
+        return f"sqlite:///{self.db.resolve()}?timeout=60"
+
+    def coursedir(self, assignment: str = "*", student: str = "*") -> Any:
+        from nbgrader.coursedir import CourseDirectory
+        return CourseDirectory(root=str(self.root.resolve()), db_url=self.db_url,
+                               assignment_id=assignment, student_id=student)
+
+    def submitted(self, student: str, notebook: str) -> Path:
+        return self.root / "submitted" / student / notebook / f"{notebook}.ipynb"
+
+    def autograded(self, student: str, notebook: str) -> Path:
+        return self.root / "autograded" / student / notebook / f"{notebook}.ipynb"
+
+    def feedback(self, student: str, notebook: str) -> Path:
+        return self.root / "feedback" / student / notebook / f"{notebook}.html"
+
+    def generate(self, key_paths: list[Path], log: logging.Logger) -> None:
+        """Build ``source/`` from the key and record every notebook in the gradebook."""
+        from nbgrader.converters import GenerateAssignment
+        from nbgrader.preprocessors import ClearSolutions
+        for path in key_paths:
+            nb = grading_source(read_notebook(path))
+            write_notebook(nb, self.root / "source" / path.stem / path.name)
+        steps = [clear_solutions_class() if p is ClearSolutions else p
+                 for p in GenerateAssignment.class_traits()["preprocessors"].default()]
+        for path in key_paths:
+            converter = GenerateAssignment(coursedir=self.coursedir(path.stem), log=log,
+                                           preprocessors=steps, force=True)
+            converter.start()
+
+    def scores(self, student: str, notebook: str) -> dict[str, tuple[float, float]]:
+        """``{grade_id: (score, max_score)}`` of one graded submission, from the gradebook."""
+        from nbgrader.api import Gradebook
+        with Gradebook(self.db_url, self.coursedir().course_id) as gb:
+            sub = gb.find_submission_notebook(notebook, notebook, student)
+            return {g.name: (float(g.score or 0.0), float(g.max_score)) for g in sub.grades}
+
+
+def autograde_one(course: Course, student: str, notebook: str, timeout: int) -> None:
+    """Autograde one submitted notebook and write its feedback (runs in a child process).
+
+    Raises ``RuntimeError`` with the cause when nbgrader could not grade it.
+    """
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbgrader.converters import Autograde, GenerateFeedback
+    from nbgrader.converters.base import NbGraderException
+    from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute,
+                                        IgnorePattern, LimitOutput, SaveAutoGrades)
+    from traitlets.config import Config
+
+    buffer = io.StringIO()
+    log = logging.getLogger(f"autograd_lab.grade.{os.getpid()}")
+    log.propagate = False
+    log.setLevel(logging.WARNING)
+    log.addHandler(logging.StreamHandler(buffer))
+    config = Config()
+    config.Execute.timeout = int(timeout)
+    config.Execute.interrupt_on_timeout = True
+    steps = [Execute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+             _truncate_output_class(), SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+    coursedir = course.coursedir(notebook, student)
+    try:
+        Autograde(coursedir=coursedir, config=config, log=log, force=True,
+                  autograde_preprocessors=steps).start()
+        GenerateFeedback(coursedir=coursedir, log=log, force=True).start()
+    except NbGraderException:
+        raise RuntimeError(_cause(buffer.getvalue())) from None
+
+
+def _cause(log_text: str) -> str:
+    """The last exception line of a logged traceback, e.g. ``DeadKernelError: Kernel died``."""
+    lines = [line.strip() for line in log_text.splitlines() if line.strip()]
+    for line in reversed(lines):
+        match = _EXCEPTION_LINE.match(line)
+        if match:
+            return f"{match.group(1)}: {match.group(2)}".rstrip(": ")
+    return lines[-1] if lines else "nbgrader could not grade this notebook"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One (student, notebook) to autograde; ``result`` is where the child writes its outcome."""
+
+    student: str
+    notebook: str
+    result: Path
+    hard_limit: float
+
+
+def _child(course: Course, job: Job, timeout: int) -> None:
+    # nbgrader's and the kernel's chatter goes to a log file, not the instructor's terminal
+    with open(job.result.with_suffix(".log"), "ab") as sink:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+    warnings.simplefilter("ignore")
+    outcome: dict[str, Any] = {"ok": True, "reason": ""}
+    try:
+        autograde_one(course, job.student, job.notebook, timeout)
+    except BaseException as err:  # everything becomes a reason in the CSV
+        outcome = {"ok": False, "reason": str(err) if isinstance(err, RuntimeError)
+                   else "".join(traceback.format_exception_only(type(err), err)).strip()}
+    job.result.write_text(json.dumps(outcome), encoding="utf-8")
+    sys.stdout.flush()
+    os._exit(0)
+
+
+def _context() -> Any:
+    methods = multiprocessing.get_all_start_methods()
+    # fork starts a child in milliseconds with nbgrader already imported (2 s otherwise)
+    return multiprocessing.get_context("fork" if sys.platform.startswith("linux")
+                                       and "fork" in methods else "spawn")
+
+
+def run_jobs(course: Course, jobs: list[Job], timeout: int, parallel: int,
+             on_done: Any = None) -> dict[tuple[str, str], dict[str, Any]]:
+    """Run every job in its own process, ``parallel`` at a time; return the outcomes.
+
+    A child that outlives its ``hard_limit`` is killed; one that dies without a word
+    is reported as such. Neither stops the other jobs.
+    """
+    ctx = _context()
+    pending = list(jobs)
+    running: dict[Any, tuple[Job, float]] = {}
+    outcomes: dict[tuple[str, str], dict[str, Any]] = {}
+    while pending or running:
+        while pending and len(running) < max(1, parallel):
+            job = pending.pop(0)
+            proc = ctx.Process(target=_child, args=(course, job, timeout), daemon=True)
+            proc.start()
+            running[proc] = (job, time.monotonic())
+        multiprocessing.connection.wait([p.sentinel for p in running], timeout=1.0)
+        for proc, (job, started) in list(running.items()):
+            elapsed = time.monotonic() - started
+            if proc.is_alive() and elapsed < job.hard_limit:
+                continue
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+                outcome = {"ok": False, "reason": f"grading took longer than {job.hard_limit:.0f} s"
+                           " and was stopped"}
+            else:
+                proc.join()
+                outcome = _read_outcome(job, proc.exitcode)
+            outcome["seconds"] = round(elapsed, 2)
+            outcomes[(job.student, job.notebook)] = outcome
+            del running[proc]
+            if on_done is not None:
+                on_done(job, outcome)
+    return outcomes
+
+
+def _read_outcome(job: Job, exitcode: int | None) -> dict[str, Any]:
+    try:
+        return dict(json.loads(job.result.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return {"ok": False, "reason": f"the grading process ended without a result "
+                                       f"(exit code {exitcode})"}

@@ -1,0 +1,138 @@
+"""Release: turn the instructor's notebooks (``solutions/``) into the learners' (``course/``).
+
+The same nbgrader preprocessors that ``nbgrader generate_assignment`` runs, used as a
+library without a gradebook: lock cells, replace solution regions by a stub, clear
+outputs, drop hidden tests, compute checksums. Two course-specific touches:
+
+* the stub raises ``NotImplementedError("Exercise <id>: ...")`` naming the exercise,
+  so a learner (and the tests) can tell which exercise is still to do;
+* cells that fail until the exercise is done (graded cells, and solution cells whose
+  stub is at top level) get the ``raises-exception`` tag so ``pytest --nbval-lax``
+  accepts the untouched student copy.
+
+The result is written as stable JSON, so releasing twice gives identical bytes.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from nbformat import NotebookNode
+
+from .notebooks import (RAISES_TAG, CourseError, exercise_id_of_solution, is_grade_cell,
+                        is_solution_cell, list_notebooks, nbgrader_meta, notebook_text,
+                        read_notebook)
+
+STUB_HINT = "write your code here, then run the check cell below"
+
+
+def stub_for(grade_id: str) -> str:
+    """The code that replaces a solution region of the cell with this ``grade_id``."""
+    exercise = exercise_id_of_solution(grade_id)
+    return f'# YOUR CODE HERE\nraise NotImplementedError("Exercise {exercise}: {STUB_HINT}")'
+
+
+def _nbgrader() -> Any:
+    try:
+        from nbgrader import preprocessors
+    except ImportError as err:  # pragma: no cover - depends on the install
+        raise CourseError(
+            "Releasing and grading need nbgrader, which is not installed. Install the "
+            "instructor extra: pip install -e '.[instructor]'") from err
+    return preprocessors
+
+
+def clear_solutions_class() -> type:
+    """nbgrader's ``ClearSolutions`` with a stub naming each cell's exercise."""
+    pp = _nbgrader()
+
+    class ClearSolutionsNamed(pp.ClearSolutions):  # type: ignore[misc, name-defined]
+        """``ClearSolutions`` whose Python stub raises ``NotImplementedError("Exercise <id>: …")``."""
+
+        def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int) -> Any:
+            grade_id = nbgrader_meta(cell).get("grade_id")
+            if cell.cell_type == "code" and grade_id:
+                self.code_stub = dict(self.code_stub, python=stub_for(str(grade_id)))
+            return super().preprocess_cell(cell, resources, index)
+
+    return ClearSolutionsNamed
+
+
+def release_preprocessors() -> list[Any]:
+    """The preprocessor instances, in ``generate_assignment``'s order, minus the gradebook steps.
+
+    ``SaveCells`` (writes the gradebook) and ``InstantiateTests`` (AUTOTEST
+    templates, which start a kernel) are left out; the course uses neither.
+    """
+    pp = _nbgrader()
+    return [pp.IncludeHeaderFooter(), pp.LockCells(), clear_solutions_class()(),
+            pp.ClearOutput(), pp.CheckCellMetadata(), pp.ComputeChecksums(),
+            pp.ClearHiddenTests(), pp.ClearMarkScheme(), pp.ComputeChecksums(),
+            pp.CheckCellMetadata()]
+
+
+def _stub_at_top_level(cell: NotebookNode) -> bool:
+    return any(line.startswith("raise NotImplementedError(\"Exercise ")
+               for line in cell.source.splitlines())
+
+
+def _add_tag(cell: NotebookNode, tag: str) -> None:
+    tags = list(cell.metadata.get("tags", []))
+    if tag not in tags:
+        tags.append(tag)
+    cell.metadata["tags"] = tags
+
+
+def _stable_cell_ids(nb: NotebookNode, name: str) -> None:
+    """Give cells without an id a deterministic one (nbformat would draw a random one)."""
+    if (nb.nbformat, nb.nbformat_minor) < (4, 5):
+        return
+    for index, cell in enumerate(nb.cells):
+        if not cell.get("id"):
+            cell["id"] = hashlib.sha1(f"{name}:{index}".encode()).hexdigest()[:8]
+
+
+def release_notebook(nb: NotebookNode, name: str = "notebook") -> NotebookNode:
+    """The student copy of a solution notebook (``nb`` itself is modified and returned)."""
+    _stable_cell_ids(nb, name)
+    resources: dict[str, Any] = {"nbgrader": {"notebook": name, "assignment": name}}
+    try:
+        for preprocessor in release_preprocessors():
+            nb, resources = preprocessor.preprocess(nb, resources)
+    except Exception as err:
+        raise CourseError(f"Cannot release {name}: {type(err).__name__}: {err}. Check the "
+                          "nbgrader metadata and the BEGIN/END SOLUTION and BEGIN/END HIDDEN "
+                          "TESTS markers of its cells.") from err
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        if is_grade_cell(cell) or (is_solution_cell(cell) and _stub_at_top_level(cell)):
+            _add_tag(cell, RAISES_TAG)
+    return nb
+
+
+def released_text(path: Path) -> str:
+    """The student copy of the solution notebook at ``path``, as the exact file text."""
+    path = Path(path)
+    return notebook_text(release_notebook(read_notebook(path), path.stem))
+
+
+def release(solutions: Path, out: Path) -> list[Path]:
+    """Write the student copy of every notebook in ``solutions`` into ``out``; return the paths.
+
+    Files are rewritten only when their text changes. Notebooks in ``out`` without a
+    solution counterpart are left alone (and reported by the course tests).
+    """
+    sources = list_notebooks(solutions)
+    if not sources:
+        raise CourseError(f"No notebooks to release: {solutions} holds no *.ipynb files.")
+    Path(out).mkdir(parents=True, exist_ok=True)
+    written = []
+    for source in sources:
+        target = Path(out) / source.name
+        text = released_text(source)
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8", newline="\n")
+        written.append(target)
+    return written
