@@ -1,0 +1,414 @@
+"""The checkers of chapter 04 (the engine).
+
+Each checker must pass correct solutions (with and without hidden cases) and fail typical
+wrong ones with a message that names the exercise and gives a useful hint. The checkers'
+own reference gradients are compared with autograd_lab's engine and with PyTorch.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autograd_lab as al
+from autograd_lab.exercises import check
+from autograd_lab.exercises import ch04
+
+SEEDS = [(0, False), (1, True), (2024, True)]
+
+
+def failure(checker, fn, seed=0, hidden=False) -> str:
+    with pytest.raises(AssertionError) as info:
+        checker(fn, seed=seed, hidden=hidden)
+    return str(info.value)
+
+
+# -- correct solutions -------------------------------------------------------------------
+def topological_sort(root):
+    """Iterative DFS with an iterator per stack entry (the engine's way)."""
+    order, visited = [], {root}
+    stack = [(root, iter(root.parents))]
+    while stack:
+        node, parents = stack[-1]
+        for parent in parents:
+            if parent not in visited:
+                visited.add(parent)
+                stack.append((parent, iter(parent.parents)))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    return order[::-1]
+
+
+def topological_sort_flags(root):
+    """Iterative DFS with 'expanded' markers on the stack."""
+    order, visited, stack = [], set(), [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+        elif node not in visited:
+            visited.add(node)
+            stack.append((node, True))
+            stack.extend((p, False) for p in node.parents if p not in visited)
+    return list(reversed(order))
+
+
+def topological_sort_kahn(root):
+    """Kahn's algorithm: count consumers first, release a node when all have been listed."""
+    consumers, stack, seen = {}, [root], {root}
+    while stack:
+        node = stack.pop()
+        for p in node.parents:
+            consumers[p] = consumers.get(p, 0) + 1
+            if p not in seen:
+                seen.add(p)
+                stack.append(p)
+    order, ready = [], [root]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for p in node.parents:
+            consumers[p] -= 1
+            if consumers[p] == 0:
+                ready.append(p)
+    return order
+
+
+def make_backward(sort=topological_sort):
+    def backward(root):
+        grads = {root: 1.0}
+        for node in sort(root):
+            g = grads[node]
+            if not node.parents:
+                node.grad += g
+            for parent, local in zip(node.parents, node.local_grads):
+                grads[parent] = grads.get(parent, 0.0) + local * g
+        return grads
+    return backward
+
+
+def reused_node_grads(x, y):
+    h = x * y
+    a = h + x
+    d_a = h
+    d_h = a + d_a * 1.0
+    return {"a": d_a, "h": d_h, "x": d_h * y + d_a * 1.0, "y": d_h * x}
+
+
+def reused_node_grads_by_engine(x, y):
+    """The same numbers from autograd_lab's engine (retain_grad on the non-leaves)."""
+    xv, yv = al.tensor(x, requires_grad=True), al.tensor(y, requires_grad=True)
+    h = xv * yv
+    a = h + xv
+    h.retain_grad()
+    a.retain_grad()
+    (h * a).backward()
+    return {"a": a.grad.item(), "h": h.grad.item(), "x": xv.grad.item(), "y": yv.grad.item()}
+
+
+def predict_x_grad(x0, calls):
+    return calls * (6 * x0 + 1)
+
+
+def predict_x_grad_by_engine(x0, calls):
+    x = al.tensor(x0, requires_grad=True)
+    out = 3 * (x * x) + x
+    for _ in range(calls):
+        out.backward(retain_graph=True)
+    return x.grad.item()
+
+
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+@pytest.mark.parametrize("sort", [topological_sort, topological_sort_flags, topological_sort_kahn])
+def test_topological_sort_accepts_correct_sorts(sort, seed, hidden, capsys):
+    check.ch04_topological_sort(sort, seed=seed, hidden=hidden)
+    out = capsys.readouterr().out
+    assert "All" in out and "ch04-topological-sort passed" in out
+    assert ("hidden" in out) == hidden
+
+
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+def test_backward_accepts_correct_backward(seed, hidden, capsys):
+    check.ch04_backward(make_backward(), seed=seed, hidden=hidden)
+    check.ch04_backward(make_backward(topological_sort_kahn), seed=seed, hidden=hidden)
+    assert "ch04-backward passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+@pytest.mark.parametrize("fn", [reused_node_grads, reused_node_grads_by_engine])
+def test_reused_node_accepts_hand_and_engine_answers(fn, seed, hidden, capsys):
+    check.ch04_reused_node(fn, seed=seed, hidden=hidden)
+    assert "ch04-reused-node passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+@pytest.mark.parametrize("fn", [predict_x_grad, predict_x_grad_by_engine])
+def test_second_backward_accepts_prediction_and_engine(fn, seed, hidden, capsys):
+    check.ch04_second_backward(fn, seed=seed, hidden=hidden)
+    assert "ch04-second-backward passed" in capsys.readouterr().out
+
+
+def test_stubs_are_reported_as_not_done():
+    def stub(*args):
+        raise NotImplementedError("Exercise ch04-topological-sort: write your code here")
+    for checker in (check.ch04_topological_sort, check.ch04_backward, check.ch04_reused_node,
+                    check.ch04_second_backward):
+        with pytest.raises(NotImplementedError, match="is not done yet"):
+            checker(stub)
+
+
+# -- typical wrong topological sorts -------------------------------------------------------
+def sort_recursive(root):
+    order, visited = [], set()
+
+    def visit(node):
+        if node in visited:
+            return
+        visited.add(node)
+        for p in node.parents:
+            visit(p)
+        order.append(node)
+    visit(root)
+    return order[::-1]
+
+
+def sort_without_visited(root):
+    order, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        stack.extend(node.parents)
+    return order
+
+
+def sort_breadth_first(root):
+    order, seen, queue = [], {root}, [root]
+    while queue:
+        node = queue.pop(0)
+        order.append(node)
+        for p in node.parents:
+            if p not in seen:
+                seen.add(p)
+                queue.append(p)
+    return order
+
+
+def sort_forward_order(root):
+    return topological_sort(root)[::-1]
+
+
+def sort_marking_nodes(root):
+    order, stack = [], [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+        elif not getattr(node, "visited", False):
+            node.visited = True
+            stack.append((node, True))
+            stack.extend((p, False) for p in node.parents)
+    return order[::-1]
+
+
+def sort_exponential_dedupe(root):
+    """Every path walked (no visited set), duplicates removed at the end, last one kept."""
+    order, stack = [], [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+        else:
+            stack.append((node, True))
+            stack.extend((p, False) for p in node.parents)
+    last = {id(n): i for i, n in enumerate(order)}
+    return [n for i, n in enumerate(order) if last[id(n)] == i][::-1]
+
+
+def sort_without_leaves(root):
+    return [n for n in topological_sort(root) if n.parents]
+
+
+def sort_of_labels(root):
+    return [n.label for n in topological_sort(root)]
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (sort_recursive, "explicit stack"),
+    (sort_without_visited, "appears 2 times"),
+    (sort_breadth_first, "breadth-first order is not enough"),
+    (sort_forward_order, "reverse your list"),
+    (sort_marking_nodes, "instead of marking the nodes"),
+    (sort_exponential_dedupe, "exponentially"),
+    (sort_without_leaves, "missing"),
+    (sort_of_labels, "not a node"),
+    (lambda root: None, "return"),
+])
+def test_topological_sort_rejects_typical_mistakes(wrong, words):
+    msg = failure(check.ch04_topological_sort, wrong)
+    assert "ch04-topological-sort" in msg and words in msg
+
+
+def test_recursive_sort_fails_only_on_the_deep_chain():
+    msg = failure(check.ch04_topological_sort, sort_recursive)
+    assert "10,000-deep chain" in msg and "RecursionError" in msg
+
+
+def test_hidden_cases_catch_a_sort_that_only_handles_small_graphs():
+    def sort_small_only(root):  # breadth-first on big graphs, right on small ones
+        return topological_sort(root) if len(sort_breadth_first(root)) < 20 else sort_breadth_first(root)
+    check.ch04_topological_sort(sort_small_only)  # the visible cases are all small or chains
+    msg = failure(check.ch04_topological_sort, sort_small_only, seed=1, hidden=True)
+    assert "random graph" in msg
+
+
+# -- typical wrong backwards ---------------------------------------------------------------
+def backward_overwrites(root):
+    grads = {root: 1.0}
+    for node in topological_sort(root):
+        if not node.parents:
+            node.grad += grads[node]
+        for parent, local in zip(node.parents, node.local_grads):
+            grads[parent] = local * grads[node]
+    return grads
+
+
+def backward_assigns_leaf_grad(root):
+    grads = {root: 1.0}
+    for node in topological_sort(root):
+        if not node.parents:
+            node.grad = grads[node]
+        for parent, local in zip(node.parents, node.local_grads):
+            grads[parent] = grads.get(parent, 0.0) + local * grads[node]
+    return grads
+
+
+def backward_micrograd_style(root):
+    """Gradients kept in every node's .grad; a second call starts from the leftovers."""
+    root.grad = 1.0
+    order = topological_sort(root)
+    for node in order:
+        for parent, local in zip(node.parents, node.local_grads):
+            parent.grad += local * node.grad
+    return {n: n.grad for n in order}
+
+
+def backward_per_path(root):
+    """Pushes every contribution down at once, recursively (right values, recursion limit)."""
+    grads = {}
+
+    def push(node, g):
+        grads[node] = grads.get(node, 0.0) + g
+        if not node.parents:
+            node.grad += g
+        for parent, local in zip(node.parents, node.local_grads):
+            push(parent, local * g)
+    push(root, 1.0)
+    return grads
+
+
+def backward_no_return(root):
+    make_backward()(root)
+
+
+def backward_wrong_order(root):
+    return make_backward(sort_breadth_first)(root)
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (backward_overwrites, "overwrote the first"),
+    (backward_assigns_leaf_grad, "accumulate across calls"),
+    (backward_micrograd_style, "non-leaf"),
+    (backward_per_path, "must not recurse"),
+    (backward_no_return, "did not return a dict"),
+])
+def test_backward_rejects_typical_mistakes(wrong, words):
+    msg = failure(check.ch04_backward, wrong)
+    assert "ch04-backward" in msg and words in msg
+
+
+def test_backward_in_wrong_order_fails_on_hidden_graphs():
+    msg = failure(check.ch04_backward, backward_wrong_order, seed=1, hidden=True)
+    assert "ch04-backward" in msg and "random graph" in msg
+
+
+def test_micrograd_style_second_call_is_off_by_the_leftovers():
+    g = ch04._reused_graph(0.5, -2.0)
+    ref = ch04._reference_grads(g["out"])[id(g["x"])]
+    backward_micrograd_style(g["out"])
+    backward_micrograd_style(g["out"])
+    assert g["x"].grad != pytest.approx(2 * ref)
+
+
+# -- typical wrong answers for the reused node and the second backward -----------------------
+@pytest.mark.parametrize("wrong,words", [
+    (lambda x, y: {"a": x * y, "h": x * y + x, "x": (x * y + x) * y + x * y, "y": (x * y + x) * x},
+     "only the direct path"),
+    (lambda x, y: {"a": x * y, "h": 2 * x * y + x, "x": (2 * x * y + x) * y, "y": (2 * x * y + x) * x},
+     "feeds a = h + x directly"),
+    (lambda x, y: (1.0, 2.0), "did not return a dict"),
+    (lambda x, y: {"h": 1.0}, "no key"),
+])
+def test_reused_node_rejects_typical_mistakes(wrong, words):
+    msg = failure(check.ch04_reused_node, wrong)
+    assert "ch04-reused-node" in msg and words in msg
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (lambda x0, calls: 6 * x0 + 1, "does not overwrite"),
+    (lambda x0, calls: calls * 6 * x0, "contributes 1"),
+    (lambda x0, calls: (6 * x0 + 1) * 2 ** (calls - 1), "does not double"),
+])
+def test_second_backward_rejects_typical_mistakes(wrong, words):
+    msg = failure(check.ch04_second_backward, wrong)
+    assert "ch04-second-backward" in msg and words in msg
+
+
+# -- the checkers' reference against the engine and PyTorch ----------------------------------
+def _replay(root, lib):
+    """Rebuild a checker graph with ``lib`` ('al' or torch); return (root, {leaf id: var})."""
+    order = topological_sort(root)[::-1]  # parents before consumers
+    made, leaves = {}, {}
+    for node in order:
+        ps = [made[id(p)] for p in node._parents]
+        if not ps:
+            var = (al.tensor(node.data, requires_grad=True) if lib == "al" else
+                   lib.tensor(node.data, dtype=lib.float64, requires_grad=True))
+            leaves[id(node)] = var
+        elif node.op == "+":
+            var = ps[0] + ps[1]
+        elif node.op == "*":
+            var = ps[0] * ps[1]
+        else:
+            assert node.op == "tanh"
+            var = ps[0].tanh()
+        made[id(node)] = var
+    return made[id(root)], leaves
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_reference_gradients_match_autograd_lab(seed):
+    root, _ = ch04._random_graph(np.random.default_rng(seed), 5, 80)
+    ref = ch04._reference_grads(root)
+    out, leaves = _replay(root, "al")
+    assert out.item() == pytest.approx(root.data, rel=1e-12)
+    out.backward()
+    for i, var in leaves.items():
+        assert var.grad.item() == pytest.approx(ref[i], rel=1e-9, abs=1e-12)
+
+
+def test_reference_gradients_match_pytorch():
+    torch = pytest.importorskip("torch")
+    root, _ = ch04._random_graph(np.random.default_rng(7), 4, 60)
+    ref = ch04._reference_grads(root)
+    out, leaves = _replay(root, torch)
+    out.backward()
+    for i, var in leaves.items():
+        assert var.grad.item() == pytest.approx(ref[i], rel=1e-9, abs=1e-12)
+
+
+def test_checker_nodes_count_parent_reads_and_hash_by_identity():
+    x = ch04._leaf(1.0, "x")
+    y = x * x
+    assert y.parents == (x, x) and y.reads == 1
+    assert len({x, y, ch04._leaf(1.0, "x")}) == 3
