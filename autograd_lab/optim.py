@@ -1,0 +1,250 @@
+"""Optimizers (SGD, Adam) and a step learning-rate schedule, with PyTorch's update rules.
+
+An optimizer holds ``param_groups`` (a list of dicts: ``params`` plus hyper-parameters)
+and per-parameter ``state``. ``step()`` changes each parameter's numpy data in place
+from its ``.grad``; nothing is recorded in the graph.
+
+>>> from autograd_lab.nn import Parameter
+>>> from autograd_lab.optim import SGD
+>>> w = Parameter([1.0])
+>>> opt = SGD([w], lr=0.1)
+>>> (w * w).sum().backward()
+>>> opt.step()
+>>> w.data
+array([0.8])
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from .variable import Variable
+
+_REQUIRED = object()  # marks a hyper-parameter that has no default (SGD's lr)
+
+
+class Optimizer:
+    """Base class: keeps parameter groups and state; subclasses define ``step``."""
+
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self.state: dict[Variable, dict[str, Any]] = {}
+        self.param_groups: list[dict[str, Any]] = []
+        if isinstance(params, Variable):
+            raise TypeError("params should be an iterable of Variables (e.g. model.parameters() or [w, b]); "
+                            "got a single Variable. Wrap it in a list: [w].")
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list; pass model.parameters() of a model "
+                             "that has parameters, or a non-empty list of Variables.")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, group: dict[str, Any]) -> None:
+        """Add parameters with their own hyper-parameters (missing ones come from the defaults)."""
+        if not isinstance(group, dict) or "params" not in group:
+            raise TypeError(f"a parameter group must be a dict with a 'params' entry; got {group!r}")
+        params = group["params"]
+        params = [params] if isinstance(params, Variable) else list(params)
+        for i, p in enumerate(params):
+            if not isinstance(p, Variable):
+                raise TypeError(f"optimizer can only optimize Variables, but parameter {i} is a "
+                                f"{type(p).__name__}; pass model.parameters() or Variables with requires_grad=True.")
+            if not p.is_leaf:
+                raise ValueError(f"can't optimize a non-leaf Variable (parameter {i} was computed by "
+                                 f"{type(p.grad_fn).__name__}); optimize the leaves it was computed from.")
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params) or len({id(p) for p in params}) != len(params):
+            raise ValueError("some parameters appear in more than one parameter group (or twice in one); "
+                             "each parameter may be given once.")
+        new = {"params": params}
+        for key, default in self.defaults.items():
+            value = group.get(key, default)
+            if value is _REQUIRED:
+                raise TypeError(f"parameter group didn't specify a value of required optimization parameter {key}")
+            new[key] = value
+        for key in group:
+            if key not in new:
+                raise TypeError(f"unknown option '{key}' in a parameter group; "
+                                f"{type(self).__name__} accepts {sorted(self.defaults)}")
+        self.param_groups.append(new)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget every parameter's gradient before the next backward (which would add to it)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if set_to_none:
+                    p.grad = None
+                elif p.grad is not None:
+                    p.grad.data[...] = 0
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        raise NotImplementedError
+
+    def state_dict(self) -> dict[str, Any]:
+        """State and hyper-parameters, with parameters referred to by their position."""
+        index = {id(p): i for i, p in enumerate(p for g in self.param_groups for p in g["params"])}
+        state = {index[id(p)]: {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in s.items()}
+                 for p, s in self.state.items()}
+        groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": [index[id(p)] for p in g["params"]]}
+                  for g in self.param_groups]
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups) or any(
+                len(a["params"]) != len(b["params"]) for a, b in zip(groups, self.param_groups)):
+            raise ValueError("loaded state dict has a different number of parameter groups or parameters "
+                             "than this optimizer; build the optimizer over the same parameters first.")
+        params = [p for g in self.param_groups for p in g["params"]]
+        for saved, group in zip(groups, self.param_groups):
+            group.update({k: v for k, v in saved.items() if k != "params"})
+        self.state = {params[i]: {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in s.items()}
+                      for i, s in state_dict["state"].items()}
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, g in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {v}" for k, v in sorted(g.items()) if k != "params"]
+        return "\n".join(lines) + "\n)"
+
+
+def _check(name: str, value: float, low: float = 0.0) -> None:
+    if not value >= low:
+        raise ValueError(f"Invalid {name} value: {value}; it must be >= {low}.")
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with optional momentum, dampening, weight decay and Nesterov.
+
+    Per parameter, with g its gradient (PyTorch's rule)::
+
+        g = g + weight_decay * p
+        b = g (first step)  or  b = momentum * b + (1 - dampening) * g
+        g = g + momentum * b  if nesterov  else  b          (only when momentum != 0)
+        p = p - lr * g
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = _REQUIRED, momentum: float = 0.0,  # type: ignore
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False) -> None:
+        if lr is not _REQUIRED:
+            _check("learning rate", lr)
+        _check("momentum", momentum)
+        _check("weight_decay", weight_decay)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum > 0 and zero dampening; "
+                             f"got momentum={momentum}, dampening={dampening}.")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov))
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update every parameter that has a gradient; returns ``closure()`` if given."""
+        loss = closure() if closure is not None else None
+        for group in self.param_groups:
+            lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+            wd, nesterov = group["weight_decay"], group["nesterov"]
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                d_p = p._grad._data
+                if wd != 0:
+                    d_p = d_p + wd * p._data
+                if momentum != 0:
+                    state = self.state.get(p)
+                    if state is None:
+                        buf = np.array(d_p, dtype=p._data.dtype, copy=True)
+                        self.state[p] = {"momentum_buffer": buf}
+                    else:
+                        buf = state["momentum_buffer"]
+                        buf *= momentum
+                        if dampening == 0:
+                            buf += d_p
+                        else:
+                            buf += (1 - dampening) * d_p
+                    d_p = d_p + momentum * buf if nesterov else buf
+                p._data -= lr * d_p
+                p._bump_version()
+        return loss
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba) with PyTorch's bias correction and L2 weight decay added to the gradient::
+
+        g = g + weight_decay * p
+        m = beta1 * m + (1 - beta1) * g;   v = beta2 * v + (1 - beta2) * g * g
+        p = p - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0) -> None:
+        _check("learning rate", lr)
+        _check("epsilon", eps)
+        _check("weight_decay", weight_decay)
+        if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
+            raise ValueError(f"Invalid betas {betas}: each must be in [0, 1).")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        loss = closure() if closure is not None else None
+        for group in self.param_groups:
+            lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                g = p._grad._data
+                if wd != 0:
+                    g = g + wd * p._data
+                state = self.state.get(p)
+                if state is None:
+                    state = self.state[p] = {"step": 0, "exp_avg": np.zeros_like(p._data),
+                                             "exp_avg_sq": np.zeros_like(p._data)}
+                state["step"] += 1
+                t = state["step"]
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                m += (1 - beta1) * (g - m)          # lerp towards g, as PyTorch does
+                v *= beta2
+                v += (1 - beta2) * g * g
+                step_size = lr / (1 - beta1 ** t)
+                denom = np.sqrt(v) / math.sqrt(1 - beta2 ** t) + eps
+                p._data -= step_size * m / denom
+                p._bump_version()
+        return loss
+
+
+class StepLR:
+    """Multiply each group's learning rate by ``gamma`` every ``step_size`` calls of ``step()``
+    (call it once per epoch, after the optimizer's steps)."""
+
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"StepLR needs an Optimizer; got {type(optimizer).__name__}")
+        if int(step_size) < 1:
+            raise ValueError(f"step_size must be a positive number of epochs; got {step_size}")
+        self.optimizer, self.step_size, self.gamma = optimizer, int(step_size), float(gamma)
+        for group in optimizer.param_groups:
+            group.setdefault("initial_lr", group["lr"])
+        self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
+        self.last_epoch = 0
+        self._last_lr = [g["lr"] for g in optimizer.param_groups]
+
+    def step(self) -> None:
+        self.last_epoch += 1
+        if self.last_epoch % self.step_size == 0:
+            for group in self.optimizer.param_groups:
+                group["lr"] = group["lr"] * self.gamma
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+
+    def get_last_lr(self) -> list[float]:
+        """The learning rates set by the last ``step()`` (one per parameter group)."""
+        return list(self._last_lr)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
