@@ -1,0 +1,291 @@
+"""Checkers for chapter 02, Variable and the computational graph."""
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import Variable, no_grad, ones, tensor
+from ._common import Checker, format_value
+
+__all__ = ["ch02_variable_class", "ch02_propagation_rule", "ch02_hand_gradients",
+           "ch02_find_leaves"]
+
+
+def _attr(ck: Checker, obj: Any, name: str, hint: str) -> Any:
+    """``obj.name`` with the learner's errors (stubs, crashes, missing attributes) reported."""
+    def read_attribute() -> Any:
+        return getattr(obj, name)
+    read_attribute.__name__ = f"MyVariable.{name}"
+    try:
+        return ck.call(read_attribute, hint=hint)
+    except AssertionError as err:
+        if isinstance(err.__cause__, AttributeError):
+            raise ck.error(f"your Variable has no attribute {name!r}.", hint=hint) from None
+        raise
+
+
+def ch02_variable_class(MyVariable: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``MyVariable(data, requires_grad=False, grad_fn=None)`` with ``data`` (ndarray),
+    ``grad`` (None at first), ``requires_grad``, ``grad_fn``, and properties ``is_leaf``, ``shape``."""
+    ck = Checker("ch02-variable-class", seed=seed, hidden=hidden)
+    ck.check(isinstance(MyVariable, type), "MyVariable is not a class.", received=MyVariable,
+             hint="Pass the class itself: check.ch02_variable_class(MyVariable).")
+    with ck.case("a list becomes a numpy array in .data"):
+        v = ck.call(MyVariable, [1.0, 2.0, 3.0])
+        data = _attr(ck, v, "data", "Store the array in __init__: self.data = np.asarray(data).")
+        ck.check(isinstance(data, np.ndarray), "data is not a numpy array.",
+                 expected="np.ndarray", received=type(data).__name__,
+                 hint="Convert what you are given: self.data = np.asarray(data).")
+        ck.close(data, np.array([1.0, 2.0, 3.0]), what="data")
+    with ck.case("a new Variable has grad None, requires_grad False, grad_fn None"):
+        v = ck.call(MyVariable, np.zeros((2, 3)))
+        grad = _attr(ck, v, "grad", "Start with self.grad = None: there is no gradient yet.")
+        ck.check(grad is None, "grad of a new Variable is not None.", expected=None,
+                 received=grad, hint="The gradient only exists after a backward pass: "
+                                     "self.grad = None in __init__.")
+        rg = _attr(ck, v, "requires_grad", "Store the flag: self.requires_grad = requires_grad.")
+        ck.check(rg is False, "requires_grad should default to False.", expected=False,
+                 received=rg, hint="def __init__(self, data, requires_grad=False, grad_fn=None).")
+        fn = _attr(ck, v, "grad_fn", "Store it: self.grad_fn = grad_fn.")
+        ck.check(fn is None, "grad_fn should default to None.", expected=None, received=fn,
+                 hint="A Variable you make yourself was made by no Function: grad_fn=None.")
+    with ck.case("requires_grad=True is kept as True"):
+        v = ck.call(MyVariable, np.ones(2), requires_grad=True)
+        rg = _attr(ck, v, "requires_grad", "self.requires_grad = requires_grad")
+        ck.check(rg is True, "requires_grad was not stored.", expected=True, received=rg,
+                 hint="self.requires_grad = bool(requires_grad).")
+    with ck.case("is_leaf is a property: True without grad_fn, False with one"):
+        leaf = ck.call(MyVariable, 1.0, requires_grad=True)
+        is_leaf = _attr(ck, leaf, "is_leaf", "Define is_leaf as a @property.")
+        ck.check(not callable(is_leaf), "is_leaf is a method, not a property.",
+                 expected=True, received="a bound method",
+                 hint="Put @property above def is_leaf(self), so that v.is_leaf (no brackets) works.")
+        ck.check(is_leaf is True, "a Variable without grad_fn should be a leaf.", expected=True,
+                 received=is_leaf, hint="return self.grad_fn is None")
+        node = types.SimpleNamespace(name="MulBackward")
+        made = ck.call(MyVariable, 2.0, requires_grad=True, grad_fn=node)
+        ck.check(_attr(ck, made, "grad_fn", "self.grad_fn = grad_fn") is node,
+                 "grad_fn is not the object passed in.", hint="self.grad_fn = grad_fn")
+        ck.check(_attr(ck, made, "is_leaf", "return self.grad_fn is None") is False,
+                 "a Variable with a grad_fn should not be a leaf.", expected=False,
+                 received=True, hint="return self.grad_fn is None")
+    with ck.case("is_leaf follows grad_fn when grad_fn changes later"):
+        v = ck.call(MyVariable, np.ones(3))
+        _attr(ck, v, "is_leaf", "return self.grad_fn is None")
+        v.grad_fn = types.SimpleNamespace(name="AddBackward")
+        ck.check(_attr(ck, v, "is_leaf", "return self.grad_fn is None") is False,
+                 "is_leaf did not change after grad_fn was set.", expected=False, received=True,
+                 hint="Compute is_leaf from grad_fn each time (a property returning "
+                      "self.grad_fn is None) instead of storing a flag in __init__.")
+    shapes = [(2, 3), (), (4,)]
+    if hidden:
+        shapes += [tuple(int(n) for n in ck.rng.integers(1, 5, size=k)) for k in (1, 3)]
+    for shape in shapes:
+        with ck.case(f"shape of a {shape} array"):
+            data = np.round(ck.rng.normal(size=shape), 3)
+            v = ck.call(MyVariable, data)
+            got = _attr(ck, v, "shape", "Define shape as a @property returning self.data.shape.")
+            ck.check(not callable(got), "shape is a method, not a property.",
+                     hint="Put @property above def shape(self).")
+            ck.check(tuple(got) == shape, "shape is wrong.", expected=shape, received=got,
+                     hint="return self.data.shape")
+            ck.close(_attr(ck, v, "data", "self.data = np.asarray(data)"), data, what="data")
+    ck.done()
+
+
+def ch02_propagation_rule(output_requires_grad: Callable[..., bool], *, seed: int = 0,
+                          hidden: bool = False) -> None:
+    """Check ``output_requires_grad(inputs, grad_enabled=True)``: True exactly when grad mode
+    is on and at least one input is a Variable that requires grad (other inputs count as no)."""
+    ck = Checker("ch02-propagation-rule", seed=seed, hidden=hidden)
+    w = tensor(ck.rng.normal(size=3), requires_grad=True)
+    x = tensor(ck.rng.normal(size=3))
+    computed = w * 2.0
+    with no_grad():
+        frozen = w * 2.0
+    duck = types.SimpleNamespace(requires_grad=True)
+    cases: list[tuple[str, list, bool, bool, str]] = [
+        ("[w] with w.requires_grad=True", [w], True, True,
+         "An output requires grad when any input does."),
+        ("[x] with x.requires_grad=False", [x], True, False,
+         "No input requires grad, so the output does not."),
+        ("[x, w]: one of two inputs requires grad", [x, w], True, True,
+         "One input that requires grad is enough: use any(...), not all(...)."),
+        ("[w, x]: the order does not matter", [w, x], True, True,
+         "Look at every input, not only the first one: any(...)."),
+        ("[w, x] with grad_enabled=False", [w, x], False, False,
+         "In al.no_grad() nothing is recorded: return False when grad_enabled is False."),
+        ("[x, 3.0, an ndarray]: numbers and arrays never require grad",
+         [x, 3.0, np.ones(2)], True, False,
+         "Use getattr(a, 'requires_grad', False) so numbers and arrays count as False."),
+        ("[2.5, w]: a number next to a Variable that requires grad", [2.5, w], True, True,
+         "Numbers count as False, but w requires grad."),
+        ("[w * 2]: a computed Variable made from w requires grad", [computed], True, True,
+         "A computed Variable that requires grad passes the flag on, like a leaf does."),
+        ("[]: no inputs", [], True, False, "With no inputs nothing requires grad."),
+    ]
+    if hidden:
+        cases += [
+            ("[w * 2 made under no_grad]", [frozen, x], True, False,
+             "frozen was made under no_grad, so it does not require grad."),
+            ("[any object with requires_grad=True]", [duck], True, True,
+             "Read the attribute requires_grad, whatever the class."),
+            ("five inputs, the last requires grad", [x, 1.0, x, np.zeros(1), w], True, True,
+             "any(...) over all inputs."),
+        ]
+    for name, inputs, enabled, want, hint in cases:
+        with ck.case(name):
+            got = ck.call(output_requires_grad, list(inputs), grad_enabled=enabled, hint=hint)
+            ck.check(isinstance(got, (bool, np.bool_)), "the result is not True or False.",
+                     expected=want, received=got, hint="Return a bool, e.g. any(...) and grad_enabled.")
+            ck.check(bool(got) == want, f"returned {bool(got)}.", expected=want, received=got,
+                     hint=hint)
+    ck.done()
+
+
+def _example(w1: float, w2: float, w3: float) -> dict[str, np.ndarray]:
+    """The chapter's graph run by the engine: d loss / d every named Variable."""
+    inp = ones(2, 2)
+    ws = [tensor(float(v), requires_grad=True) for v in (w1, w2, w3)]
+    l1 = inp * ws[0]
+    l2 = l1 + ws[1]
+    l3 = l1 * ws[2]
+    l4 = l2 * l3
+    for v in (l1, l2, l3, l4):
+        v.retain_grad()
+    l4.mean().backward()
+    out = {name: v.grad.data for name, v in zip(["l1", "l2", "l3", "l4"], [l1, l2, l3, l4])}
+    out.update({name: v.grad.data for name, v in zip(["w1", "w2", "w3"], ws)})
+    return out
+
+
+def ch02_hand_gradients(hand_gradients: Callable[..., dict], *, seed: int = 0,
+                        hidden: bool = False) -> None:
+    """Check ``hand_gradients(w1, w2, w3)``: a dict of d loss / d l4, l3, l2, l1 ((2, 2) arrays)
+    and d loss / d w1, w2, w3 (numbers) for the chapter's example with input = ones(2, 2)."""
+    ck = Checker("ch02-hand-gradients", seed=seed, hidden=hidden)
+    points = [(2.0, 3.0, 4.0), (1.0, -1.0, 0.5)]
+    if hidden:
+        points += [tuple(float(v) for v in np.round(ck.rng.uniform(-3, 3, size=3), 2))
+                   for _ in range(3)]
+    for w1, w2, w3 in points:
+        with ck.case(f"w1={w1:g}, w2={w2:g}, w3={w3:g}"):
+            got = ck.call(hand_gradients, w1, w2, w3)
+            ck.check(isinstance(got, dict), "the result is not a dict.",
+                     expected="{'l4': ..., 'l3': ..., 'l2': ..., 'l1': ..., 'w1': ..., 'w2': ..., "
+                              "'w3': ...}", received=type(got).__name__,
+                     hint="Return a dict with one entry per Variable of the graph.")
+            want = _example(w1, w2, w3)
+            missing = [k for k in want if k not in got]
+            ck.check(not missing, f"the dict has no entry for {missing}.",
+                     expected=sorted(want), received=sorted(map(str, got)),
+                     hint="Give d loss / d x for l4, l3, l2, l1, w1, w2 and w3.")
+            d = want
+            mistakes = {
+                "l4": [(np.ones((2, 2)), "loss is the mean of 4 numbers, so each one counts 1/4.")],
+                "l3": [(4 * d["l3"], "Remember the 1/4 from the mean."),
+                       (d["l2"], "d loss/d l3 multiplies by l2 (the other factor of l4 = l2 * l3), "
+                                 "not by l3.")],
+                "l2": [(4 * d["l2"], "Remember the 1/4 from the mean."),
+                       (d["l3"], "d loss/d l2 multiplies by l3 (the other factor), not by l2.")],
+                "l1": [(d["l2"], "l1 feeds two Variables: add the path through l2 AND the path "
+                                 "through l3 (d l3/d l1 = w3)."),
+                       (w3 * d["l3"], "l1 feeds two Variables: add the path through l2 (d l2/d l1 "
+                                      "= 1) to the path through l3.")],
+                "w1": [(d["l1"][0, 0], "w1 is a scalar used in all 4 elements of l1 = input * w1: "
+                                       "sum the contributions of all 4."),
+                       (d["w1"] / 4, "Sum over the 4 elements, do not average.")],
+                "w2": [(d["w2"] / 4, "w2 is added to all 4 elements of l1: sum the 4 gradients "
+                                     "of l2.")],
+                "w3": [(d["w3"] / 4, "w3 multiplies all 4 elements of l1: sum the 4 "
+                                     "contributions of l3.")],
+            }
+            for key in ["l4", "l3", "l2", "l1", "w1", "w2", "w3"]:
+                value = got[key]
+                if isinstance(value, Variable):
+                    value = value.data  # a Variable is fine too
+                expected = want[key] if key.startswith("l") else float(want[key])
+                shape_hint = ("Give the gradient of each element: an array of shape (2, 2), "
+                              "e.g. np.full((2, 2), value)." if key.startswith("l") else
+                              "w1, w2 and w3 are scalars: give a single number.")
+                if np.shape(value) != np.shape(expected):
+                    ck.fail(f"d loss / d {key} has shape {np.shape(value)}, expected "
+                            f"{np.shape(expected)}.", expected=expected, received=value,
+                            hint=shape_hint)
+                ck.close(value, expected, atol=1e-8, rtol=1e-8, what=f"d loss / d {key}",
+                         mistakes=mistakes[key],
+                         hint="Go backwards from loss one step at a time: the gradient of a "
+                              "Variable is the sum, over the Variables it feeds, of their "
+                              "gradient times the local derivative.")
+    ck.done()
+
+
+def ch02_find_leaves(find_leaves: Callable[[Variable], list], *, seed: int = 0,
+                     hidden: bool = False) -> None:
+    """Check ``find_leaves(var)``: the leaf Variables that require grad and that ``var`` was
+    computed from, each once, found through ``grad_fn.next_functions``."""
+    ck = Checker("ch02-find-leaves", seed=seed, hidden=hidden)
+    rng = ck.rng
+
+    def leaf(*shape: int) -> Variable:
+        return tensor(np.round(rng.normal(size=shape), 3), requires_grad=True)
+
+    cases: list[tuple[str, Variable, list[Variable], str]] = []
+    inp = ones(2, 2)
+    w1, w2, w3 = leaf(), leaf(), leaf()
+    l1 = inp * w1
+    loss = ((l1 + w2) * (l1 * w3)).mean()
+    cases.append(("the chapter's example: w1, w2, w3 (not input)", loss, [w1, w2, w3],
+                  "Follow every edge: push each node in next_functions you have not seen, and "
+                  "collect node.variable from the AccumulateGrad nodes."))
+    a = leaf(3)
+    cases.append(("a leaf used twice: a * a + a", a * a + a, [a],
+                  "Remember the nodes (or leaves) you have already seen, so each leaf is "
+                  "listed once (compare with `is`, or keep a set of id(...))."))
+    b, c = leaf(2), leaf(2)
+    cases.append(("b.exp() * 3 + c: a Python number in the graph", b.exp() * 3 + c, [b, c],
+                  "Skip the entries of next_functions whose node is None."))
+    d = leaf(4)
+    cases.append(("the leaf itself", d, [d], "A leaf that requires grad has no grad_fn: "
+                                             "then the answer is [var] itself."))
+    e = leaf(3)
+    cases.append(("(e.detach() * 2).sum(): no leaves", (e.detach() * 2).sum(), [],
+                  "A Variable with grad_fn None that does not require grad has no leaves: []."))
+    if hidden:
+        ps = [leaf(2) for _ in range(4)]
+        h = ps[0]
+        for p in ps[1:]:
+            h = (h * p).tanh() + h
+        cases.append(("four leaves, every step reuses h", h.sum(), ps,
+                      "Use a stack (or queue) and a seen set over the nodes."))
+        x = leaf(2)
+        y = x
+        for _ in range(150):
+            y = y * 1.01
+        cases.append(("a chain of 150 steps", y, [x], "Walk all the way down the chain."))
+    for name, var, want, hint in cases:
+        with ck.case(name):
+            got = ck.call(find_leaves, var, hint=hint)
+            ck.check(got is not None and not isinstance(got, (str, Variable)) and
+                     hasattr(got, "__iter__"), "the result is not a list.",
+                     expected="a list of Variables", received=got, hint="Return a list.")
+            got = list(got)
+            bad = [g for g in got if not isinstance(g, Variable)]
+            ck.check(not bad, "the list holds something that is not a Variable.",
+                     received=format_value(bad[0]) if bad else None,
+                     hint="Collect node.variable from the AccumulateGrad nodes (not the nodes).")
+            ids = [id(g) for g in got]
+            ck.check(len(set(ids)) == len(ids), "a leaf is listed more than once.",
+                     expected=f"{len(set(ids))} leaves", received=f"{len(ids)} entries", hint=hint)
+            names = {id(v): f"leaf {i} (shape {v.shape})" for i, v in enumerate(want)}
+            missing = [names[id(v)] for v in want if id(v) not in set(ids)]
+            extra = [g for g in got if id(g) not in names]
+            ck.check(not missing and not extra, "the leaves found are not the right ones.",
+                     expected=f"{len(want)} leaves", received=f"{len(got)} Variables"
+                     + (f"; missing {missing}" if missing else "")
+                     + (f"; {len(extra)} that are not leaves requiring grad" if extra else ""),
+                     hint=hint)
+    ck.done()
