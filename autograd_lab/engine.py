@@ -176,7 +176,7 @@ def run_backward(
 
 
 def _run_node(node: Node, buf: list, buffers: dict, retain_graph: bool) -> None:
-    if node.materialize_grads and any(g is None for g in buf):
+    if node.materialize_grads:
         for nr, g in enumerate(buf):
             if g is None and node._output_meta[nr] is not None:
                 shape, dtype = node._output_meta[nr]

@@ -15,7 +15,7 @@ import numpy as np
 
 from .errors import BackwardError, LegacyFunctionError
 from .grad_mode import STATE
-from .variable import Variable, VersionCounter, _accumulator_of, _set_accumulator
+from .variable import Variable, VersionCounter, _set_accumulator
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
           "variables after they have already been freed). Saved intermediate values of the graph "
@@ -32,8 +32,11 @@ class _Saved:
     def __init__(self, var: Variable) -> None:
         self.var: Variable | None = var
         self.data = None
-        self.counter = var._version_counter
-        self.version = var._version_counter.value
+        counter = var._vc
+        if counter is None:
+            counter = var._vc = VersionCounter()
+        self.counter = counter
+        self.version = counter.value
         self.output_nr = -1
 
 
@@ -163,7 +166,8 @@ class AccumulateGrad(Node):
 
     @staticmethod
     def of(var: Variable) -> "AccumulateGrad":
-        node = _accumulator_of(var)
+        ref = var._accumulator
+        node = ref() if ref is not None else None
         if node is None:
             node = AccumulateGrad(var)
             _set_accumulator(var, node)

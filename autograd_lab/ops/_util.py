@@ -15,8 +15,7 @@ def raw(x: Any) -> Any:
     return x._data if isinstance(x, Variable) else x
 
 
-def wrap(a: np.ndarray | Any) -> Variable:
-    return Variable._make(a if isinstance(a, np.ndarray) else np.asarray(a))
+wrap = Variable._make  # ndarray (or numpy scalar) -> Variable, no copy
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
@@ -26,7 +25,7 @@ def shape_of(x: Any) -> tuple[int, ...]:
 def broadcasting(op: Callable[[Any, Any], Any], a: Any, b: Any, name: str) -> Any:
     """Apply a numpy binary op; turn numpy's broadcast failure into a ShapeError naming both shapes."""
     try:
-        return op(raw(a), raw(b))
+        return op(a._data if isinstance(a, Variable) else a, b._data if isinstance(b, Variable) else b)
     except ValueError as exc:
         if "broadcast" not in str(exc):
             raise
