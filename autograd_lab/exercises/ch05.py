@@ -1,0 +1,316 @@
+"""Checkers for chapter 05, Tensors and broadcasting."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._common import Checker
+
+__all__ = ["ch05_unbroadcast", "ch05_sum_backward", "ch05_matmul_backward", "ch05_softmax"]
+
+
+def _al() -> Any:
+    import autograd_lab as al  # imported late: the checkers of chapter 00 need no library
+    return al
+
+
+def _array(value: Any) -> Any:
+    """The numpy data of a Variable, anything else unchanged."""
+    return value.data if hasattr(value, "data") and hasattr(value, "grad_fn") else value
+
+
+# -- ch05-unbroadcast -----------------------------------------------------------------------
+def _unbroadcast_reference(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    lead = grad.ndim - len(shape)
+    out = grad.sum(axis=tuple(range(lead))) if lead else grad
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and out.shape[i] != 1)
+    return out.sum(axis=axes, keepdims=True) if axes else out
+
+
+def _random_broadcast(rng: np.random.Generator) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A target shape with some 1s, and a grad shape it broadcasts to (maybe with new axes)."""
+    ndim = int(rng.integers(1, 4))
+    big = tuple(int(n) for n in rng.integers(2, 5, size=ndim))
+    small = tuple(1 if rng.random() < 0.5 else n for n in big)
+    drop = int(rng.integers(0, ndim))
+    return small[drop:], big
+
+
+def ch05_unbroadcast(unbroadcast: Callable[[np.ndarray, tuple], np.ndarray], *,
+                     seed: int = 0, hidden: bool = False) -> None:
+    """Check ``unbroadcast(grad, shape)``: sum ``grad`` down to ``shape`` (the inverse of broadcasting).
+
+    Sum over the leading axes broadcasting added, and with ``keepdims`` over the axes where
+    ``shape`` has a 1; return exactly ``shape``; raise ValueError if ``shape`` could not have
+    been broadcast to ``grad.shape``; leave ``grad`` unchanged.
+    """
+    ck = Checker("ch05-unbroadcast", seed=seed, hidden=hidden)
+    rng = ck.rng
+    cases: list[tuple[str, tuple[int, ...], tuple[int, ...]]] = [
+        ("a bias (3,) added to a batch (4, 3)", (4, 3), (3,)),
+        ("a column (4, 1) broadcast across (4, 3)", (4, 3), (4, 1)),
+        ("(3, 1) broadcast to (2, 3, 4)", (2, 3, 4), (3, 1)),
+        ("a scalar () broadcast to (3, 4)", (3, 4), ()),
+        ("no broadcasting: (3, 4) stays (3, 4)", (3, 4), (3, 4)),
+        ("(1, 4) broadcast to (5, 1, 4): the middle 1 was never broadcast", (5, 1, 4), (1, 4)),
+    ]
+    if hidden:
+        for _ in range(4):
+            small, big = _random_broadcast(rng)
+            cases.append((f"{small} broadcast to {big}", big, small))
+    for name, big, small in cases:
+        with ck.case(name):
+            grad = np.round(rng.normal(size=big), 3)
+            before = grad.copy()
+            got = _array(ck.call(unbroadcast, grad, small))
+            expected = _unbroadcast_reference(before, small)
+            ck.check(np.array_equal(grad, before), "your unbroadcast changed the grad it was given.",
+                     hint="Use grad.sum(...), which returns a new array; do not assign into grad.")
+            _check_unbroadcast_shape(ck, got, big, small)
+            n_summed = before.size // max(expected.size, 1)
+            ck.close(got, expected, atol=1e-9, what="result",
+                     hint="Sum (do not average or pick) the copies: every copy of an element "
+                          "sends its gradient back to that one element.",
+                     mistakes=[(expected / n_summed, "You averaged; a broadcast element was used "
+                                "in every copy, so the gradients of the copies add up: use sum.")]
+                     if n_summed > 1 else [])
+    with ck.case("(2, 4) cannot have been broadcast to (3, 4): ValueError"):
+        grad = rng.normal(size=(3, 4))
+        err = ck.raises(ValueError, unbroadcast, grad, (2, 4),
+                        hint="After summing, compare the result's shape with the shape asked "
+                             "for and raise ValueError naming both if they differ.")
+        ck.check("(2, 4)" in str(err) and "(3, 4)" in str(err),
+                 "the ValueError message does not name both shapes.",
+                 expected="a message containing (2, 4) and (3, 4)", received=str(err),
+                 hint="For example: f'cannot sum shape {grad.shape} down to {shape}'.")
+    ck.done()
+
+
+def _check_unbroadcast_shape(ck: Checker, got: Any, big: tuple[int, ...],
+                             small: tuple[int, ...]) -> None:
+    shape = np.shape(got)
+    if shape == small:
+        return
+    lead = len(big) - len(small)
+    hint = f"Return an array of exactly shape {small}."
+    if shape == big:
+        hint = ("Nothing was summed: sum over the leading axes that broadcasting added "
+                f"({lead} of them here) and over each axis where the target has a 1.")
+    elif len(shape) == len(big) and lead:
+        hint = (f"Sum away the {lead} leading axis/axes as well (grad.sum(axis=tuple(range("
+                f"{lead})))), so the result has {len(small)} dimensions.")
+    elif len(shape) < len(small):
+        hint = ("The size-1 axes of the target must stay in the result: sum over them "
+                "with keepdims=True.")
+    elif len(shape) == len(small):
+        hint = ("Line the shapes up from the right: the target's last axis matches the "
+                "grad's last axis, and only axes where the target has a 1 are summed.")
+    ck.fail(f"the result has shape {shape}, expected shape {small}.", expected=f"shape {small}",
+            received=f"shape {shape}", hint=hint)
+
+
+# -- ch05-sum-backward ----------------------------------------------------------------------
+def _sum_grad(g: np.ndarray, shape: tuple[int, ...], axis: Any, keepdims: bool) -> np.ndarray:
+    if axis is None:
+        axes = tuple(range(len(shape)))
+    else:
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        axes = tuple(a % len(shape) for a in axes)
+    if not keepdims:
+        g = np.expand_dims(g, axes)
+    return np.broadcast_to(g, shape).copy()
+
+
+def _mistakes(shape: tuple[int, ...], *pairs: tuple[Callable[[], Any], str]) -> list:
+    """(value, hint) pairs for ``Checker.close``, keeping only wrong formulas that can be
+    computed and have the right shape (the others could not have been returned)."""
+    out = []
+    for make, hint in pairs:
+        try:
+            value = np.asarray(make())
+        except ValueError:
+            continue
+        if value.shape == shape:
+            out.append((value, hint))
+    return out
+
+
+def _named(fn: Callable[[], Any], name: str) -> Callable[[], Any]:
+    fn.__name__ = name
+    return fn
+
+
+def ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``SumFunction.apply(x, axis, keepdims)``: numpy's sum, and a backward that spreads
+    the incoming gradient back over the summed axes (a gradient shaped like x)."""
+    ck = Checker("ch05-sum-backward", seed=seed, hidden=hidden)
+    al = _al()
+    rng = ck.rng
+    cases: list[tuple[tuple[int, ...], Any, bool]] = [
+        ((3, 4), None, False), ((3, 4), 0, False), ((3, 4), 1, True), ((3, 3), 1, False),
+        ((3, 3), 0, True), ((2, 3, 4), (0, 2), False), ((2, 3, 4), -1, False),
+    ]
+    if hidden:
+        cases += [((4, 2, 3), 1, True), ((2, 2, 2), (1, 2), False), ((5,), 0, True),
+                  ((3, 2), None, True)]
+    shape_hint = ("backward must return a gradient shaped like x. Put the summed axes back "
+                  "as size 1 (np.expand_dims(g, axis), only when keepdims is False), then "
+                  "np.broadcast_to(g, x_shape); return (grad_x, None, None).")
+    for shape, axis, keepdims in cases:
+        with ck.case(f"x of shape {shape}, axis={axis}, keepdims={keepdims}"):
+            x = al.Variable(np.round(rng.normal(size=shape), 3), requires_grad=True)
+            y = ck.call(_named(lambda: SumFunction.apply(x, axis, keepdims), "SumFunction"))
+            expected_y = x.data.sum(axis=axis, keepdims=keepdims)
+            ck.close(_array(y), expected_y, what="forward result",
+                     hint="forward returns x.data.sum(axis=axis, keepdims=keepdims).")
+            g = np.round(rng.normal(size=np.shape(expected_y)), 3)
+            ck.call(_named(lambda: y.backward(al.Variable(g)), "SumFunction.backward"),
+                    hint=shape_hint)
+            ck.check(x.grad is not None, "x.grad is None after backward.",
+                     hint="backward must return the gradient for x as its first value.")
+            expected = _sum_grad(g, shape, axis, keepdims)
+            mistakes = []
+            if keepdims is False and axis is not None:
+                try:
+                    mistakes.append((np.broadcast_to(g, shape), "The summed axis was not put back "
+                                     "before broadcasting, so numpy lined the gradient up with the "
+                                     "wrong axis. Use np.expand_dims(g, axis) when keepdims is "
+                                     "False."))
+                except ValueError:
+                    pass
+            mistakes.append((np.ones(shape), "The gradient is all ones: multiply by (broadcast) "
+                             "the incoming grad_output, do not ignore it."))
+            ck.close(_array(x.grad), expected, what="gradient of x", hint=shape_hint,
+                     mistakes=mistakes)
+    with ck.case("gradcheck of sum over axis 1 of a (2, 3) input"):
+        x = al.Variable(rng.normal(size=(2, 3)), requires_grad=True)
+        fn = _named(lambda: al.gradcheck(lambda v: SumFunction.apply(v, 1, False), (x,)),
+                    "gradcheck")
+        ck.call(fn, hint=shape_hint)
+    ck.done()
+
+
+# -- ch05-matmul-backward -------------------------------------------------------------------
+def ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``MatMul.apply(a, b)`` for 2-D a (n, k) and b (k, m):
+    grad_a = grad @ b.T (n, k) and grad_b = a.T @ grad (k, m)."""
+    ck = Checker("ch05-matmul-backward", seed=seed, hidden=hidden)
+    al = _al()
+    rng = ck.rng
+    cases = [(2, 3, 4), (4, 4, 4), (1, 5, 1), (3, 1, 2)]
+    if hidden:
+        cases += [tuple(int(s) for s in rng.integers(1, 6, size=3)) for _ in range(3)]
+    shape_hint = ("Read the formula off the shapes: a is (n, k), b is (k, m), grad is (n, m). "
+                  "grad_a must be (n, k): only grad @ b.T fits. grad_b must be (k, m): only "
+                  "a.T @ grad fits. Return (grad_a, grad_b).")
+    for n, k, m in cases:
+        with ck.case(f"a ({n}, {k}) @ b ({k}, {m})"):
+            a = al.Variable(np.round(rng.normal(size=(n, k)), 3), requires_grad=True)
+            b = al.Variable(np.round(rng.normal(size=(k, m)), 3), requires_grad=True)
+            y = ck.call(_named(lambda: MatMul.apply(a, b), "MatMul"))
+            ck.close(_array(y), a.data @ b.data, what="forward result",
+                     hint="forward returns a.data @ b.data wrapped in a Variable.")
+            g = np.round(rng.normal(size=(n, m)), 3)
+            ck.call(_named(lambda: y.backward(al.Variable(g)), "MatMul.backward"), hint=shape_hint)
+            ck.check(a.grad is not None and b.grad is not None, "a.grad or b.grad is None.",
+                     hint="backward returns two gradients: (grad_a, grad_b).")
+            A, B = a.data, b.data
+            ga, gb = g @ B.T, A.T @ g
+            ck.close(_array(a.grad), ga, what="gradient of a", hint=shape_hint,
+                     mistakes=_mistakes(
+                         ga.shape,
+                         (lambda: g @ B, "grad_a = grad @ b is missing the transpose: grad @ b.T."),
+                         (lambda: B.T @ g.T, "Wrong order: grad_a = grad @ b.T (grad on the left)."),
+                         (lambda: (A.T @ g).T, "That is grad_b transposed: did you swap the two "
+                          "gradients? Return (grad_a, grad_b) in the order of forward's inputs.")))
+            ck.close(_array(b.grad), gb, what="gradient of b", hint=shape_hint,
+                     mistakes=_mistakes(
+                         gb.shape,
+                         (lambda: A @ g, "grad_b = a @ grad is missing the transpose: a.T @ grad."),
+                         (lambda: g.T @ A, "Wrong order: grad_b = a.T @ grad (grad on the right)."),
+                         (lambda: (g @ B.T).T, "That is grad_a transposed: did you swap the two "
+                          "gradients? Return (grad_a, grad_b) in the order of forward's inputs.")))
+    with ck.case("only b requires grad (a is data)"):
+        a = al.Variable(rng.normal(size=(3, 2)))
+        b = al.Variable(rng.normal(size=(2, 4)), requires_grad=True)
+        y = ck.call(_named(lambda: MatMul.apply(a, b), "MatMul"))
+        g = rng.normal(size=(3, 4))
+        ck.call(_named(lambda: y.backward(al.Variable(g)), "MatMul.backward"), hint=shape_hint)
+        ck.close(_array(b.grad), a.data.T @ g, what="gradient of b", hint=shape_hint)
+    with ck.case("gradcheck of (3, 2) @ (2, 4)"):
+        a = al.Variable(rng.normal(size=(3, 2)), requires_grad=True)
+        b = al.Variable(rng.normal(size=(2, 4)), requires_grad=True)
+        ck.call(_named(lambda: al.gradcheck(MatMul.apply, (a, b)), "gradcheck"), hint=shape_hint)
+    ck.done()
+
+
+# -- ch05-softmax ---------------------------------------------------------------------------
+def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Softmax.apply(x, axis)``: a numerically stable softmax along ``axis`` whose
+    backward is ``y * (g - sum(g * y, axis, keepdims=True))`` and passes gradcheck."""
+    ck = Checker("ch05-softmax", seed=seed, hidden=hidden)
+    al = _al()
+    rng = ck.rng
+    stable = ("Subtract the maximum along the axis before exp (x - x.max(axis, keepdims=True)): "
+              "softmax does not change, and exp never overflows.")
+    cases: list[tuple[str, np.ndarray, int]] = [
+        ("a (2, 5) input along axis -1", np.round(rng.normal(size=(2, 5)), 3), -1),
+        ("a (4, 3) input along axis 0", np.round(rng.normal(size=(4, 3)), 3), 0),
+        ("a (5,) input", np.round(rng.normal(size=5), 3), -1),
+    ]
+    if hidden:
+        cases += [("a (2, 3, 4) input along axis 1", rng.normal(size=(2, 3, 4)), 1),
+                  ("a (3, 6) input along axis 1", 3 * rng.normal(size=(3, 6)), 1)]
+    for name, data, axis in cases:
+        with ck.case(name):
+            x = al.Variable(data.copy(), requires_grad=True)
+            y = ck.call(_named(lambda: Softmax.apply(x, axis), "Softmax"))
+            ck.check(np.array_equal(x.data, data), "your forward changed its input x.",
+                     hint="Compute on new arrays (z = x.data - m), never x.data -= m.")
+            expected = _softmax(data, axis)
+            ck.close(_array(y), expected, what="forward result",
+                     hint="softmax(x) = exp(x) / exp(x).sum(axis, keepdims=True) along the "
+                          "given axis.",
+                     mistakes=_mistakes(data.shape, (
+                         lambda: _softmax(data, 0 if axis in (-1, data.ndim - 1) else -1),
+                         "You normalised along the wrong axis: use the axis argument.")))
+            g = np.round(rng.normal(size=data.shape), 3)
+            ck.call(_named(lambda: y.backward(al.Variable(g)), "Softmax.backward"))
+            s = expected
+            right = s * (g - (g * s).sum(axis=axis, keepdims=True))
+            ck.check(x.grad is not None, "x.grad is None after backward.",
+                     hint="backward returns (grad_x, None): one gradient per forward argument.")
+            ck.close(_array(x.grad), right, what="gradient of x",
+                     hint="With y = softmax(x) saved in forward: grad_x = y * (g - (g * y).sum("
+                          "axis, keepdims=True)).",
+                     mistakes=[(g * s * (1 - s), "That is only the diagonal of the Jacobian "
+                                "(i = j). Each output depends on every input along the axis: "
+                                "grad_x = y * (g - (g * y).sum(axis, keepdims=True))."),
+                               (g, "backward passed grad_output through unchanged; multiply by "
+                                "the softmax Jacobian.")])
+    for name, data in [("large inputs [1000, 1001, 1002] do not overflow",
+                        np.array([[1000.0, 1001.0, 1002.0]])),
+                       ("very negative inputs [-1000, -1001, -1002] do not give 0/0",
+                        np.array([[-1000.0, -1001.0, -1002.0]]))]:
+        with ck.case(name):
+            x = al.Variable(data)
+            with np.errstate(all="ignore"):
+                y = ck.call(_named(lambda: Softmax.apply(x, -1), "Softmax"))
+            out = np.asarray(_array(y), dtype=np.float64)
+            ck.check(bool(np.all(np.isfinite(out))), "the result is not finite.",
+                     expected=_softmax(data, -1), received=out, hint=stable)
+            ck.close(out, _softmax(data, -1), what="forward result", hint=stable)
+    axes = [(-1, (3, 4)), (0, (4, 3))] + ([(1, (2, 3, 2))] if hidden else [])
+    for axis, shape in axes:
+        with ck.case(f"gradcheck on a {shape} input along axis {axis}"):
+            x = al.Variable(rng.normal(size=shape), requires_grad=True)
+            ck.call(_named(lambda: al.gradcheck(lambda v: Softmax.apply(v, axis), (x,)),
+                           "gradcheck"))
+    ck.done()
