@@ -65,6 +65,8 @@ def ch05_unbroadcast(unbroadcast: Callable[[np.ndarray, tuple], np.ndarray], *,
             grad = np.round(rng.normal(size=big), 3)
             before = grad.copy()
             got = _array(ck.call(unbroadcast, grad, small))
+            ck.check(got is not None, "your unbroadcast returned None.",
+                     hint="Did you forget the `return` statement?")
             expected = _unbroadcast_reference(before, small)
             ck.check(np.array_equal(grad, before), "your unbroadcast changed the grad it was given.",
                      hint="Use grad.sum(...), which returns a new array; do not assign into grad.")
@@ -199,7 +201,7 @@ def ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) ->
     ck = Checker("ch05-matmul-backward", seed=seed, hidden=hidden)
     al = _al()
     rng = ck.rng
-    cases = [(2, 3, 4), (4, 4, 4), (1, 5, 1), (3, 1, 2)]
+    cases = [(4, 4, 4), (2, 3, 4), (1, 5, 1), (3, 1, 2)]  # square first: wrong formulas still run
     if hidden:
         cases += [tuple(int(s) for s in rng.integers(1, 6, size=3)) for _ in range(3)]
     shape_hint = ("Read the formula off the shapes: a is (n, k), b is (k, m), grad is (n, m). "
