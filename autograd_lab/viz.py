@@ -103,6 +103,11 @@ class _Graph:
             if isinstance(var, Variable) and not var.requires_grad and var.shape == meta[0] \
                     and id(var) in self.names:
                 return self._leaf(var)
+        if getattr(fn, "_released", False):  # saved tensors freed by backward: match by shape
+            same = [v for v in self.named if isinstance(v, Variable) and not v.requires_grad
+                    and v.grad_fn is None and v.shape == meta[0]]
+            if len(same) == 1:
+                return self._leaf(same[0])
         label = f"const\n{_shape_text(meta[0])}"
         return self._add(("const", id(fn), index), "const", label)
 
@@ -203,7 +208,9 @@ def draw_graph(var: Variable | Sequence[Variable], show_backward: bool = False,
     inputs that do not, white for computed ones. Ellipses are the Functions' graph nodes.
     Solid arrows run forward; ``show_backward=True`` adds dashed red arrows where gradients
     flow back. ``names`` maps Variables to labels, e.g. ``{w1: "w1", loss: "loss"}``;
-    computed Variables are only recognised through it.
+    computed Variables are only recognised through it. An input that does not require grad
+    is named when its Function saved it for backward, or, once backward has freed the saved
+    tensors, when it is the only named such Variable of its shape; otherwise it shows as "const".
     """
     roots = list(var) if isinstance(var, (list, tuple)) else [var]
     if not roots:

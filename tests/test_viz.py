@@ -146,3 +146,10 @@ def test_plot_history_loss_only_and_errors():
         plot_history({"lr": [0.1, 0.1]})
     with pytest.raises(TypeError, match="list of numbers"):
         plot_history({"loss": ["a", object()]})
+
+
+def test_named_constant_still_named_after_backward():
+    loss, names = course_example()
+    loss.backward()
+    texts = labels(draw_graph(loss, names=names))
+    assert "input\n(2, 2)" in texts and "const\n(2, 2)" not in texts

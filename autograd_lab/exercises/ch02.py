@@ -169,7 +169,7 @@ def ch02_hand_gradients(hand_gradients: Callable[..., dict], *, seed: int = 0,
     ck = Checker("ch02-hand-gradients", seed=seed, hidden=hidden)
     points = [(2.0, 3.0, 4.0), (1.0, -1.0, 0.5)]
     if hidden:
-        points += [tuple(float(v) for v in np.round(ck.rng.uniform(-3, 3, size=3), 2))
+        points += [tuple(float(v) + 0.0 for v in np.round(ck.rng.uniform(-3, 3, size=3), 2))
                    for _ in range(3)]
     for w1, w2, w3 in points:
         with ck.case(f"w1={w1:g}, w2={w2:g}, w3={w3:g}"):
