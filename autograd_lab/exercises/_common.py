@@ -201,8 +201,9 @@ class Checker:
                 hint = wrong_hint
                 break
         if exp.ndim == 0:
-            self.fail(f"the {what} is wrong (tolerance atol={atol:g}, rtol={rtol:g}).",
-                      expected=expected, received=received, hint=hint)
+            self.fail(f"the {what} is wrong: expected {format_value(exp[()])}, received "
+                      f"{format_value(got[()])} (tolerance atol={atol:g}, rtol={rtol:g}).",
+                      hint=hint)
         err = np.abs(got - exp)
         err = np.where(np.isnan(err), np.inf, err)
         idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(err)), exp.shape))
