@@ -381,3 +381,20 @@ def test_ch03_own_apply_wrong_ones():
     assert "any(ctx.needs_input_grad)" in failure(check.ch03_own_apply, always_records)
     assert "is_grad_enabled() before" in failure(check.ch03_own_apply, ignores_no_grad)
     assert "ctx.inputs = args" in failure(check.ch03_own_apply, no_inputs)
+
+
+@pytest.mark.parametrize("w", [(2.0, 3.0, 4.0), (1.0, -1.0, 0.5), (-2.23, 0.0, 0.61)])
+def test_ch02_reference_gradients_match_pytorch(w):
+    torch = pytest.importorskip("torch")
+    from autograd_lab.exercises.ch02 import _example
+    ws = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in w]
+    l1 = torch.ones(2, 2, dtype=torch.float64) * ws[0]
+    l2, l3 = l1 + ws[1], l1 * ws[2]
+    l4 = l2 * l3
+    for v in (l1, l2, l3, l4):
+        v.retain_grad()
+    l4.mean().backward()
+    got = _example(*w)
+    for name, v in zip(["l1", "l2", "l3", "l4", "w1", "w2", "w3"], [l1, l2, l3, l4, *ws]):
+        np.testing.assert_allclose(got[name], v.grad.numpy(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(hand_gradients(*w)[name], v.grad.numpy(), rtol=1e-12, atol=1e-12)
