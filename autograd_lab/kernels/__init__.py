@@ -1,0 +1,29 @@
+"""numba kernels: pure functions over numpy arrays, each with a plain-numpy ``*_ref`` beside it.
+
+Nothing here imports the rest of autograd_lab.  Kernels compile on first call (``cache=True``
+stores the machine code in ``__pycache__`` for later processes); importing this package compiles
+nothing.  Under ``NUMBA_DISABLE_JIT=1`` every kernel runs as plain Python, slowly but identically.
+
+Modules: ``activation`` (relu/sigmoid/tanh, bias + activation), ``softmax`` (softmax,
+log-softmax, cross-entropy), ``conv`` (im2col/col2im, conv2d), ``pool`` (max-pool), ``reduce``
+(column sums).
+
+numba's cache does not track imports: after editing ``_jit.py`` delete the ``__pycache__`` folders
+of this package so that dependent kernels recompile.
+"""
+from .activation import (bias_act_bwd, bias_act_fwd, relu_bwd, relu_fwd, sigmoid_bwd,
+                         sigmoid_fwd, tanh_bwd, tanh_fwd)
+from .conv import col2im, conv2d_bwd, conv2d_fwd, im2col, out_size
+from .pool import max_pool2d_bwd, max_pool2d_fwd
+from .reduce import sum_rows
+from .softmax import (cross_entropy_bwd, cross_entropy_fwd, log_softmax_bwd, log_softmax_fwd,
+                      logsumexp, softmax_bwd, softmax_fwd)
+
+__all__ = [
+    "relu_fwd", "relu_bwd", "sigmoid_fwd", "sigmoid_bwd", "tanh_fwd", "tanh_bwd",
+    "bias_act_fwd", "bias_act_bwd",
+    "softmax_fwd", "softmax_bwd", "log_softmax_fwd", "log_softmax_bwd", "logsumexp",
+    "cross_entropy_fwd", "cross_entropy_bwd",
+    "im2col", "col2im", "conv2d_fwd", "conv2d_bwd", "out_size",
+    "max_pool2d_fwd", "max_pool2d_bwd", "sum_rows",
+]

@@ -1,0 +1,269 @@
+"""Fused elementwise kernels for relu, sigmoid and tanh, and bias + activation for ``linear``.
+
+Each public function takes and returns numpy arrays (float32 or float64), allocates its output
+with numpy (or writes into ``out``) and runs a serial or a ``prange`` kernel depending on size.
+Every kernel has a plain-numpy ``*_ref`` beside it; the tests check that they agree.
+
+Backward kernels take the forward *output* ``y``: relu'(x) = [y > 0], sigmoid' = y(1 - y),
+tanh' = 1 - y**2, so nothing but ``y`` has to be saved.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import PARALLEL_MIN_SIZE, fast_exp, jit_pair, njit, num_threads, pick, prange
+
+#: activation codes understood by ``bias_act_fwd`` / ``bias_act_bwd``
+ACTIVATIONS = {"identity": 0, "relu": 1, "sigmoid": 2, "tanh": 3}
+
+
+def _float_array(x: np.ndarray, name: str = "x") -> np.ndarray:
+    x = np.asarray(x)
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"{name} must be a float32 or float64 array, got dtype {x.dtype}; "
+                        f"convert it first, e.g. {name}.astype(np.float32)")
+    return np.ascontiguousarray(x)
+
+
+def _out_like(x: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+    if out is None:
+        return np.empty_like(x)
+    if out.shape != x.shape or out.dtype != x.dtype or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous {x.dtype} array of shape {x.shape}, "
+                         f"got {out.dtype} {out.shape}")
+    return out
+
+
+# ------------------------------------------------------------------ scalar building blocks
+def _tanh_scalar(x):
+    """tanh with a relative error of a few ulp: odd Taylor series near 0, exp formula elsewhere."""
+    a = abs(x)
+    e = fast_exp(-2.0 * a)
+    far = (1.0 - e) / (1.0 + e)
+    s = a * a
+    near = a * (1.0 + s * (-1.0 / 3.0 + s * (2.0 / 15.0 + s * (-17.0 / 315.0
+                + s * (62.0 / 2835.0 + s * (-1382.0 / 155925.0))))))
+    t = near if a < 0.0625 else far
+    return -t if x < 0 else t
+
+
+# ------------------------------------------------------------------ raw kernels (1-d, contiguous)
+def _relu_fwd_k(x, out):
+    for i in prange(x.size):
+        v = x[i]
+        out[i] = 0 if v < 0 else v  # keeps nan, like np.maximum
+
+
+def _relu_bwd_k(y, g, out):
+    for i in prange(y.size):
+        out[i] = g[i] if y[i] > 0 else 0
+
+
+def _sigmoid_fwd_k(x, out):
+    for i in prange(x.size):
+        out[i] = 1.0 / (1.0 + fast_exp(-x[i]))
+
+
+def _sigmoid_bwd_k(y, g, out):
+    for i in prange(y.size):
+        v = y[i]
+        out[i] = g[i] * v * (1 - v)
+
+
+def _tanh_fwd_k(x, out):
+    for i in prange(x.size):
+        out[i] = _tanh_jit(x[i])
+
+
+def _tanh_bwd_k(y, g, out):
+    for i in prange(y.size):
+        v = y[i]
+        out[i] = g[i] * (1 - v * v)
+
+
+def _bias_act_fwd_k(z, b, act, out):
+    rows, cols = z.shape
+    for i in prange(rows):
+        for j in range(cols):
+            v = z[i, j] + b[j]
+            if act == 1:
+                v = 0 if v < 0 else v
+            elif act == 2:
+                v = 1.0 / (1.0 + fast_exp(-v))
+            elif act == 3:
+                v = _tanh_jit(v)
+            out[i, j] = v
+
+
+def _bias_act_bwd_k(y, g, act, gz, partial):
+    """gz = g * act'(y); partial[c] = column sums of gz over the c-th block of rows."""
+    rows, cols = y.shape
+    nblocks = partial.shape[0]
+    step = (rows + nblocks - 1) // nblocks
+    for c in prange(nblocks):
+        acc = partial[c]
+        for j in range(cols):
+            acc[j] = 0
+        for i in range(c * step, min(rows, (c + 1) * step)):
+            for j in range(cols):
+                v = y[i, j]
+                d = g[i, j]
+                if act == 1:
+                    d = d if v > 0 else 0
+                elif act == 2:
+                    d = d * v * (1 - v)
+                elif act == 3:
+                    d = d * (1 - v * v)
+                gz[i, j] = d
+                acc[j] += d
+
+
+_tanh_jit = njit(cache=True, error_model="numpy")(_tanh_scalar)  # its own (strict) flags; LLVM inlines it
+
+_RELU_FWD = jit_pair(_relu_fwd_k)
+_RELU_BWD = jit_pair(_relu_bwd_k)
+_SIGMOID_FWD = jit_pair(_sigmoid_fwd_k)
+_SIGMOID_BWD = jit_pair(_sigmoid_bwd_k)
+_TANH_FWD = jit_pair(_tanh_fwd_k)
+_TANH_BWD = jit_pair(_tanh_bwd_k)
+_BIAS_ACT_FWD = jit_pair(_bias_act_fwd_k)
+_BIAS_ACT_BWD = jit_pair(_bias_act_bwd_k)
+
+
+# ------------------------------------------------------------------ public wrappers
+def _unary(pair, x, out, min_size=None):
+    x = _float_array(x)
+    out = _out_like(x, out)
+    kernel = pick(pair, x.size) if min_size is None else pick(pair, x.size, min_size)
+    kernel(x.reshape(-1), out.reshape(-1))
+    return out
+
+
+def _binary(pair, y, g, out, min_size=None):
+    y = _float_array(y, "y")
+    g = _float_array(g, "grad")
+    if g.shape != y.shape or g.dtype != y.dtype:
+        raise ValueError(f"grad must match y: expected {y.dtype} {y.shape}, got {g.dtype} {g.shape}")
+    out = _out_like(y, out)
+    kernel = pick(pair, y.size) if min_size is None else pick(pair, y.size, min_size)
+    kernel(y.reshape(-1), g.reshape(-1), out.reshape(-1))
+    return out
+
+
+# exp-based kernels do ~10x more work per element than relu, so threads pay off sooner
+_EXP_MIN_SIZE = 8_000
+
+
+def relu_fwd(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """max(x, 0)."""
+    return _unary(_RELU_FWD, x, out)
+
+
+def relu_bwd(y: np.ndarray, grad: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """grad * [y > 0], with y = relu(x)."""
+    return _binary(_RELU_BWD, y, grad, out)
+
+
+def sigmoid_fwd(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """1 / (1 + exp(-x))."""
+    return _unary(_SIGMOID_FWD, x, out, _EXP_MIN_SIZE)
+
+
+def sigmoid_bwd(y: np.ndarray, grad: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """grad * y * (1 - y), with y = sigmoid(x)."""
+    return _binary(_SIGMOID_BWD, y, grad, out)
+
+
+def tanh_fwd(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """tanh(x)."""
+    return _unary(_TANH_FWD, x, out, _EXP_MIN_SIZE)
+
+
+def tanh_bwd(y: np.ndarray, grad: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """grad * (1 - y**2), with y = tanh(x)."""
+    return _binary(_TANH_BWD, y, grad, out)
+
+
+def _act_code(activation: str) -> int:
+    try:
+        return ACTIVATIONS[activation]
+    except KeyError:
+        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}") from None
+
+
+def bias_act_fwd(z: np.ndarray, bias: np.ndarray, activation: str = "relu",
+                 out: np.ndarray | None = None) -> np.ndarray:
+    """act(z + bias) for z of shape (rows, cols) and bias of shape (cols,), in one pass."""
+    z = _float_array(z, "z")
+    bias = _float_array(bias, "bias").astype(z.dtype, copy=False)
+    if z.ndim != 2 or bias.shape != (z.shape[1],):
+        raise ValueError(f"expected z of shape (rows, cols) and bias of shape (cols,), "
+                         f"got z {z.shape} and bias {bias.shape}")
+    out = _out_like(z, out)
+    code = _act_code(activation)
+    min_size = _EXP_MIN_SIZE if code >= 2 else PARALLEL_MIN_SIZE
+    pick(_BIAS_ACT_FWD, z.size, min_size)(z, bias, code, out)
+    return out
+
+
+def bias_act_bwd(y: np.ndarray, grad: np.ndarray, activation: str = "relu"
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(grad_z, grad_bias) for y = act(z + bias): grad_z = grad * act'(y), grad_bias = grad_z.sum(0)."""
+    y = _float_array(y, "y")
+    g = _float_array(grad, "grad")
+    if y.ndim != 2 or g.shape != y.shape or g.dtype != y.dtype:
+        raise ValueError(f"expected y and grad of one shape (rows, cols) and dtype, "
+                         f"got {y.dtype} {y.shape} and {g.dtype} {g.shape}")
+    code = _act_code(activation)
+    gz = np.empty_like(y)
+    big = y.size >= PARALLEL_MIN_SIZE and y.shape[0] >= 4
+    nblocks = num_threads() if big else 1
+    partial = np.empty((nblocks, y.shape[1]), dtype=y.dtype)
+    (_BIAS_ACT_BWD[1] if big else _BIAS_ACT_BWD[0])(y, g, code, gz, partial)
+    return gz, partial.sum(axis=0) if nblocks > 1 else partial[0]
+
+
+# ------------------------------------------------------------------ numpy references
+def relu_fwd_ref(x: np.ndarray) -> np.ndarray:
+    """Reference for relu_fwd."""
+    return np.maximum(x, 0)
+
+
+def relu_bwd_ref(y: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """Reference for relu_bwd."""
+    return grad * (y > 0)
+
+
+def sigmoid_fwd_ref(x: np.ndarray) -> np.ndarray:
+    """Reference for sigmoid_fwd."""
+    return 1 / (1 + np.exp(-x))
+
+
+def sigmoid_bwd_ref(y: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """Reference for sigmoid_bwd."""
+    return grad * y * (1 - y)
+
+
+def tanh_fwd_ref(x: np.ndarray) -> np.ndarray:
+    """Reference for tanh_fwd."""
+    return np.tanh(x)
+
+
+def tanh_bwd_ref(y: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """Reference for tanh_bwd."""
+    return grad * (1 - y * y)
+
+
+def bias_act_fwd_ref(z: np.ndarray, bias: np.ndarray, activation: str = "relu") -> np.ndarray:
+    """Reference for bias_act_fwd."""
+    v = z + bias
+    return {"identity": lambda: v, "relu": lambda: relu_fwd_ref(v),
+            "sigmoid": lambda: sigmoid_fwd_ref(v), "tanh": lambda: tanh_fwd_ref(v)}[activation]()
+
+
+def bias_act_bwd_ref(y: np.ndarray, grad: np.ndarray, activation: str = "relu"
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Reference for bias_act_bwd."""
+    gz = {"identity": lambda: grad.copy(), "relu": lambda: relu_bwd_ref(y, grad),
+          "sigmoid": lambda: sigmoid_bwd_ref(y, grad), "tanh": lambda: tanh_bwd_ref(y, grad)}[activation]()
+    return gz, gz.sum(axis=0)

@@ -1,0 +1,109 @@
+"""2-d max pooling (NCHW), forward and backward.
+
+The forward pass records, for every output element, the flat index (row * W + col) of the
+winning input inside its (image, channel) plane; the backward pass adds each output gradient at
+that index.  Each plane is one ``prange`` iteration, so no two iterations write the same element,
+even when windows overlap (stride < kernel).  Ties go to the first maximum in row-major order, as
+in PyTorch.  A nan in a window wins (propagates), as in PyTorch.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import jit_pair, prange
+from .activation import _float_array
+from .conv import _pair2, out_size
+
+
+def _maxpool_fwd_k(x, kh, kw, sh, sw, out, idx):
+    n, c, h, w = x.shape
+    ho, wo = out.shape[2], out.shape[3]
+    for bc in prange(n * c):
+        b = bc // c
+        ch = bc % c
+        plane = x[b, ch]
+        for oi in range(ho):
+            for oj in range(wo):
+                i0 = oi * sh
+                j0 = oj * sw
+                best = plane[i0, j0]
+                at = i0 * w + j0
+                for di in range(kh):
+                    for dj in range(kw):
+                        v = plane[i0 + di, j0 + dj]
+                        if v > best or (v != v and best == best):
+                            best = v
+                            at = (i0 + di) * w + j0 + dj
+                out[b, ch, oi, oj] = best
+                idx[b, ch, oi, oj] = at
+
+
+def _maxpool_bwd_k(g, idx, dx):
+    n, c, h, w = dx.shape
+    ho, wo = g.shape[2], g.shape[3]
+    for bc in prange(n * c):
+        b = bc // c
+        ch = bc % c
+        plane = dx[b, ch].reshape(h * w)
+        for k in range(h * w):
+            plane[k] = 0
+        for oi in range(ho):
+            for oj in range(wo):
+                plane[idx[b, ch, oi, oj]] += g[b, ch, oi, oj]
+
+
+_FWD = jit_pair(_maxpool_fwd_k)
+_BWD = jit_pair(_maxpool_bwd_k)
+_POOL_MIN_SIZE = 32_000
+
+
+def max_pool2d_fwd(x: np.ndarray, kernel_size, stride=None) -> tuple[np.ndarray, np.ndarray]:
+    """(out, indices): max over kh x kw windows moved by stride (default: kernel_size), no padding."""
+    x = _float_array(x, "input")
+    kh, kw = _pair2(kernel_size, "kernel_size")
+    sh, sw = (kh, kw) if stride is None else _pair2(stride, "stride")
+    if x.ndim != 4:
+        raise ValueError(f"input must be 4-d (N, C, H, W), got shape {x.shape}")
+    if kh < 1 or kw < 1 or sh < 1 or sw < 1:
+        raise ValueError(f"kernel_size and stride must be >= 1, got {kernel_size} and {stride}")
+    if kh > x.shape[2] or kw > x.shape[3]:
+        raise ValueError(f"kernel_size {kh}x{kw} is larger than the input's {x.shape[2]}x{x.shape[3]}")
+    ho, wo = out_size(x.shape[2], kh, sh, 0), out_size(x.shape[3], kw, sw, 0)
+    out = np.empty(x.shape[:2] + (ho, wo), dtype=x.dtype)
+    idx = np.empty(out.shape, dtype=np.int32 if x.shape[2] * x.shape[3] < 2**31 else np.int64)
+    (_FWD[1] if x.size >= _POOL_MIN_SIZE else _FWD[0])(x, kh, kw, sh, sw, out, idx)
+    return out, idx
+
+
+def max_pool2d_bwd(grad: np.ndarray, indices: np.ndarray, x_shape: tuple[int, ...]) -> np.ndarray:
+    """Gradient w.r.t. the input: each output gradient added at its recorded argmax."""
+    g = _float_array(grad, "grad")
+    if indices.shape != g.shape or len(x_shape) != 4:
+        raise ValueError(f"grad {g.shape} and indices {indices.shape} must have one shape, "
+                         f"and x_shape {x_shape} must be 4-d")
+    dx = np.empty(x_shape, dtype=g.dtype)
+    (_BWD[1] if dx.size >= _POOL_MIN_SIZE else _BWD[0])(g, np.ascontiguousarray(indices), dx)
+    return dx
+
+
+def max_pool2d_fwd_ref(x: np.ndarray, kernel_size, stride=None) -> tuple[np.ndarray, np.ndarray]:
+    """Reference for max_pool2d_fwd (sliding windows and argmax)."""
+    kh, kw = _pair2(kernel_size, "kernel_size")
+    sh, sw = (kh, kw) if stride is None else _pair2(stride, "stride")
+    win = np.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(2, 3))[:, :, ::sh, ::sw]
+    n, c, ho, wo = win.shape[:4]
+    flat = win.reshape(n, c, ho, wo, kh * kw)
+    arg = np.argmax(flat, axis=-1)  # first maximum; nan counts as the maximum
+    di, dj = np.divmod(arg, kw)
+    rows = np.arange(ho)[:, None] * sh + di
+    cols = np.arange(wo)[None, :] * sw + dj
+    return np.take_along_axis(flat, arg[..., None], -1)[..., 0], rows * x.shape[3] + cols
+
+
+def max_pool2d_bwd_ref(grad: np.ndarray, indices: np.ndarray, x_shape) -> np.ndarray:
+    """Reference for max_pool2d_bwd (np.add.at)."""
+    n, c, h, w = x_shape
+    dx = np.zeros((n, c, h * w), dtype=grad.dtype)
+    nn_, cc = np.meshgrid(np.arange(n), np.arange(c), indexing="ij")
+    np.add.at(dx, (nn_[..., None], cc[..., None], indices.reshape(n, c, -1)), grad.reshape(n, c, -1))
+    return dx.reshape(x_shape)

@@ -1,0 +1,45 @@
+"""Reductions where numpy is slow: the column sums of a tall 2-d array (``x.sum(axis=0)``).
+
+numpy's ``sum(axis=0)`` walks rows with a pairwise loop whose per-row overhead dominates when the
+rows are short (e.g. a (4096, 10) gradient of a bias).  The kernel adds rows into one accumulator
+row per block of rows, in parallel blocks for large arrays, then adds the few partial rows.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import PARALLEL_MIN_SIZE, jit_pair, num_threads, prange
+from .activation import _float_array
+
+
+def _sum_rows_k(x, partial):
+    rows, cols = x.shape
+    nblocks = partial.shape[0]
+    step = (rows + nblocks - 1) // nblocks
+    for c in prange(nblocks):
+        acc = partial[c]
+        for j in range(cols):
+            acc[j] = 0
+        for i in range(c * step, min(rows, (c + 1) * step)):
+            for j in range(cols):
+                acc[j] += x[i, j]
+
+
+_SUM_ROWS = jit_pair(_sum_rows_k)
+
+
+def sum_rows(x: np.ndarray) -> np.ndarray:
+    """x.sum(axis=0) for a 2-d array (float64 accumulators, result in x's dtype)."""
+    x = _float_array(x)
+    if x.ndim != 2:
+        raise ValueError(f"x must be 2-d, got shape {x.shape}")
+    big = x.size >= PARALLEL_MIN_SIZE and x.shape[0] >= 8
+    nblocks = num_threads() if big else 1
+    partial = np.empty((nblocks, x.shape[1]), dtype=np.float64)  # float64 accumulators
+    _SUM_ROWS[1 if big else 0](x, partial)
+    return (partial.sum(axis=0) if nblocks > 1 else partial[0]).astype(x.dtype)
+
+
+def sum_rows_ref(x: np.ndarray) -> np.ndarray:
+    """Reference for sum_rows."""
+    return x.sum(axis=0)

@@ -1,0 +1,256 @@
+"""Parity of every numba kernel with its plain-numpy reference, on random shapes and edge cases.
+
+Run also with NUMBA_DISABLE_JIT=1: then the same kernels run as Python and must agree too.
+Shapes include sizes on both sides of the serial/parallel switch, so both versions are checked.
+"""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from autograd_lab.kernels import activation as A
+from autograd_lab.kernels import conv as C
+from autograd_lab.kernels import pool as P
+from autograd_lab.kernels import reduce as R
+from autograd_lab.kernels import softmax as S
+from autograd_lab.kernels._jit import PARALLEL_MIN_SIZE
+
+rng = np.random.default_rng(1234)
+DTYPES = [np.float32, np.float64]
+TOL = {np.float32: dict(rtol=2e-5, atol=2e-6), np.float64: dict(rtol=1e-12, atol=1e-13)}
+SIZES = [0, 1, 7, 1000, PARALLEL_MIN_SIZE + 17]
+
+
+def randn(shape, dtype, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(dtype)
+
+
+# ------------------------------------------------------------------ activations
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("name", ["relu", "sigmoid", "tanh"])
+def test_activation_parity(name, size, dtype):
+    fwd, fwd_ref = getattr(A, f"{name}_fwd"), getattr(A, f"{name}_fwd_ref")
+    bwd, bwd_ref = getattr(A, f"{name}_bwd"), getattr(A, f"{name}_bwd_ref")
+    x, g = randn(size, dtype, 4.0), randn(size, dtype)
+    y = fwd(x)
+    assert y.dtype == dtype and y.shape == x.shape
+    np.testing.assert_allclose(y, fwd_ref(x), **TOL[dtype])
+    np.testing.assert_allclose(bwd(y, g), bwd_ref(y, g), **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_activations_extreme_and_special_values(dtype):
+    x = np.array([-1e4, -100, -30, -1e-7, 0, 1e-7, 30, 100, 1e4, np.inf, -np.inf], dtype=dtype)
+    with np.errstate(over="ignore"):
+        for name in ["relu", "sigmoid", "tanh"]:
+            np.testing.assert_allclose(getattr(A, f"{name}_fwd")(x),
+                                       getattr(A, f"{name}_fwd_ref")(x), **TOL[dtype])
+    nan = np.array([np.nan], dtype=dtype)
+    for name in ["relu", "sigmoid", "tanh"]:
+        assert np.isnan(getattr(A, f"{name}_fwd")(nan)[0]), name
+
+
+def test_tanh_small_arguments_keep_relative_accuracy():
+    x = np.array([1e-12, -3e-9, 2e-5, 0.05, 0.07])
+    np.testing.assert_allclose(A.tanh_fwd(x), np.tanh(x), rtol=1e-14, atol=0)
+
+
+def test_activation_accepts_any_shape_and_out():
+    x = randn((3, 4, 5), np.float64)
+    out = np.empty_like(x)
+    assert A.relu_fwd(x, out=out) is out
+    np.testing.assert_array_equal(out, np.maximum(x, 0))
+    np.testing.assert_array_equal(A.relu_fwd(x.T), np.maximum(x.T, 0))  # non-contiguous input
+
+
+def test_activation_rejects_integer_input_and_bad_out():
+    with pytest.raises(TypeError, match="float32 or float64"):
+        A.relu_fwd(np.arange(3))
+    with pytest.raises(ValueError, match="out must be"):
+        A.relu_fwd(np.zeros(3), out=np.zeros(4))
+    with pytest.raises(ValueError, match="grad must match"):
+        A.relu_bwd(np.zeros(3), np.zeros(4))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 1), (5, 3), (300, 257)])
+@pytest.mark.parametrize("act", sorted(A.ACTIVATIONS))
+def test_bias_act_parity(act, shape, dtype):
+    z, b, g = randn(shape, dtype, 3.0), randn(shape[1], dtype), randn(shape, dtype)
+    y = A.bias_act_fwd(z, b, act)
+    np.testing.assert_allclose(y, A.bias_act_fwd_ref(z, b, act), **TOL[dtype])
+    gz, gb = A.bias_act_bwd(y, g, act)
+    gz_ref, gb_ref = A.bias_act_bwd_ref(y, g, act)
+    np.testing.assert_allclose(gz, gz_ref, **TOL[dtype])
+    np.testing.assert_allclose(gb, gb_ref, rtol=TOL[dtype]["rtol"] * 10, atol=TOL[dtype]["atol"] * 100)
+
+
+def test_bias_act_errors():
+    with pytest.raises(ValueError, match="activation must be one of"):
+        A.bias_act_fwd(np.zeros((2, 3)), np.zeros(3), "gelu")
+    with pytest.raises(ValueError, match=r"bias of shape \(cols,\)"):
+        A.bias_act_fwd(np.zeros((2, 3)), np.zeros(2))
+
+
+# ------------------------------------------------------------------ softmax family
+ROW_SHAPES = [(1, 1), (3, 5), (256, 10), (17, 1000), (40, 33)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", ROW_SHAPES)
+def test_softmax_family_parity(shape, dtype):
+    x, g = randn(shape, dtype, 5.0), randn(shape, dtype)
+    t = rng.integers(0, shape[1], shape[0])
+    tol = TOL[dtype]
+    y = S.softmax_fwd(x)
+    np.testing.assert_allclose(y, S.softmax_fwd_ref(x), **tol)
+    np.testing.assert_allclose(S.softmax_bwd(y, g), S.softmax_bwd_ref(y, g), **tol)
+    ls = S.log_softmax_fwd(x)
+    np.testing.assert_allclose(ls, S.log_softmax_fwd_ref(x), **tol)
+    np.testing.assert_allclose(S.log_softmax_bwd(ls, g), S.log_softmax_bwd_ref(ls, g), **tol)
+    np.testing.assert_allclose(S.logsumexp(x), S.logsumexp_ref(x), **tol)
+    loss, lse = S.cross_entropy_fwd(x, t)
+    loss_ref, lse_ref = S.cross_entropy_fwd_ref(x, t)
+    np.testing.assert_allclose(loss, loss_ref, **tol)
+    np.testing.assert_allclose(lse, lse_ref, **tol)
+    gl = randn(shape[0], dtype)
+    np.testing.assert_allclose(S.cross_entropy_bwd(x, t, lse, gl),
+                               S.cross_entropy_bwd_ref(x, t, lse_ref, gl), **tol)
+    np.testing.assert_allclose(S.cross_entropy_bwd(x, t, lse, 0.25),
+                               S.cross_entropy_bwd_ref(x, t, lse_ref, 0.25), **tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_softmax_family_is_stable_for_huge_logits(dtype):
+    x = np.array([[1e4, -1e4, 0.0], [-1e4, -1e4, -1e4], [1e4, 1e4 - 1, 1e4 - 2]], dtype=dtype)
+    t = np.array([1, 0, 2])
+    for out in (S.softmax_fwd(x), S.log_softmax_fwd(x), S.cross_entropy_fwd(x, t)[0]):
+        assert np.all(np.isfinite(out))
+    np.testing.assert_allclose(S.softmax_fwd(x), S.softmax_fwd_ref(x.astype(np.float64)), atol=1e-6)
+    np.testing.assert_allclose(S.cross_entropy_fwd(x, t)[0],
+                               S.cross_entropy_fwd_ref(x.astype(np.float64), t)[0], rtol=1e-6)
+
+
+def test_softmax_propagates_nan():
+    x = np.array([[0.0, np.nan, 1.0], [0.0, 1.0, 2.0]])
+    y = S.softmax_fwd(x)
+    assert np.all(np.isnan(y[0])) and np.all(np.isfinite(y[1]))
+
+
+def test_cross_entropy_rejects_bad_targets():
+    x = np.zeros((3, 4))
+    with pytest.raises(ValueError, match=r"\[0, 4\)"):
+        S.cross_entropy_fwd(x, np.array([0, 4, 1]))
+    with pytest.raises(ValueError, match="integer array of shape"):
+        S.cross_entropy_fwd(x, np.array([0.0, 1.0, 2.0]))
+    with pytest.raises(ValueError, match="must be 2-d"):
+        S.softmax_fwd(np.zeros((2, 3, 4)))
+
+
+@settings(max_examples=25, deadline=None)
+@given(rows=st.integers(1, 40), cols=st.integers(1, 70), scale=st.sampled_from([0.1, 3.0, 300.0]))
+def test_log_softmax_property(rows, cols, scale):
+    x = rng.standard_normal((rows, cols)) * scale
+    np.testing.assert_allclose(S.log_softmax_fwd(x), S.log_softmax_fwd_ref(x), rtol=1e-12, atol=1e-10)
+    np.testing.assert_allclose(np.exp(S.log_softmax_fwd(x)).sum(axis=1), 1.0, rtol=1e-12)
+
+
+# ------------------------------------------------------------------ conv2d
+CONV_CASES = [
+    # (n, c_in, h, w, c_out, kernel, stride, padding)
+    (2, 3, 5, 6, 4, (3, 3), 1, 1),
+    (1, 1, 1, 1, 1, (1, 1), 1, 0),
+    (3, 2, 7, 7, 5, (3, 3), 2, 0),
+    (2, 2, 6, 5, 3, (2, 2), 2, 1),
+    (2, 3, 9, 9, 2, (3, 2), (2, 1), (0, 2)),
+    (64, 1, 8, 8, 8, (3, 3), 1, 1),
+    (5, 4, 30, 30, 3, (5, 5), 1, 2),  # more than one chunk of columns
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv2d_parity(case, dtype):
+    n, ci, h, w, co, k, s, p = case
+    x, wt, b = randn((n, ci, h, w), dtype), randn((co, ci) + k, dtype), randn(co, dtype)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(C.im2col(x, k, s, p), C.im2col_ref(x, k, s, p))
+    y = C.conv2d_fwd(x, wt, b, s, p)
+    np.testing.assert_allclose(y, C.conv2d_fwd_ref(x, wt, b, s, p), **tol)
+    g = randn(y.shape, dtype)
+    dx, dw, db = C.conv2d_bwd(g, x, wt, s, p)
+    dx_ref, dw_ref, db_ref = C.conv2d_bwd_ref(g, x, wt, s, p)
+    np.testing.assert_allclose(dx, dx_ref, **tol)
+    np.testing.assert_allclose(dw, dw_ref, **tol)
+    np.testing.assert_allclose(db, db_ref, **tol)
+    cols = C.im2col_ref(x, k, s, p)
+    np.testing.assert_allclose(C.col2im(cols, x.shape, k, s, p), C.col2im_ref(cols, x.shape, k, s, p), **tol)
+
+
+def test_conv2d_without_bias_and_without_input_grad():
+    x, wt = randn((2, 2, 5, 5), np.float64), randn((3, 2, 3, 3), np.float64)
+    np.testing.assert_allclose(C.conv2d_fwd(x, wt), C.conv2d_fwd_ref(x, wt), rtol=1e-12)
+    dx, dw, _ = C.conv2d_bwd(np.ones((2, 3, 3, 3)), x, wt, need_input_grad=False)
+    assert dx is None and dw.shape == wt.shape
+
+
+def test_col2im_is_the_adjoint_of_im2col():
+    x = randn((2, 3, 6, 7), np.float64)
+    k, s, p = (3, 2), (2, 1), (1, 1)
+    cols = C.im2col(x, k, s, p)
+    d = randn(cols.shape, np.float64)
+    # <im2col(x), d> == <x, col2im(d)>
+    assert np.isclose((cols * d).sum(), (x * C.col2im(d, x.shape, k, s, p)).sum(), rtol=1e-12)
+
+
+def test_conv2d_errors():
+    with pytest.raises(ValueError, match="same C_in"):
+        C.conv2d_fwd(np.zeros((1, 2, 5, 5)), np.zeros((3, 4, 3, 3)))
+    with pytest.raises(ValueError, match="does not fit"):
+        C.conv2d_fwd(np.zeros((1, 1, 2, 2)), np.zeros((1, 1, 3, 3)))
+    with pytest.raises(ValueError, match="stride must be >= 1"):
+        C.conv2d_fwd(np.zeros((1, 1, 5, 5)), np.zeros((1, 1, 3, 3)), stride=0)
+    with pytest.raises(ValueError, match=r"bias must have shape \(1,\)"):
+        C.conv2d_fwd(np.zeros((1, 1, 5, 5)), np.zeros((1, 1, 3, 3)), bias=np.zeros(2))
+
+
+# ------------------------------------------------------------------ max-pool
+POOL_CASES = [((2, 3, 4, 4), 2, None), ((1, 1, 5, 7), 3, 2), ((2, 2, 6, 6), (2, 3), (1, 2)),
+              ((1, 1, 1, 1), 1, None), ((4, 8, 28, 28), 2, 2), ((3, 2, 7, 7), 3, 1)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", POOL_CASES)
+def test_max_pool_parity(case, dtype):
+    shape, k, s = case
+    x = randn(shape, dtype)
+    x.reshape(-1)[:2] = 5.0  # a tie: the first maximum wins
+    out, idx = P.max_pool2d_fwd(x, k, s)
+    out_ref, idx_ref = P.max_pool2d_fwd_ref(x, k, s)
+    np.testing.assert_array_equal(out, out_ref)
+    np.testing.assert_array_equal(idx, idx_ref)
+    g = randn(out.shape, dtype)
+    np.testing.assert_allclose(P.max_pool2d_bwd(g, idx, x.shape),
+                               P.max_pool2d_bwd_ref(g, idx_ref, x.shape), **TOL[dtype])
+
+
+def test_max_pool_nan_wins_and_errors():
+    x = np.zeros((1, 1, 2, 2))
+    x[0, 0, 1, 0] = np.nan
+    assert np.isnan(P.max_pool2d_fwd(x, 2)[0][0, 0, 0, 0])
+    with pytest.raises(ValueError, match="4-d"):
+        P.max_pool2d_fwd(np.zeros((2, 2)), 2)
+    with pytest.raises(ValueError, match="larger than the input"):
+        P.max_pool2d_fwd(np.zeros((1, 1, 2, 2)), 3)
+
+
+# ------------------------------------------------------------------ reductions
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 1), (5, 3), (4096, 10), (100_000, 3), (3, 0), (0, 4)])
+def test_sum_rows_parity(shape, dtype):
+    x = randn(shape, dtype)
+    got = R.sum_rows(x)
+    assert got.dtype == dtype and got.shape == (shape[1],)
+    np.testing.assert_allclose(got, R.sum_rows_ref(x.astype(np.float64)),
+                               rtol=1e-6 if dtype == np.float32 else 1e-12, atol=1e-4)
