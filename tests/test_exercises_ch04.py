@@ -256,7 +256,8 @@ def test_recursive_sort_fails_only_on_the_deep_chain():
 
 def test_hidden_cases_catch_a_sort_that_only_handles_small_graphs():
     def sort_small_only(root):  # breadth-first on big graphs, right on small ones
-        return topological_sort(root) if len(sort_breadth_first(root)) < 20 else sort_breadth_first(root)
+        small = len(sort_breadth_first(root)) < 20
+        return topological_sort(root) if small else sort_breadth_first(root)
     check.ch04_topological_sort(sort_small_only)  # the visible cases are all small or chains
     msg = failure(check.ch04_topological_sort, sort_small_only, seed=1, hidden=True)
     assert "random graph" in msg
@@ -344,7 +345,8 @@ def test_micrograd_style_second_call_is_off_by_the_leftovers():
 @pytest.mark.parametrize("wrong,words", [
     (lambda x, y: {"a": x * y, "h": x * y + x, "x": (x * y + x) * y + x * y, "y": (x * y + x) * x},
      "only the direct path"),
-    (lambda x, y: {"a": x * y, "h": 2 * x * y + x, "x": (2 * x * y + x) * y, "y": (2 * x * y + x) * x},
+    (lambda x, y: {"a": x * y, "h": 2 * x * y + x, "x": (2 * x * y + x) * y,
+                   "y": (2 * x * y + x) * x},
      "feeds a = h + x directly"),
     (lambda x, y: (1.0, 2.0), "did not return a dict"),
     (lambda x, y: {"h": 1.0}, "no key"),

@@ -184,14 +184,16 @@ def _check_order(ck: Checker, order: list, root: _Scalar) -> None:
                          "the nodes you have already visited and skip them the second time.")
     missing = [n for n in reachable if id(n) not in counts]
     if missing:
-        ck.fail(f"{len(missing)} of the {len(reachable)} nodes are missing, e.g. {missing[0].label!r}.",
+        ck.fail(f"{len(missing)} of the {len(reachable)} nodes are missing, "
+                f"e.g. {missing[0].label!r}.",
                 expected=f"{len(reachable)} nodes", received=f"{len(order)} nodes",
                 hint="Follow node.parents all the way down to the leaves; every node reachable "
                      "from the root belongs in the list, leaves included.")
     pos = {id(n): i for i, n in enumerate(order)}
     if len(order) > 1 and order[-1] is root:
         ck.fail("the root is last: the list is in forward order (leaves first).",
-                expected=f"the root {root.label!r} first", received=f"the root at index {len(order) - 1}",
+                expected=f"the root {root.label!r} first",
+                received=f"the root at index {len(order) - 1}",
                 hint="Backward runs from the output to the leaves: reverse your list.")
     for node in order:
         for parent in node._parents:
@@ -354,7 +356,8 @@ def ch04_backward(backward: Callable[[Any], dict], *, seed: int = 0, hidden: boo
         grads = _run_backward(ck, backward, out)
         ck.check(any(k is out for k in grads) and grads.get(out) == 1.0,
                  "the root's gradient is not 1.0.", expected=1.0,
-                 received=grads.get(out), hint="d root / d root = 1: start with grads = {root: 1.0}.")
+                 received=grads.get(out),
+                 hint="d root / d root = 1: start with grads = {root: 1.0}.")
         _check_grads(ck, grads, out, {"a": a, "b": b, "c": c, "a*b": ab, "out": out})
     with ck.case("a chain through tanh"):
         x, w = _leaf(0.7, "x"), _leaf(-1.2, "w")
@@ -429,7 +432,8 @@ def ch04_reused_node(reused_node_grads: Callable[[float, float], dict], *, seed:
     ck = Checker("ch04-reused-node", seed=seed, hidden=hidden)
     points = [(2.0, 3.0), (-1.0, 0.5), (0.5, -2.0)]
     if hidden:
-        points += [tuple(round(float(v), 3) for v in ck.rng.uniform(-3, 3, size=2)) for _ in range(4)]
+        points += [tuple(round(float(v), 3) for v in ck.rng.uniform(-3, 3, size=2))
+                   for _ in range(4)]
     for x, y in points:
         with ck.case(f"x = {x:g}, y = {y:g}"):
             got = ck.call(reused_node_grads, x, y)
