@@ -22,3 +22,21 @@ from .variable import Variable
 Tensor = Variable  # PyTorch's name for the same thing since 0.4
 
 __version__ = "0.1.0"
+
+# Higher layers load on first use (al.nn, al.functional, …): `import autograd_lab` stays fast and
+# compiles no numba kernel.
+_LAZY_SUBMODULES = ("functional", "nn", "optim", "data", "viz", "train", "kernels", "exercises")
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        module = importlib.import_module(f".{name}", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'autograd_lab' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))
