@@ -117,6 +117,13 @@ class Course:
                                            preprocessors=steps, force=True)
             converter.start()
 
+    def add_students(self, students: list[str]) -> None:
+        """Record the students up front: parallel jobs of one student would race to add them."""
+        from nbgrader.api import Gradebook
+        with Gradebook(self.db_url, self.coursedir().course_id) as gb:
+            for student in students:
+                gb.update_or_create_student(student)
+
     def scores(self, student: str, notebook: str) -> dict[str, tuple[float, float]]:
         """``{grade_id: (score, max_score)}`` of one graded submission, from the gradebook."""
         from nbgrader.api import Gradebook

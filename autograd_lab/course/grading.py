@@ -220,6 +220,7 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
     with tempfile.TemporaryDirectory(prefix="autograd_lab_grade_") as tmp:
         course = Course(Path(tmp), out / "gradebook.db")
         course.generate([key[n] for n in expected], nb_log)
+        course.add_students(students)
         key_nbs = {n: read_notebook(key[n]) for n in expected}
         key_ex = {n: exercises(nb) for n, nb in key_nbs.items()}
         pending, notes = [], {}

@@ -6,15 +6,17 @@ outputs, drop hidden tests, compute checksums. Two course-specific touches:
 
 * the stub raises ``NotImplementedError("Exercise <id>: ...")`` naming the exercise,
   so a learner (and the tests) can tell which exercise is still to do;
-* cells that fail until the exercise is done (graded cells, and solution cells whose
-  stub is at top level) get the ``raises-exception`` tag so ``pytest --nbval-lax``
-  accepts the untouched student copy.
+* cells that fail until the exercise is done (exercise and graded cells, and cells using
+  what an exercise defines; see :func:`cells_that_can_fail`) get the ``raises-exception``
+  tag so ``pytest --nbval-lax`` accepts the untouched student copy.
 
 The result is written as stable JSON, so releasing twice gives identical bytes.
 """
 from __future__ import annotations
 
+import ast
 import hashlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -72,9 +74,50 @@ def release_preprocessors() -> list[Any]:
             pp.CheckCellMetadata()]
 
 
-def _stub_at_top_level(cell: NotebookNode) -> bool:
-    return any(line.startswith("raise NotImplementedError(\"Exercise ")
-               for line in cell.source.splitlines())
+_IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
+_ASSIGNED = re.compile(r"^(?:def|class)\s+(\w+)|^(\w+(?:\s*,\s*\w+)*)\s*(?:[+\-*/@]?=)(?!=)",
+                       re.MULTILINE)
+
+
+def _defined_names(source: str) -> set[str]:
+    """Names a cell binds at top level (``def``/``class``/assignments), read without running it."""
+    lines = [ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!"))]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return {n.strip() for m in _ASSIGNED.finditer(source) for g in m.groups() if g
+                for n in g.split(",")}
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With)):
+            names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+                      and isinstance(n.ctx, ast.Store)}
+    return names
+
+
+def cells_that_can_fail(nb: NotebookNode) -> list[int]:
+    """Code cells that fail in the untouched student copy, found without running it.
+
+    Graded cells and exercise (solution) cells, plus every later cell that uses a name an
+    exercise cell defines -- e.g. a "try it" cell calling the learner's function -- or a
+    name such a cell defines in turn.
+    """
+    tainted: set[str] = set()
+    failing = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        if is_solution_cell(cell):
+            tainted |= _defined_names(cell.source)
+            failing.append(index)
+        elif is_grade_cell(cell):
+            failing.append(index)
+        elif tainted & set(_IDENTIFIER.findall(cell.source)):
+            tainted |= _defined_names(cell.source)
+            failing.append(index)
+    return failing
 
 
 def _add_tag(cell: NotebookNode, tag: str) -> None:
@@ -96,6 +139,7 @@ def _stable_cell_ids(nb: NotebookNode, name: str) -> None:
 def release_notebook(nb: NotebookNode, name: str = "notebook") -> NotebookNode:
     """The student copy of a solution notebook (``nb`` itself is modified and returned)."""
     _stable_cell_ids(nb, name)
+    failing = cells_that_can_fail(nb)  # read from the key, where solutions are complete
     resources: dict[str, Any] = {"nbgrader": {"notebook": name, "assignment": name}}
     try:
         for preprocessor in release_preprocessors():
@@ -104,11 +148,8 @@ def release_notebook(nb: NotebookNode, name: str = "notebook") -> NotebookNode:
         raise CourseError(f"Cannot release {name}: {type(err).__name__}: {err}. Check the "
                           "nbgrader metadata and the BEGIN/END SOLUTION and BEGIN/END HIDDEN "
                           "TESTS markers of its cells.") from err
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        if is_grade_cell(cell) or (is_solution_cell(cell) and _stub_at_top_level(cell)):
-            _add_tag(cell, RAISES_TAG)
+    for index in failing:
+        _add_tag(nb.cells[index], RAISES_TAG)
     return nb
 
 

@@ -6,6 +6,7 @@ nothing and wrote nothing to stderr -- the rule nbgrader's autograder applies.
 """
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +42,7 @@ def execute(nb: NotebookNode, cwd: Path, timeout: float) -> str | None:
         kernel_name=nb.metadata.get("kernelspec", {}).get("name", "python3"),
         resources={"metadata": {"path": str(cwd)}}, record_timing=False)
     try:
-        client.execute()
+        client.execute(stderr=subprocess.DEVNULL)  # the kernel's own log lines are noise here
     except DeadKernelError as err:
         return f"the kernel died ({err}); later cells did not run"
     except Exception as err:  # a kernel that cannot start, or cannot be interrupted

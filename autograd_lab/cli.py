@@ -1,0 +1,135 @@
+"""The ``autograd-lab`` command.
+
+    autograd-lab start [--dir DIR] [--no-browser]     copy the course notebooks, open JupyterLab
+    autograd-lab check NOTEBOOK                       run a notebook, print a score per exercise
+    autograd-lab release [--solutions DIR] [--out DIR]   solutions/ -> course/ (instructors)
+    autograd-lab grade SUBMISSIONS --out DIR          batch-grade a class (instructors)
+
+Course modules are imported inside each command, so ``autograd-lab --help`` is quick
+and the learner's commands do not need the instructor's nbgrader.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+
+def _start(args: argparse.Namespace) -> int:
+    from .course.start import start
+    return start(args.dir, course=args.course, open_browser=not args.no_browser)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .course.selfcheck import check_notebook, format_table
+    results = check_notebook(args.notebook, timeout=args.timeout)
+    print(format_table(results))
+    return 0 if all(r.passed for r in results) else 1
+
+
+def _release(args: argparse.Namespace) -> int:
+    from .course.notebooks import checkout_root, default_dir
+    from .course.release import release
+    solutions = args.solutions or default_dir("solutions")
+    out = args.out or checkout_root() / "course"
+    for path in release(solutions, out):
+        print(f"wrote {path}")
+    return 0
+
+
+def _grade(args: argparse.Namespace) -> int:
+    from .course.grading import grade
+    rows = grade(args.submissions, args.out, solutions=args.solutions, timeout=args.timeout,
+                 jobs=args.jobs, notebooks=args.notebooks,
+                 log=lambda message: print(message, file=sys.stderr, flush=True))
+    students = dict.fromkeys(r.student for r in rows)
+    print(f"graded {len(students)} student(s): {args.out / 'grades.csv'}, feedback in "
+          f"{args.out / 'feedback'}")
+    for student in students:
+        got = sum(r.points for r in rows if r.student == student)
+        total = sum(r.max_points for r in rows if r.student == student)
+        print(f"  {student}: {got:g} / {total:g}")
+    return 0
+
+
+def add_start(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("start", help="copy the course notebooks into a working folder and "
+                       "open JupyterLab there (your own files are never overwritten)")
+    p.add_argument("--dir", type=Path, default=Path("autograd_lab_work"),
+                   help="working folder (default: ./autograd_lab_work)")
+    p.add_argument("--course", type=Path, default=None,
+                   help="folder of course notebooks (default: course/ of the checkout)")
+    p.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
+    p.set_defaults(func=_start)
+
+
+def add_check(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("check", help="run a notebook headless and print a score per exercise")
+    p.add_argument("notebook", type=Path, help="the .ipynb file to check")
+    p.add_argument("--timeout", type=float, default=120.0,
+                   help="seconds a cell may run before it is interrupted (default: 120)")
+    p.set_defaults(func=_check)
+
+
+def add_release(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("release", help="generate the student notebooks (course/) from the "
+                       "solution key (solutions/); needs the instructor extra")
+    p.add_argument("--solutions", type=Path, default=None,
+                   help="folder of solution notebooks (default: solutions/ of the checkout)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="folder for the student notebooks (default: course/ of the checkout)")
+    p.set_defaults(func=_release)
+
+
+def add_grade(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("grade", help="autograde a folder of submissions (one subfolder per "
+                       "student); writes grades.csv and per-student feedback")
+    p.add_argument("submissions", type=Path, help="folder with one subfolder per student")
+    p.add_argument("--out", type=Path, required=True,
+                   help="folder for grades.csv, totals.csv, gradebook.db and feedback/")
+    p.add_argument("--solutions", type=Path, default=None,
+                   help="folder of solution notebooks (default: solutions/ of the checkout)")
+    p.add_argument("--notebooks", nargs="+", default=None, metavar="NAME",
+                   help="the notebooks to grade, e.g. 00_welcome 01_derivatives (default: the "
+                        "key's notebooks that at least one student submitted)")
+    p.add_argument("--timeout", type=int, default=60,
+                   help="seconds a cell may run before it is stopped (default: 60)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="notebooks graded at the same time (default: 1)")
+    p.set_defaults(func=_grade)
+
+
+# -- subcommand registry -------------------------------------------------------------------
+# Each entry adds one subcommand: it receives the subparsers object, adds its parser and sets
+# `func`, which main() calls with the parsed arguments and which returns the exit code.
+# To add a command (e.g. `train`), write `add_train(sub)` in its own module and append it here.
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    add_start, add_check, add_release, add_grade,
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="autograd-lab", description="Build a PyTorch-style autograd library, one notebook "
+        "at a time. Start with: autograd-lab start")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for add in COMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``autograd-lab`` console script; returns the exit code."""
+    from .course.notebooks import CourseError
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except CourseError as err:
+        print(f"autograd-lab {args.command}: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
