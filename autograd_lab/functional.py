@@ -1,0 +1,158 @@
+"""Lowercase functional forms of the neural-network operations, named as in torch.nn.functional.
+
+>>> import numpy as np, autograd_lab as al
+>>> import autograd_lab.functional as F
+>>> logits = al.tensor(np.array([[2.0, 0.5, -1.0]]), requires_grad=True)
+>>> loss = F.cross_entropy(logits, np.array([0]))
+>>> loss.backward()
+>>> round(float(loss.item()), 4)
+0.2413
+
+Arguments are Variables (numpy arrays are accepted and wrapped); ``dim=`` may also be spelled
+``axis=``.  relu/sigmoid/tanh/softmax/log_softmax/cross_entropy/mse_loss/linear/dropout support
+second derivatives; conv2d and max_pool2d do not (their backward passes are numba kernels).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .errors import ShapeError
+from .factories import Generator, default_generator
+from .ops.activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, softmax_axis
+from .ops.conv import Conv2d, MaxPool2d
+from .ops.loss import CrossEntropy, MSELoss, check_reduction, class_targets
+from .ops.nn import Dropout, Linear
+from .variable import Variable
+
+__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy", "mse_loss",
+           "linear", "conv2d", "max_pool2d", "dropout"]
+
+
+def _var(x: Any, name: str = "input") -> Variable:
+    if isinstance(x, Variable):
+        return x
+    try:
+        return Variable(x)
+    except Exception as exc:  # pragma: no cover - depends on what came
+        raise TypeError(f"{name} must be a Variable or array-like, got {type(x).__name__}") from exc
+
+
+def relu(input: Variable) -> Variable:
+    """max(input, 0), elementwise (fused numba kernels forward and backward)."""
+    return ReLU.apply(_var(input))
+
+
+def sigmoid(input: Variable) -> Variable:
+    """1 / (1 + exp(-input)), elementwise."""
+    return Sigmoid.apply(_var(input))
+
+
+def tanh(input: Variable) -> Variable:
+    """tanh(input), elementwise."""
+    return Tanh.apply(_var(input))
+
+
+def softmax(input: Variable, dim: int | None = None, *, axis: int | None = None) -> Variable:
+    """exp(x) / exp(x).sum(dim), stable for any logits.  ``F.softmax(x, dim=-1)``."""
+    x = _var(input)
+    return Softmax.apply(x, softmax_axis(x, dim, axis, "softmax"))
+
+
+def log_softmax(input: Variable, dim: int | None = None, *, axis: int | None = None) -> Variable:
+    """x - logsumexp(x, dim): log-probabilities, never log(softmax) (which underflows)."""
+    x = _var(input)
+    return LogSoftmax.apply(x, softmax_axis(x, dim, axis, "log_softmax"))
+
+
+def cross_entropy(input: Variable, target: Any, reduction: str = "mean") -> Variable:
+    """Cross-entropy of logits ``input`` (N, C) [or (C,), or (N, C, d1, ...)] with integer class
+    ``target`` (N,) [or (), or (N, d1, ...)]: log_softmax + negative log-likelihood in one kernel.
+
+    reduction: 'mean' (default), 'sum' or 'none' (one loss per target)."""
+    x = _var(input)
+    check_reduction(reduction)
+    if x.ndim == 0:
+        raise ShapeError("cross_entropy: input must hold class scores of shape (N, C) or (C,), "
+                         "got a 0-d Variable")
+    t = class_targets(x.shape, target)
+    return CrossEntropy.apply(x, t, reduction)
+
+
+def mse_loss(input: Variable, target: Any, reduction: str = "mean") -> Variable:
+    """Mean squared error ((input - target)**2).mean(); 'sum' and 'none' as in PyTorch."""
+    x, t = _var(input), _var(target, "target")
+    check_reduction(reduction)
+    if x.shape != t.shape:
+        raise ShapeError(f"mse_loss: input has shape {x.shape} but target has shape {t.shape}; "
+                         "they must match (broadcasting here is usually a bug, e.g. (N, 1) vs (N,): "
+                         "reshape one of them)")
+    return MSELoss.apply(x, t, reduction)
+
+
+def linear(input: Variable, weight: Variable, bias: Variable | None = None) -> Variable:
+    """input @ weight.T + bias, with weight of shape (out_features, in_features)."""
+    x, w = _var(input), _var(weight, "weight")
+    b = None if bias is None else _var(bias, "bias")
+    if w.ndim != 2 or x.ndim == 0 or x.shape[-1] != w.shape[1]:
+        raise ShapeError(f"linear: input of shape {x.shape} needs weight of shape "
+                         f"(out_features, {x.shape[-1] if x.ndim else '?'}), got weight of shape "
+                         f"{w.shape}; the weight's second dimension must equal the input's last")
+    if b is not None and b.shape != (w.shape[0],):
+        raise ShapeError(f"linear: bias must have shape ({w.shape[0]},), got {b.shape}")
+    return Linear.apply(x, w, b)
+
+
+def conv2d(input: Variable, weight: Variable, bias: Variable | None = None,
+           stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0) -> Variable:
+    """2-d convolution (cross-correlation, as in PyTorch) of input (N, C_in, H, W) with weight
+    (C_out, C_in, kh, kw); output (N, C_out, H_out, W_out).  Not twice differentiable."""
+    x, w = _var(input), _var(weight, "weight")
+    b = None if bias is None else _var(bias, "bias")
+    if x.ndim != 4 or w.ndim != 4 or x.shape[1] != w.shape[1]:
+        raise ShapeError(f"conv2d: expected input (N, C_in, H, W) and weight (C_out, C_in, kh, kw) "
+                         f"with the same C_in, got input {x.shape} and weight {w.shape}")
+    if b is not None and b.shape != (w.shape[0],):
+        raise ShapeError(f"conv2d: bias must have shape ({w.shape[0]},), got {b.shape}")
+    try:
+        return Conv2d.apply(x, w, b, stride, padding)
+    except ValueError as exc:
+        if isinstance(exc, ShapeError):
+            raise
+        raise ShapeError(f"conv2d: {exc}") from None
+
+
+def max_pool2d(input: Variable, kernel_size: int | tuple[int, int],
+               stride: int | tuple[int, int] | None = None) -> Variable:
+    """Maximum over kernel_size windows of input (N, C, H, W), moved by stride (default:
+    kernel_size).  Not twice differentiable."""
+    x = _var(input)
+    try:
+        return MaxPool2d.apply(x, kernel_size, stride)
+    except ValueError as exc:
+        if isinstance(exc, ShapeError):
+            raise
+        raise ShapeError(f"max_pool2d: {exc}") from None
+
+
+def dropout(input: Variable, p: float = 0.5, training: bool = True, *,
+            generator: Generator | np.random.Generator | None = None, seed: int | None = None) -> Variable:
+    """Zero each element with probability p and scale the rest by 1/(1-p) (training only).
+
+    With ``training=False`` (or p=0) the input is returned unchanged.  Reproducible with
+    ``seed=`` or a ``generator=`` (an ``al.Generator`` or a numpy Generator)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    x = _var(input)
+    if not training or p == 0.0:
+        return x
+    if seed is not None and generator is not None:
+        raise TypeError("pass either seed= or generator=, not both")
+    if seed is not None:
+        rng = np.random.default_rng(seed)
+    elif isinstance(generator, np.random.Generator):
+        rng = generator
+    else:
+        rng = (generator or default_generator).numpy
+    return Dropout.apply(x, float(p), rng)

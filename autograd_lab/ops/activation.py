@@ -1,0 +1,143 @@
+"""Activations on numba kernels: relu, sigmoid, tanh, softmax, log_softmax.
+
+Each backward has two paths.  When grad mode is on inside backward (only under
+``create_graph=True``) it is written with Variable operations, so second derivatives work; when
+it is off (an ordinary backward) it calls the fused kernel on the raw arrays.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import kernels as K
+from ..function import Function
+from ..grad_mode import is_grad_enabled
+from ..variable import Variable
+from ._util import normalize_axis, wrap
+
+_FLOATS = (np.float32, np.float64)
+
+
+def _is_float(a: np.ndarray) -> bool:
+    return a.dtype in _FLOATS
+
+
+class ReLU(Function):
+    """relu(x) = max(x, 0);  d/dx = [x > 0]"""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = wrap(K.relu_fwd(x.data) if _is_float(x.data) else np.maximum(x.data, 0))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        if is_grad_enabled():
+            return grad * (out > 0)
+        return K.relu_bwd(out.data, grad.data.astype(out.dtype, copy=False))
+
+
+class Sigmoid(Function):
+    """sigmoid(x) = 1 / (1 + exp(-x));  d/dx = y (1 - y)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        d = x.data if _is_float(x.data) else x.data.astype(np.float64)
+        out = wrap(K.sigmoid_fwd(d))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        if is_grad_enabled():
+            return grad * out * (1 - out)
+        return K.sigmoid_bwd(out.data, grad.data.astype(out.dtype, copy=False))
+
+
+class Tanh(Function):
+    """tanh(x);  d/dx = 1 - y**2"""
+
+    @staticmethod
+    def forward(ctx, x):
+        d = x.data if _is_float(x.data) else x.data.astype(np.float64)
+        out = wrap(K.tanh_fwd(d))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        if is_grad_enabled():
+            return grad * (1 - out * out)
+        return K.tanh_bwd(out.data, grad.data.astype(out.dtype, copy=False))
+
+
+# ------------------------------------------------------------------ softmax along any axis
+def softmax_axis(x: Variable, dim: Any, axis: Any, name: str) -> int:
+    """The one axis ``dim=`` (or its alias ``axis=``) names, as a non-negative int."""
+    if dim is None and axis is None:
+        raise TypeError(f"{name}() needs dim=, the axis whose entries should sum to one "
+                        f"(e.g. {name}(x, dim=-1) for the scores of each row)")
+    axes = normalize_axis(axis, dim, x.ndim)
+    if len(axes) != 1:
+        raise TypeError(f"{name}() takes a single dim, got {dim if dim is not None else axis!r}")
+    return axes[0]
+
+
+def _rowwise(kernel, dim: int, *arrays: np.ndarray) -> np.ndarray:
+    """Apply a (rows, classes) kernel along axis ``dim`` of arrays of one shape."""
+    shape = arrays[0].shape
+    if arrays[0].ndim == 0:
+        return kernel(*(a.reshape(1, 1) for a in arrays)).reshape(())
+    moved = [np.moveaxis(a, dim, -1) for a in arrays]
+    mshape = moved[0].shape
+    out = kernel(*(np.ascontiguousarray(m).reshape(-1, mshape[-1]) for m in moved))
+    out = np.moveaxis(out.reshape(mshape), -1, dim)
+    assert out.shape == shape
+    return out
+
+
+def _float_data(x: Variable) -> np.ndarray:
+    return x.data if _is_float(x.data) else x.data.astype(np.float64)
+
+
+class Softmax(Function):
+    """softmax(x)_i = exp(x_i) / sum_j exp(x_j) along dim;  grad_x = y * (g - sum(g * y))"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        out = wrap(_rowwise(K.softmax_fwd, dim, _float_data(x)))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        if is_grad_enabled():
+            return out * (grad - (grad * out).sum(axis=ctx.dim, keepdims=True)), None
+        g = grad.data.astype(out.dtype, copy=False)
+        return _rowwise(K.softmax_bwd, ctx.dim, out.data, g), None
+
+
+class LogSoftmax(Function):
+    """log_softmax(x) = x - logsumexp(x) along dim;  grad_x = g - exp(y) * sum(g)"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        out = wrap(_rowwise(K.log_softmax_fwd, dim, _float_data(x)))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        if is_grad_enabled():
+            return grad - out.exp() * grad.sum(axis=ctx.dim, keepdims=True), None
+        g = grad.data.astype(out.dtype, copy=False)
+        return _rowwise(K.log_softmax_bwd, ctx.dim, out.data, g), None

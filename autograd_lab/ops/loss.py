@@ -1,0 +1,118 @@
+"""Losses: cross_entropy (integer class targets, fused log-softmax + NLL kernel) and mse_loss."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import kernels as K
+from ..errors import ShapeError
+from ..function import Function
+from ..grad_mode import is_grad_enabled
+from ..variable import Variable
+from ._util import wrap
+from .activation import Softmax, _float_data
+
+REDUCTIONS = ("mean", "sum", "none")
+
+
+def check_reduction(reduction: str) -> str:
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
+    return reduction
+
+
+def class_targets(logits_shape: tuple[int, ...], target: Any) -> np.ndarray:
+    """Validate integer class targets against logits of shape (N, C, d1, ...) or (C,)."""
+    t = np.asarray(target.data if isinstance(target, Variable) else target)
+    if t.dtype.kind not in "iu":
+        if t.dtype.kind == "f" and t.shape == logits_shape:
+            raise TypeError("cross_entropy here takes integer class indices as target, not class "
+                            "probabilities; pass target.argmax(dim=1) if your targets are one-hot")
+        raise TypeError(f"target must hold integer class indices, got dtype {t.dtype}; "
+                        "convert with target.astype(np.int64)")
+    expected = logits_shape[:1] + logits_shape[2:] if len(logits_shape) >= 2 else ()
+    if t.shape != expected:
+        raise ShapeError(f"cross_entropy: input of shape {logits_shape} needs a target of shape "
+                         f"{expected} (one class index per row), got target of shape {t.shape}")
+    classes = logits_shape[1] if len(logits_shape) >= 2 else logits_shape[0]
+    if t.size and (t.min() < 0 or t.max() >= classes):
+        raise ValueError(f"cross_entropy: target values must be class indices in [0, {classes}) for "
+                         f"input with {classes} classes, got values from {t.min()} to {t.max()}")
+    return t
+
+
+def _rows(x: np.ndarray) -> np.ndarray:
+    """(N, C, d1, ...) -> (N*d1*..., C);  (C,) -> (1, C)."""
+    if x.ndim == 1:
+        return x.reshape(1, -1)
+    return np.ascontiguousarray(np.moveaxis(x, 1, -1)).reshape(-1, x.shape[1])
+
+
+def _unrows(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    if len(shape) == 1:
+        return g.reshape(shape)
+    moved = (shape[0],) + shape[2:] + (shape[1],)
+    return np.moveaxis(g.reshape(moved), -1, 1)
+
+
+class CrossEntropy(Function):
+    """loss_n = logsumexp(x_n) - x_n[t_n], reduced by mean / sum / none;
+    grad_x = g_n * (softmax(x_n) - onehot(t_n))"""
+
+    @staticmethod
+    def forward(ctx, x, target, reduction):
+        data = _float_data(x)
+        rows = _rows(data)
+        t = target.reshape(-1)
+        loss, stats = K.cross_entropy_fwd(rows, t)
+        ctx.save_for_backward(x)
+        ctx.stats, ctx.target, ctx.reduction = stats, t, reduction
+        if reduction == "none":
+            return wrap(loss.reshape(target.shape))
+        total = loss.sum(dtype=np.float64)
+        if reduction == "mean":
+            total = total / max(loss.size, 1) if loss.size else np.nan
+        return wrap(np.asarray(total, dtype=data.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        n = ctx.target.size
+        scale = 1.0 / n if ctx.reduction == "mean" else 1.0
+        if is_grad_enabled():  # differentiable: softmax(x) - onehot, scaled by grad
+            onehot = np.zeros(x.shape, dtype=x.dtype)
+            rows_view = _rows(onehot)
+            rows_view[np.arange(n), ctx.target] = 1
+            onehot = _unrows(rows_view, x.shape)
+            dim = 1 if x.ndim > 1 else 0
+            g = grad * scale
+            if ctx.reduction == "none":
+                g = g.reshape(x.shape[:1] + (1,) + x.shape[2:]) if x.ndim > 1 else g.reshape((1,))
+            return g * (Softmax.apply(x, dim) - Variable(onehot)), None, None
+        gl = grad.data.astype(x.dtype, copy=False)
+        gl = gl.reshape(-1) * scale if ctx.reduction == "none" else gl * scale
+        gx = K.cross_entropy_bwd(_rows(_float_data(x)), ctx.target, ctx.stats, gl)
+        return _unrows(gx, x.shape), None, None
+
+
+class MSELoss(Function):
+    """loss = mean((x - t)**2) (or sum, or none);  grad_x = 2 (x - t) g / N,  grad_t = -grad_x"""
+
+    @staticmethod
+    def forward(ctx, x, target, reduction):
+        ctx.save_for_backward(x, target)
+        ctx.reduction = reduction
+        d = x.data - target.data
+        sq = d * d
+        if reduction == "none":
+            return wrap(sq)
+        return wrap(np.asarray(sq.mean() if reduction == "mean" else sq.sum(), dtype=sq.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, target = ctx.saved_tensors
+        scale = 2.0 / max(x.data.size, 1) if ctx.reduction == "mean" else 2.0
+        gx = (x - target) * (grad * scale)
+        return (gx if ctx.needs_input_grad[0] else None,
+                -gx if ctx.needs_input_grad[1] else None, None)

@@ -1,0 +1,62 @@
+"""Neural-network operations: ``Linear`` and ``Dropout`` here, and the one import point for the
+kernel-backed activations, losses, convolution and pooling defined beside this module."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import kernels as K
+from ..function import Function
+from ..grad_mode import is_grad_enabled
+from ._util import wrap
+from .activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh  # noqa: F401
+from .conv import Conv2d, MaxPool2d  # noqa: F401
+from .loss import CrossEntropy, MSELoss  # noqa: F401
+
+
+class Linear(Function):
+    """y = x @ W.T + b;  grad_x = g @ W,  grad_W = g.T @ x,  grad_b = g summed over rows"""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        ctx.save_for_backward(x, weight)
+        ctx.has_bias = bias is not None
+        x2 = x.data.reshape(-1, x.shape[-1])
+        y = x2 @ weight.data.T
+        if bias is not None:
+            np.add(y, bias.data, out=y, casting="unsafe")
+        return wrap(y.reshape(x.shape[:-1] + (weight.shape[0],)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad
+        if is_grad_enabled():  # differentiable path (create_graph=True)
+            g2 = grad.reshape((-1, weight.shape[0]))
+            x2 = x.reshape((-1, x.shape[-1]))
+            gx = (grad @ weight) if need_x else None
+            gw = (g2.T @ x2) if need_w else None
+            gb = g2.sum(axis=0) if need_b and ctx.has_bias else None
+            return gx, gw, gb
+        g2 = grad.data.reshape(-1, weight.shape[0])
+        gx = (grad.data @ weight.data) if need_x else None
+        gw = (g2.T @ x.data.reshape(-1, x.shape[-1])) if need_w else None
+        gb = None
+        if need_b and ctx.has_bias:
+            gb = K.sum_rows(g2) if g2.dtype in (np.float32, np.float64) else g2.sum(axis=0)
+        return gx, gw, gb
+
+
+class Dropout(Function):
+    """y = x * mask / (1 - p), mask_i ~ Bernoulli(1 - p);  grad_x = g * mask / (1 - p)"""
+
+    @staticmethod
+    def forward(ctx, x, p, rng):
+        keep = rng.random(x.shape) >= p
+        scale = np.asarray(1.0 / (1.0 - p) if p < 1 else 0.0, dtype=x.dtype)
+        mask = keep * scale
+        ctx.mask = wrap(mask.astype(x.dtype, copy=False))
+        return wrap(x.data * ctx.mask.data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.mask, None, None
