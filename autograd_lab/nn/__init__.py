@@ -1,0 +1,16 @@
+"""Neural-network building blocks with PyTorch's names: Module, Parameter, layers, losses.
+
+>>> import autograd_lab.nn as nn
+>>> model = nn.Sequential(nn.Linear(64, 128, seed=0), nn.ReLU(), nn.Linear(128, 10, seed=1))
+>>> sum(p.size for p in model.parameters())
+9610
+"""
+from . import init
+from .layers import (Conv2d, CrossEntropyLoss, Dropout, Flatten, Linear, MaxPool2d, MSELoss, ReLU, Sequential,
+                     Sigmoid, Tanh)
+from .module import IncompatibleKeys, Module, Parameter, StateDictError
+
+__all__ = [
+    "Conv2d", "CrossEntropyLoss", "Dropout", "Flatten", "IncompatibleKeys", "Linear", "MaxPool2d", "MSELoss",
+    "Module", "Parameter", "ReLU", "Sequential", "Sigmoid", "StateDictError", "Tanh", "init",
+]

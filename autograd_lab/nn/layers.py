@@ -1,0 +1,216 @@
+"""Layers and losses: small Modules around the functions in ``autograd_lab.functional``.
+
+>>> import autograd_lab.nn as nn
+>>> nn.Sequential(nn.Linear(64, 128, seed=0), nn.ReLU(), nn.Linear(128, 10, seed=1))
+Sequential(
+  (0): Linear(in_features=64, out_features=128, bias=True)
+  (1): ReLU()
+  (2): Linear(in_features=128, out_features=10, bias=True)
+)
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Iterator
+
+import numpy as np
+
+from .. import functional as F
+from ..factories import Generator, _rng
+from ..variable import Variable
+from .init import default_init_
+from .module import Module, Parameter
+
+
+def _pair(value: Any, name: str) -> tuple[int, int]:
+    pair = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
+    if len(pair) != 2 or not all(isinstance(v, (int, np.integer)) and v >= 0 for v in pair):
+        raise ValueError(f"{name} must be a non-negative int or a pair of them; got {value!r}")
+    return int(pair[0]), int(pair[1])
+
+
+class Linear(Module):
+    """y = x @ weight.T + bias, with weight of shape (out_features, in_features).
+
+    Initialised like PyTorch: weight and bias from U(-1/sqrt(in_features), 1/sqrt(in_features)),
+    drawn from ``generator`` (or a fresh one seeded with ``seed``, or the default generator
+    that ``al.manual_seed`` seeds)."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, *, dtype: Any = np.float32,
+                 seed: int | None = None, generator: Generator | None = None) -> None:
+        super().__init__()
+        if in_features < 1 or out_features < 1:
+            raise ValueError(f"Linear needs positive sizes; got in_features={in_features}, "
+                             f"out_features={out_features}")
+        self.in_features, self.out_features = int(in_features), int(out_features)
+        self.weight = Parameter(np.empty((out_features, in_features), dtype=dtype))
+        self.bias = Parameter(np.empty(out_features, dtype=dtype)) if bias else None
+        default_init_(self.weight, self.bias, _rng(seed, generator))
+
+    def forward(self, x: Variable) -> Variable:
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Conv2d(Module):
+    """2-D convolution (cross-correlation, as in PyTorch) over inputs of shape (N, C, H, W).
+
+    weight has shape (out_channels, in_channels, kh, kw); initialised like PyTorch with
+    fan_in = in_channels * kh * kw."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, bias: bool = True, *, dtype: Any = np.float32,
+                 seed: int | None = None, generator: Generator | None = None) -> None:
+        super().__init__()
+        self.in_channels, self.out_channels = int(in_channels), int(out_channels)
+        self.kernel_size = _pair(kernel_size, "kernel_size")
+        self.stride = _pair(stride, "stride")
+        self.padding = _pair(padding, "padding")
+        self.weight = Parameter(np.empty((out_channels, in_channels) + self.kernel_size, dtype=dtype))
+        self.bias = Parameter(np.empty(out_channels, dtype=dtype)) if bias else None
+        default_init_(self.weight, self.bias, _rng(seed, generator))
+
+    def forward(self, x: Variable) -> Variable:
+        return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding)
+
+    def extra_repr(self) -> str:
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        if self.padding != (0, 0):
+            text += f", padding={self.padding}"
+        if self.bias is None:
+            text += ", bias=False"
+        return text
+
+
+class MaxPool2d(Module):
+    """Maximum over each kernel_size window (stride defaults to kernel_size)."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+
+    def forward(self, x: Variable) -> Variable:
+        return F.max_pool2d(x, self.kernel_size, self.stride)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}"
+
+
+class ReLU(Module):
+    """max(x, 0), elementwise."""
+
+    def forward(self, x: Variable) -> Variable:
+        return F.relu(x)
+
+
+class Sigmoid(Module):
+    """1 / (1 + exp(-x)), elementwise."""
+
+    def forward(self, x: Variable) -> Variable:
+        return F.sigmoid(x)
+
+
+class Tanh(Module):
+    """tanh(x), elementwise."""
+
+    def forward(self, x: Variable) -> Variable:
+        return F.tanh(x)
+
+
+class Flatten(Module):
+    """Merge dimensions start_dim..end_dim into one: (N, C, H, W) -> (N, C*H*W) by default."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x: Variable) -> Variable:
+        shape = x.shape
+        start = self.start_dim % len(shape)
+        end = self.end_dim % len(shape)
+        merged = int(np.prod(shape[start:end + 1]))
+        return x.reshape(shape[:start] + (merged,) + shape[end + 1:])
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Dropout(Module):
+    """During training, zero each element with probability p and scale the rest by 1/(1-p);
+    in eval mode pass the input through unchanged."""
+
+    def __init__(self, p: float = 0.5, *, seed: int | None = None, generator: Generator | None = None) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = float(p)
+        self._generator = generator if generator is not None else (Generator(seed) if seed is not None else None)
+
+    def forward(self, x: Variable) -> Variable:
+        return F.dropout(x, self.p, self.training, generator=self._generator)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class Sequential(Module):
+    """Run modules one after another: ``Sequential(a, b)(x) == b(a(x))``."""
+
+    def __init__(self, *modules: Module) -> None:
+        super().__init__()
+        if len(modules) == 1 and isinstance(modules[0], (dict, OrderedDict)):
+            for name, m in modules[0].items():
+                self.add_module(str(name), m)
+        else:
+            for i, m in enumerate(modules):
+                if not isinstance(m, Module):
+                    raise TypeError(f"Sequential takes Modules; argument {i} is a {type(m).__name__}. "
+                                    "Wrap functions in a Module (e.g. nn.ReLU() instead of F.relu).")
+                self.add_module(str(i), m)
+
+    def forward(self, x: Any) -> Any:
+        for m in self._modules.values():
+            x = m(x)
+        return x
+
+    def __getitem__(self, idx: int | slice) -> Module:
+        mods = list(self._modules.values())
+        if isinstance(idx, slice):
+            return Sequential(*mods[idx])
+        return mods[idx]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def append(self, module: Module) -> Sequential:
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+
+class CrossEntropyLoss(Module):
+    """Softmax cross-entropy between logits (N, C) and integer class targets (N,)."""
+
+    def __init__(self, reduction: str = "mean") -> None:
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input: Variable, target: Any) -> Variable:
+        return F.cross_entropy(input, target, reduction=self.reduction)
+
+
+class MSELoss(Module):
+    """Mean (or sum) of squared differences."""
+
+    def __init__(self, reduction: str = "mean") -> None:
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input: Variable, target: Any) -> Variable:
+        return F.mse_loss(input, target, reduction=self.reduction)
