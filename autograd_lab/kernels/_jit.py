@@ -31,6 +31,10 @@ REDUCE_OPTIONS = {"cache": True, "fastmath": FASTMATH_REASSOC, "error_model": "n
 PARALLEL_MIN_SIZE = 60_000
 
 
+#: every (serial, parallel) pair made by ``jit_pair``, so ``warmup`` can compile them all
+REGISTRY: list[tuple[Callable, Callable]] = []
+
+
 def jit_pair(fn: Callable, reassoc: bool = False) -> tuple[Callable, Callable]:
     """Compile ``fn`` twice, lazily: a serial and a ``parallel=True`` version (``prange`` loops).
 
@@ -45,6 +49,7 @@ def jit_pair(fn: Callable, reassoc: bool = False) -> tuple[Callable, Callable]:
     par.__module__ = fn.__module__
     serial = njit(**options)(fn)
     parallel = njit(parallel=True, **options)(par)
+    REGISTRY.append((serial, parallel))
     return serial, parallel
 
 

@@ -28,12 +28,14 @@ def _sum_rows_k(x, partial):
 _SUM_ROWS = jit_pair(_sum_rows_k)
 
 
-def sum_rows(x: np.ndarray) -> np.ndarray:
-    """x.sum(axis=0) for a 2-d array (float64 accumulators, result in x's dtype)."""
+def sum_rows(x: np.ndarray, parallel: bool = True) -> np.ndarray:
+    """x.sum(axis=0) for a 2-d array (float64 accumulators, result in x's dtype).
+
+    ``parallel=False`` keeps it serial, e.g. between multi-threaded BLAS calls."""
     x = _float_array(x)
     if x.ndim != 2:
         raise ValueError(f"x must be 2-d, got shape {x.shape}")
-    big = x.size >= PARALLEL_MIN_SIZE and x.shape[0] >= 8
+    big = parallel and x.size >= PARALLEL_MIN_SIZE and x.shape[0] >= 8
     nblocks = num_threads() if big else 1
     partial = np.empty((nblocks, x.shape[1]), dtype=np.float64)  # float64 accumulators
     _SUM_ROWS[1 if big else 0](x, partial)

@@ -42,7 +42,7 @@ class Linear(Function):
         gw = (g2.T @ x.data.reshape(-1, x.shape[-1])) if need_w else None
         gb = None
         if need_b and ctx.has_bias:
-            gb = K.sum_rows(g2) if g2.dtype in (np.float32, np.float64) else g2.sum(axis=0)
+            gb = K.sum_rows(g2, parallel=False) if g2.dtype in (np.float32, np.float64) else g2.sum(axis=0)
         return gx, gw, gb
 
 

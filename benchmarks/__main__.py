@@ -1,0 +1,77 @@
+"""Run every benchmark in this process and write benchmarks/RESULTS.md.
+
+    python -m benchmarks              # everything (a few minutes)
+    python -m benchmarks --quick      # 3 repeats, no cold start: a quick look
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import time
+
+from . import figures as fg
+from .coldstart import cold_start
+from .report import machine, render, versions
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=15, help="samples per contender (default 15)")
+    ap.add_argument("--quick", action="store_true", help="3 repeats and no cold-start measurement")
+    ap.add_argument("--no-cold-start", action="store_true", help="skip the fresh-process measurement")
+    ap.add_argument("--out", default=str(pathlib.Path(__file__).with_name("RESULTS.md")),
+                    help="where to write the table (default benchmarks/RESULTS.md)")
+    args = ap.parse_args(argv)
+    reps = 3 if args.quick else args.repeats
+    start = time.perf_counter()
+    info = {"machine": machine(), "versions": versions()}
+
+    import numba
+    from autograd_lab.kernels import warmup
+    if fg.torch is not None:
+        fg.torch.set_num_threads(numba.get_num_threads())
+    print(f"compiling / loading kernels ... {warmup():.1f} s", flush=True)
+    info["threads"] = {"numba": numba.get_num_threads(), "layer": _layer(numba),
+                       "torch": fg.torch.get_num_threads() if fg.torch is not None else "—"}
+
+    jobs = [
+        lambda: fg.engine_chain(reps),
+        lambda: fg.elementwise("relu", reps),
+        lambda: fg.elementwise("sigmoid", reps),
+        lambda: fg.elementwise("tanh", reps),
+        lambda: fg.bias_relu(reps),
+        lambda: fg.softmax_ce(256, 10, reps),
+        lambda: fg.softmax_ce(4096, 1000, reps),
+        lambda: fg.conv(64, 1, 8, 8, 0.5, reps),
+        lambda: fg.conv(64, 16, 32, 28, 2.0, reps),
+        lambda: fg.max_pool(reps),
+        lambda: fg.linear(max(3, reps * 2 // 3)),
+    ]
+    results = []
+    for job in jobs:
+        f = job()
+        r = f.ratio()
+        print(f"{f.name:70s} ratio {'n/a' if r is None else f'{r:.2f}'} (target {f.target})", flush=True)
+        results.append(f)
+    cold = None
+    if not (args.quick or args.no_cold_start):
+        print("cold start (fresh processes) ...", flush=True)
+        cold = cold_start()
+        print(f"  empty cache {cold['empty_cache']['total']:.1f} s, warm cache {cold['warm_cache']['total']:.2f} s")
+    load_end = os.getloadavg() if hasattr(os, "getloadavg") else None
+    text = render(results, cold, info, load_end, time.perf_counter() - start)
+    pathlib.Path(args.out).write_text(text, encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _layer(numba) -> str:
+    try:
+        return numba.threading_layer()
+    except ValueError:
+        return "not started"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
