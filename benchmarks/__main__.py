@@ -20,27 +20,39 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=15, help="samples per contender (default 15)")
     ap.add_argument("--quick", action="store_true", help="3 repeats and no cold-start measurement")
     ap.add_argument("--no-cold-start", action="store_true", help="skip the fresh-process measurement")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="threads for numba, torch and BLAS (default: numba's default)")
     ap.add_argument("--out", default=str(pathlib.Path(__file__).with_name("RESULTS.md")),
                     help="where to write the table (default benchmarks/RESULTS.md)")
     args = ap.parse_args(argv)
     reps = 3 if args.quick else args.repeats
     start = time.perf_counter()
-    info = {"machine": machine(), "versions": versions()}
+    info = {"machine": machine()}
 
     import numba
     from autograd_lab.kernels import warmup
+    if args.threads:
+        numba.set_num_threads(args.threads)
+        try:
+            from threadpoolctl import threadpool_limits
+            threadpool_limits(args.threads, user_api="blas")
+        except ImportError:
+            pass
     if fg.torch is not None:
         fg.torch.set_num_threads(numba.get_num_threads())
+    info["versions"] = versions()
     print(f"compiling / loading kernels ... {warmup():.1f} s", flush=True)
     info["threads"] = {"numba": numba.get_num_threads(), "layer": _layer(numba),
                        "torch": fg.torch.get_num_threads() if fg.torch is not None else "—"}
 
     jobs = [
         lambda: fg.engine_chain(reps),
+        lambda: fg.bias_act("relu", reps),
+        lambda: fg.bias_act("sigmoid", reps),
+        lambda: fg.bias_act("tanh", reps),
         lambda: fg.elementwise("relu", reps),
         lambda: fg.elementwise("sigmoid", reps),
         lambda: fg.elementwise("tanh", reps),
-        lambda: fg.bias_relu(reps),
         lambda: fg.softmax_ce(256, 10, reps),
         lambda: fg.softmax_ce(4096, 1000, reps),
         lambda: fg.conv(64, 1, 8, 8, 0.5, reps),

@@ -131,8 +131,13 @@ def render(figures: list[Figure], cold: dict | None, info: dict, load_end, secon
     eng = [f for f in figures if "us_per_op" in f.extra]
     if eng:
         lines += ["", "## Engine overhead per op", ""]
+        cpu = eng[0].extra.get("cpu_us_per_op", {})
+        lines.append("Forward + backward of one multiplication on a (4,) vector, per op: wall-clock median "
+                     "(process CPU time in brackets; the engine is single-threaded, so CPU time is the "
+                     "figure least disturbed by other load on the machine).")
+        lines.append("")
         for who, us in eng[0].extra["us_per_op"].items():
-            lines.append(f"- {who}: {us:.2f} µs per op (forward + backward, one multiplication on a (4,) vector)")
+            lines.append(f"- {who}: {us:.2f} µs per op ({cpu.get(who, float('nan')):.2f} µs CPU)")
     if cold:
         c, w = cold["empty_cache"], cold["warm_cache"]
         lines += ["", "## Cold start", "",

@@ -12,12 +12,18 @@ class Timing:
     """Seconds per call of one contender: all repeats, with the median and the range."""
 
     samples: list[float] = field(default_factory=list)
+    cpu_samples: list[float] = field(default_factory=list)  # process CPU seconds per call
 
     @property
     def median(self) -> float:
         s = sorted(self.samples)
         n = len(s)
         return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+    @property
+    def cpu_median(self) -> float:
+        s = sorted(self.cpu_samples)
+        return s[len(s) // 2] if s else float("nan")
 
     @property
     def min(self) -> float:
@@ -51,9 +57,11 @@ def compare(contenders: dict[str, Callable[[], object] | None], repeats: int = 1
     for _ in range(repeats):
         for k, f in active.items():
             n = number[k]
+            c0 = time.process_time()
             t0 = time.perf_counter()
             for _ in range(n):
                 f()
             out[k].samples.append((time.perf_counter() - t0) / n)
+            out[k].cpu_samples.append((time.process_time() - c0) / n)
     gc.collect()
     return out

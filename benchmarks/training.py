@@ -1,0 +1,243 @@
+"""Training benchmarks on the digits: autograd_lab vs PyTorch vs hand-written numpy backprop.
+
+MLP 64-128-10 (ReLU, SGD momentum 0.9, batch 64, 20 epochs; lr from ``train.DEFAULT_LR``) and a small CNN
+(conv-relu-pool x2, linear). Every contender trains the same architecture from the same
+initial weights on the same mini-batches (one precomputed order per epoch), so the times
+compare the frameworks and nothing else. Times are medians of ``repeats`` runs.
+
+    python -m benchmarks.training            # prints a table
+    run_training_benchmarks() -> list[dict]  # rows for the benchmark runner
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+import autograd_lab as al
+import autograd_lab.nn as nn
+from autograd_lab.data import load_digits
+from autograd_lab.optim import SGD
+from autograd_lab.train import DEFAULT_LR, make_model
+
+BATCH, MOMENTUM = 64, 0.9
+LR = DEFAULT_LR["mlp"]
+
+
+def _batches(n: int, epochs: int, seed: int) -> list[list[np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    return [[p[i:i + BATCH] for i in range(0, n, BATCH)] for p in (rng.permutation(n) for _ in range(epochs))]
+
+
+def _accuracy(logits: np.ndarray, y: np.ndarray) -> float:
+    return float(np.mean(logits.argmax(1) == y))
+
+
+# ---- the three contenders ------------------------------------------------------------------------------
+def train_ours(model: nn.Module, x: np.ndarray, y: np.ndarray, order: list, lr: float = LR) -> nn.Module:
+    opt = SGD(model.parameters(), lr=lr, momentum=MOMENTUM)
+    loss_fn = nn.CrossEntropyLoss()
+    for epoch in order:
+        for idx in epoch:
+            loss = loss_fn(model(al.Variable._make(x[idx])), al.Variable._make(y[idx]))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return model
+
+
+def predict_ours(model: nn.Module, x: np.ndarray) -> np.ndarray:
+    model.eval()
+    with al.no_grad():
+        return model(al.Variable._make(x)).data
+
+
+def to_torch(model: nn.Module) -> Any:
+    """The same architecture in PyTorch, starting from our model's weights (names match)."""
+    import torch
+
+    layers = []
+    for m in model:
+        if isinstance(m, nn.Linear):
+            layers.append(torch.nn.Linear(m.in_features, m.out_features))
+        elif isinstance(m, nn.Conv2d):
+            layers.append(torch.nn.Conv2d(m.in_channels, m.out_channels, m.kernel_size, m.stride, m.padding))
+        elif isinstance(m, nn.MaxPool2d):
+            layers.append(torch.nn.MaxPool2d(m.kernel_size, m.stride))
+        elif isinstance(m, nn.ReLU):
+            layers.append(torch.nn.ReLU())
+        elif isinstance(m, nn.Flatten):
+            layers.append(torch.nn.Flatten())
+    net = torch.nn.Sequential(*layers)
+    net.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in model.state_dict().items()})
+    return net
+
+
+def train_torch(net: Any, x: np.ndarray, y: np.ndarray, order: list, lr: float = LR) -> Any:
+    import torch
+
+    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=MOMENTUM)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    for epoch in order:
+        for idx in epoch:
+            i = torch.from_numpy(idx)
+            loss = loss_fn(net(xt[i]), yt[i])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return net
+
+
+def train_numpy_mlp(params: list[np.ndarray], x: np.ndarray, y: np.ndarray, order: list,
+                    lr: float = LR) -> list[np.ndarray]:
+    """Backprop written out by hand for Linear-ReLU-Linear + softmax cross-entropy, SGD momentum."""
+    w1, b1, w2, b2 = [p.copy() for p in params]
+    bufs: list[np.ndarray | None] = [None] * 4
+    eye = np.eye(w2.shape[0], dtype=x.dtype)
+    for epoch in order:
+        for idx in epoch:
+            xb, yb = x[idx], y[idx]
+            h = xb @ w1.T + b1
+            a = np.maximum(h, 0)
+            z = a @ w2.T + b2
+            z -= z.max(axis=1, keepdims=True)
+            p = np.exp(z)
+            p /= p.sum(axis=1, keepdims=True)
+            dz = (p - eye[yb]) / len(idx)
+            dh = (dz @ w2) * (h > 0)
+            grads = [dh.T @ xb, dh.sum(0), dz.T @ a, dz.sum(0)]
+            for k, (w, g) in enumerate(zip((w1, b1, w2, b2), grads)):
+                if bufs[k] is None:
+                    bufs[k] = g.copy()
+                else:
+                    bufs[k] *= MOMENTUM
+                    bufs[k] += g
+                w -= lr * bufs[k]
+    return [w1, b1, w2, b2]
+
+
+def predict_numpy_mlp(params: list[np.ndarray], x: np.ndarray) -> np.ndarray:
+    w1, b1, w2, b2 = params
+    return np.maximum(x @ w1.T + b1, 0) @ w2.T + b2
+
+
+# ---- measuring ---------------------------------------------------------------------------------------
+def _limit_threads(threads: int | None) -> None:
+    """Cap the threads of BLAS, numba and torch (None leaves each library's default)."""
+    if threads is None:
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(threads)
+    except ImportError:
+        pass
+    import numba
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        import torch
+        torch.set_num_threads(threads)
+    except ImportError:
+        pass
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def bench_model(kind: str, seeds: tuple[int, ...] = (0, 1, 2, 3, 4), epochs: int = 20, repeats: int = 3,
+                with_torch: bool = True, lr: float | None = None) -> list[dict[str, Any]]:
+    """Accuracy of autograd_lab over ``seeds``, and training times on seed 0 for every contender.
+
+    The contenders run in turn, ``repeats`` rounds, and each time is the median of its rounds,
+    so a burst of load from elsewhere on the machine hits them alike."""
+    lr = DEFAULT_LR[kind] if lr is None else lr
+    images = kind == "cnn"
+    accs, accs_fixed = [], []
+    for seed in seeds:  # the seed picks the split, the initial weights and the batch order ...
+        for split_seed, out in ((seed, accs), (0, accs_fixed)):  # ... or only the latter two
+            xs, ys, xt, yt = load_digits(as_images=images, seed=split_seed)
+            model = train_ours(make_model(kind, seed), xs, ys, _batches(len(xs), epochs, seed), lr)
+            out.append(_accuracy(predict_ours(model, xt), yt))
+    x_train, y_train, x_test, y_test = load_digits(as_images=images)
+    order = _batches(len(x_train), epochs, 0)
+    torch = _torch() if with_torch else None
+    contenders: dict[str, Callable[[], Any]] = {
+        "autograd_lab": lambda: train_ours(make_model(kind, 0), x_train, y_train, order, lr)}
+    if kind == "mlp":
+        init = [p.data.copy() for p in make_model("mlp", 0).parameters()]
+        contenders["numpy (hand backprop)"] = lambda: train_numpy_mlp(init, x_train, y_train, order, lr)
+    if torch is not None:
+        contenders[f"torch {torch.__version__}"] = lambda: train_torch(to_torch(make_model(kind, 0)), x_train,
+                                                                         y_train, order, lr)
+    warm = order[:1]  # one epoch each first: JIT compilation, caches, allocator
+    train_ours(make_model(kind, 0), x_train, y_train, warm, lr)
+    if kind == "mlp":
+        train_numpy_mlp(init, x_train, y_train, warm, lr)
+    if torch is not None:
+        train_torch(to_torch(make_model(kind, 0)), x_train, y_train, warm, lr)
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    results: dict[str, Any] = {}
+    for _ in range(repeats):
+        for name, fn in contenders.items():
+            start = time.perf_counter()
+            results[name] = fn()
+            times[name].append(time.perf_counter() - start)
+    t_ours = statistics.median(times["autograd_lab"])
+    rows = []
+    for name in contenders:
+        t = statistics.median(times[name])
+        row = dict(benchmark=f"digits {kind}", contender=name, seconds=t, epoch_ms=1e3 * t / epochs,
+                   ratio_vs_ours=t / t_ours)
+        if name == "autograd_lab":
+            row.update(accuracy_mean=float(np.mean(accs)), accuracy_min=float(np.min(accs)), seeds=len(seeds),
+                       accuracy_fixed_split_mean=float(np.mean(accs_fixed)),
+                       accuracy_fixed_split_min=float(np.min(accs_fixed)))
+        elif name.startswith("numpy"):
+            row["accuracy_mean"] = _accuracy(predict_numpy_mlp(results[name], x_test), y_test)
+        else:
+            with torch.no_grad():
+                row["accuracy_mean"] = _accuracy(results[name](torch.from_numpy(x_test)).numpy(), y_test)
+        rows.append(row)
+    return rows
+
+
+def run_training_benchmarks(seeds: tuple[int, ...] = (0, 1, 2, 3, 4), epochs: int = 20, repeats: int = 3,
+                            with_torch: bool = True, threads: int | None = None) -> list[dict[str, Any]]:
+    """Rows for the MLP and the CNN: contender, seconds, epoch_ms, accuracy, ratio_vs_ours.
+
+    ``threads`` caps BLAS, numba and torch threads for the whole process (None: defaults)."""
+    _limit_threads(threads)
+    return (bench_model("mlp", seeds, epochs, repeats, with_torch)
+            + bench_model("cnn", seeds, epochs, repeats, with_torch))
+
+
+def format_rows(rows: list[dict[str, Any]]) -> str:
+    lines = [f"{'benchmark':<12} {'contender':<24} {'total s':>8} {'ms/epoch':>9} {'time/ours':>9}  test accuracy"]
+    for r in rows:
+        acc = f"{r['accuracy_mean']:.2%}"
+        if "accuracy_min" in r:
+            acc = (f"{acc} (min {r['accuracy_min']:.2%}) over {r['seeds']} seeds; split 0 only: "
+                   f"{r['accuracy_fixed_split_mean']:.2%} (min {r['accuracy_fixed_split_min']:.2%})")
+        else:
+            acc += " (seed 0)"
+        lines.append(f"{r['benchmark']:<12} {r['contender']:<24} {r['seconds']:>8.3f} {r['epoch_ms']:>9.2f} "
+                     f"{r['ratio_vs_ours']:>9.2f}  {acc}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=None, help="cap BLAS/numba/torch threads")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=5)
+    args = parser.parse_args()
+    print(format_rows(run_training_benchmarks(tuple(range(args.seeds)), repeats=args.repeats, threads=args.threads)))
