@@ -114,7 +114,7 @@ def fit(model: Any, loader: Iterable, loss_fn: Callable, optimizer: Any, epochs:
 
 # ---- the `autograd-lab train` command ---------------------------------------------------------------
 # SGD learning rates (momentum 0.9, batch 64) chosen on a validation part of the training split
-DEFAULT_LR = {"mlp": 0.2, "cnn": 0.1}
+DEFAULT_LR = {"mlp": 0.2, "cnn": 0.05}
 
 
 def make_model(name: str, seed: int = 0) -> Any:
@@ -161,12 +161,15 @@ def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--model", choices=("mlp", "cnn"), default="mlp", help="network to train (default: mlp)")
     p.add_argument("--epochs", type=int, default=20, help="passes over the training set (default: 20)")
     p.add_argument("--seed", type=int, default=0, help="seed for weights and shuffling (default: 0)")
-    p.add_argument("--lr", type=float, default=None, help="SGD learning rate (default: 0.2 for mlp, 0.1 for cnn)")
+    p.add_argument("--lr", type=float, default=None, help="SGD learning rate (default: 0.2 for mlp, 0.05 for cnn)")
     p.add_argument("--batch-size", type=int, default=64, help="mini-batch size (default: 64)")
     p.add_argument("--out", default="training.png", help="where to write the curves (default: training.png)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run_train)
     return p
+
+
+add_train = add_train_parser  # the name cli.COMMANDS expects
 
 
 def run_train(args: argparse.Namespace) -> int:
