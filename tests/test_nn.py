@@ -64,6 +64,11 @@ def test_reassigning_replaces_and_unregisters():
     net = Net()
     net.head = nn.Linear(4, 3, seed=0)
     assert net.head.out_features == 3
+    with pytest.raises(TypeError, match="registered as a nn.Parameter"):
+        net.block.scale = net.block.scale * 2  # a computed Variable is not a Parameter
+    with pytest.raises(TypeError, match="registered as a Module"):
+        net.act = "relu"
+    del net.block.scale
     net.block.scale = "plain"
     assert "block.scale" not in dict(net.named_parameters())
     del net.act
@@ -345,3 +350,28 @@ def test_buffers_are_saved_and_loaded_but_not_parameters():
     b.load_state_dict(a.state_dict())
     np.testing.assert_array_equal(b.running, [1.0, 2.0])
     assert b.running.dtype == np.float32
+
+
+def test_conv_and_pool_layers_against_numpy_loops():
+    rng = np.random.default_rng(0)
+    conv = nn.Conv2d(2, 3, 3, padding=1, dtype=np.float64, seed=0)
+    x = rng.standard_normal((2, 2, 5, 5))
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    want = np.zeros((2, 3, 5, 5))
+    for i in range(5):
+        for j in range(5):
+            want[:, :, i, j] = np.einsum("ncij,ocij->no", xp[:, :, i:i + 3, j:j + 3], conv.weight.data)
+    want += conv.bias.data[None, :, None, None]
+    np.testing.assert_allclose(conv(al.tensor(x)).data, want, rtol=1e-10, atol=1e-12)
+    pooled = nn.MaxPool2d(2)(al.tensor(x[:, :, :4, :4])).data
+    np.testing.assert_array_equal(pooled, x[:, :, :4, :4].reshape(2, 2, 2, 2, 2, 2).max(axis=(3, 5)))
+
+
+def test_deepcopy_keeps_registration():
+    import copy
+
+    model = nn.Sequential(nn.Linear(2, 3, seed=0), nn.ReLU())
+    twin = copy.deepcopy(model)
+    assert twin[0].weight is twin[0]._parameters["weight"] and twin[0].weight is not model[0].weight
+    np.testing.assert_array_equal(twin[0].weight.data, model[0].weight.data)
+    assert [n for n, _ in twin.named_parameters()] == ["0.weight", "0.bias"]

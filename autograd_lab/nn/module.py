@@ -100,11 +100,14 @@ class Module:
             modules[name] = value
         elif value is None and (name in params or name in modules):
             (params if name in params else modules)[name] = None
+        elif name in params or name in modules:
+            kind = "nn.Parameter" if name in params else "Module"
+            raise TypeError(
+                f"cannot assign a {type(value).__name__} to '{name}', which is registered as a {kind} of "
+                f"{type(self).__name__}; assign a {kind} or None. To change a parameter's values, update "
+                f"them in place under al.no_grad() (self.{name}.data[...] = ...), or delete the attribute first.")
         elif name in buffers:
             buffers[name] = value
-        else:  # a plain attribute replaces a registered one of the same name
-            params.pop(name, None)
-            modules.pop(name, None)
         object.__setattr__(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
