@@ -1,0 +1,502 @@
+"""Checkers for chapter 08, Modules and optimizers.
+
+The optimizers are checked step by step against ``autograd_lab.optim`` (which follows
+PyTorch's update rules): both get the same parameters and the same gradients, and the
+parameters must agree after every step.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._common import Checker
+
+__all__ = ["ch08_linear", "ch08_sgd_momentum", "ch08_adam", "ch08_fit"]
+
+
+def _al() -> Any:
+    import autograd_lab as al
+    return al
+
+
+def _named(fn: Callable[[], Any], name: str) -> Callable[[], Any]:
+    fn.__name__ = name
+    return fn
+
+
+# -- ch08-linear ----------------------------------------------------------------------------
+def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``MyLinear(in_features, out_features, bias=True, seed=None)``: an ``nn.Module``
+    whose Parameters ``weight`` (out, in) and ``bias`` (out,) are registered by assignment,
+    drawn from U(-1/sqrt(in), 1/sqrt(in)) with ``np.random.default_rng(seed)``, and whose
+    forward is ``x @ weight.T + bias`` (a differentiable Variable expression)."""
+    ck = Checker("ch08-linear", seed=seed, hidden=hidden)
+    al = _al()
+    nn = al.nn
+    rng = ck.rng
+    init_hint = ("Call super().__init__() first, then assign nn.Parameter objects to self.weight "
+                 "and self.bias (or self.bias = None when bias=False).")
+
+    def make(*args: Any, **kwargs: Any) -> Any:
+        return ck.call(_named(lambda: MyLinear(*args, **kwargs), "MyLinear"), hint=init_hint)
+
+    with ck.case("MyLinear(3, 2) registers weight (2, 3) and bias (2,) as Parameters"):
+        layer = make(3, 2, seed=0)
+        ck.check(isinstance(layer, nn.Module), "MyLinear is not an nn.Module.",
+                 hint="Write `class MyLinear(nn.Module):`.")
+        names = [n for n, _ in ck.call(layer.named_parameters)]
+        ck.check(names == ["weight", "bias"], "named_parameters() does not list weight, bias.",
+                 expected=["weight", "bias"], received=names,
+                 hint="Only nn.Parameter values are registered: self.weight = "
+                      "nn.Parameter(array), assigned in this order, after super().__init__().")
+        params = dict(layer.named_parameters())
+        for name, shape in (("weight", (2, 3)), ("bias", (2,))):
+            got = tuple(params[name].shape)
+            ck.check(got == shape, f"{name} has shape {got}, expected {shape}.",
+                     hint="weight is (out_features, in_features), as in PyTorch, so that "
+                          "forward is x @ weight.T; bias is (out_features,).")
+            ck.check(params[name].requires_grad, f"{name} does not require grad.",
+                     hint="nn.Parameter(...) requires grad by default; do not pass "
+                          "requires_grad=False.")
+    shapes = [(4, 3, 2, True), (5, 4, 1, False)] + ([(7, 6, 3, True)] if hidden else [])
+    for batch, n_in, n_out, bias in shapes:
+        with ck.case(f"forward and backward: ({batch}, {n_in}) batch, out_features={n_out}, "
+                     f"bias={bias}"):
+            layer = make(n_in, n_out, bias=bias, seed=1)
+            names = [n for n, _ in layer.named_parameters()]
+            want = ["weight", "bias"] if bias else ["weight"]
+            ck.check(names == want, f"the parameters are {names}, expected {want}.",
+                     hint="With bias=False register no bias: self.bias = None.")
+            W = np.array(layer.weight.data, dtype=np.float64)
+            x = al.Variable(np.round(rng.normal(size=(batch, n_in)), 3), requires_grad=True)
+            y = ck.call(layer, x)
+            b = np.array(layer.bias.data, dtype=np.float64) if bias else 0.0
+            expected = x.data @ W.T + b
+            got = getattr(y, "data", y)
+            ck.close(got, expected, atol=1e-5, rtol=1e-5, what="output",
+                     hint="forward returns x @ self.weight.T + self.bias.",
+                     mistakes=_mistakes(expected.shape, (lambda: x.data @ W + b,
+                                                         "Use weight.T: weight is (out, in).")))
+            ck.check(getattr(y, "grad_fn", None) is not None,
+                     "the output has no grad_fn: nothing was recorded for backward.",
+                     hint="Compute with Variables (x @ self.weight.T + self.bias), not with "
+                          "their numpy .data, so that the graph is recorded.")
+            g = np.round(rng.normal(size=(batch, n_out)), 3)
+            ck.call(_named(lambda: y.backward(al.Variable(g)), "backward"))
+            ck.close(getattr(layer.weight.grad, "data", None), g.T @ x.data, atol=1e-5,
+                     rtol=1e-5, what="weight.grad", hint="Let autograd do it: build the output "
+                     "from self.weight with Variable operations.")
+            if bias:
+                ck.close(getattr(layer.bias.grad, "data", None), g.sum(axis=0), atol=1e-5,
+                         rtol=1e-5, what="bias.grad")
+    n_in, n_out = (100, 300) if not hidden else (250, 120)
+    bound = 1 / np.sqrt(n_in)
+    with ck.case(f"weights of MyLinear({n_in}, {n_out}) are U(-1/sqrt({n_in}), 1/sqrt({n_in}))"):
+        layer = make(n_in, n_out, seed=seed)
+        w = np.asarray(layer.weight.data, dtype=np.float64)
+        b = np.asarray(layer.bias.data, dtype=np.float64)
+        std = float(w.std())
+        init = f"Draw both from rng.uniform(-k, k, size=...) with k = 1 / sqrt(in_features) = {bound:.4g}."
+        ck.check(np.abs(w).max() <= bound * (1 + 1e-6),
+                 f"some weights lie outside [-{bound:.4g}, {bound:.4g}].",
+                 expected=f"max |w| <= {bound:.4g}", received=f"max |w| = {np.abs(w).max():.4g}",
+                 hint=("A normal distribution has no bound: use a uniform one. " if std > 0.45 *
+                       bound else "") + init)
+        ck.check(abs(float(w.mean())) < 0.05 * bound, "the weights are not centred on 0.",
+                 expected=0.0, received=float(w.mean()),
+                 hint="U(0, 1) only gives positive weights. " + init)
+        ck.check(np.abs(w).max() > 0.9 * bound and abs(std - bound / np.sqrt(3)) < 0.05 * bound,
+                 "the weights do not spread over the whole interval.",
+                 expected=f"std about k / sqrt(3) = {bound / np.sqrt(3):.4g}",
+                 received=f"std {std:.4g}",
+                 hint="k uses fan_in, the number of inputs (in_features), not out_features. "
+                      + init)
+        ck.check(np.abs(b).max() <= bound * (1 + 1e-6) and np.abs(b).max() > 0.5 * bound,
+                 "the bias is not drawn from the same interval.",
+                 expected=f"values in [-{bound:.4g}, {bound:.4g}], not all 0",
+                 received=f"max |b| = {np.abs(b).max():.4g}",
+                 hint="PyTorch draws the bias from the same U(-k, k) (zeros would also train, but "
+                      "this exercise follows PyTorch).")
+    with ck.case("the same seed gives the same weights, another seed others"):
+        a1, a2, other = make(4, 3, seed=7), make(4, 3, seed=7), make(4, 3, seed=8)
+        ck.check(np.array_equal(a1.weight.data, a2.weight.data)
+                 and np.array_equal(a1.bias.data, a2.bias.data),
+                 "two layers made with seed=7 differ.",
+                 hint="Make one generator per layer, rng = np.random.default_rng(seed), and draw "
+                      "weight and bias from it.")
+        ck.check(not np.array_equal(a1.weight.data, other.weight.data),
+                 "seed=7 and seed=8 give the same weights.", hint="Pass seed to default_rng.")
+    with ck.case("inside nn.Sequential: dotted names and a state_dict"):
+        model = ck.call(_named(lambda: nn.Sequential(MyLinear(3, 4, seed=0), nn.ReLU(),
+                                                     MyLinear(4, 2, seed=1)), "nn.Sequential"))
+        keys = list(model.state_dict())
+        want = ["0.weight", "0.bias", "2.weight", "2.bias"]
+        ck.check(keys == want, "the state_dict keys are not the expected dotted names.",
+                 expected=want, received=keys, hint=init_hint)
+        out = ck.call(model, al.Variable(rng.normal(size=(5, 3))))
+        ck.check(tuple(out.shape) == (5, 2), "the model output has the wrong shape.",
+                 expected=(5, 2), received=tuple(out.shape))
+    ck.done()
+
+
+def _mistakes(shape: tuple[int, ...], *pairs: tuple[Callable[[], Any], str]) -> list:
+    out = []
+    for make, hint in pairs:
+        try:
+            value = np.asarray(make())
+        except ValueError:
+            continue
+        if value.shape == shape:
+            out.append((value, hint))
+    return out
+
+
+# -- shared by the optimizer exercises -----------------------------------------------------
+SHAPES = ((3,), (2, 2))
+
+
+def _params(al: Any, rng: np.random.Generator) -> tuple[list[Any], list[Any]]:
+    """Two identical lists of float64 Parameters: the learner's and the library's."""
+    data = [np.round(rng.normal(size=s), 3) for s in SHAPES]
+    return ([al.nn.Parameter(d.copy()) for d in data], [al.nn.Parameter(d.copy()) for d in data])
+
+
+def _set_grads(al: Any, groups: tuple[list[Any], ...], grads: list[np.ndarray | None]) -> None:
+    for params in groups:
+        for p, g in zip(params, grads):
+            p.grad = None if g is None else al.Variable(g.copy())
+
+
+def _run_steps(ck: Checker, mine: Any, ref: Any, ours: list[Any], theirs: list[Any],
+               grads: list[list[np.ndarray | None]], hint: str,
+               simulate: Callable[[list[list[np.ndarray | None]]], list[tuple[list, str]]] | None
+               = None) -> None:
+    """Give both optimizers the same gradients step after step; compare after every step."""
+    al = _al()
+    for step, step_grads in enumerate(grads, start=1):
+        start = [p.data.copy() for p in ours]
+        _set_grads(al, (ours, theirs), step_grads)
+        ck.call(mine.step, hint=hint)
+        ref.step()
+        for i, (p, q) in enumerate(zip(ours, theirs)):
+            if np.array_equal(p.data, start[i]) and not np.array_equal(q.data, start[i]):
+                ck.fail(f"parameter {i} did not change in step {step}.", expected=q.data,
+                        received=p.data,
+                        hint="Update the parameter's data in place, under al.no_grad(): "
+                             "p -= lr * d_p (or p.data -= ...). Rebinding p = p - ... changes "
+                             "only your local name. If params came from a generator, keep "
+                             "list(params): a generator can be walked only once.")
+            mistakes = []
+            if simulate is not None:
+                for values, why in simulate(grads[:step]):
+                    mistakes.append((values[i], why))
+            ck.close(p.data, q.data, atol=1e-10, rtol=1e-8,
+                     what=f"parameter {i} (shape {q.shape}) after step {step}", hint=hint,
+                     mistakes=mistakes)
+
+
+def _check_in_place(ck: Checker, params: list[Any], before: list[Any]) -> None:
+    ck.check(all(p is q for p, q in zip(params, before)), "the parameters were replaced.",
+             hint="Keep the Parameter objects; change their data in place.")
+    ck.check(all(p.is_leaf and p.requires_grad for p in params),
+             "after step() a parameter is no longer a leaf that requires grad.",
+             hint="Do the update under al.no_grad() (or on p.data), so it is not recorded.")
+
+
+def _check_zero_grad(ck: Checker, make: Callable[[list[Any]], Any]) -> None:
+    al = _al()
+    with ck.case("zero_grad() clears every gradient"):
+        params = [al.nn.Parameter(np.ones(s)) for s in SHAPES]
+        opt = make(params)
+        _set_grads(al, (params,), [np.ones(s) for s in SHAPES])
+        ck.call(opt.zero_grad)
+        cleared = all(p.grad is None or not np.any(p.grad.data) for p in params)
+        ck.check(cleared, "after zero_grad() a parameter still has a non-zero gradient.",
+                 hint="for p in self.params: p.grad = None (the default in PyTorch 2).")
+
+
+def _grad_sequence(rng: np.random.Generator, steps: int, skip: tuple[tuple[int, int], ...] = ()
+                   ) -> list[list[np.ndarray | None]]:
+    seq: list[list[np.ndarray | None]] = []
+    for step in range(steps):
+        row: list[np.ndarray | None] = [np.round(rng.normal(size=s), 3) for s in SHAPES]
+        for k, i in skip:
+            if k == step:
+                row[i] = None
+        seq.append(row)
+    return seq
+
+
+# -- ch08-sgd-momentum ----------------------------------------------------------------------
+def _sgd_simulations(start: list[np.ndarray], lr: float, momentum: float, wd: float
+                     ) -> Callable[[list[list[np.ndarray | None]]], list[tuple[list, str]]]:
+    def run(grads: list[list[np.ndarray | None]]) -> list[tuple[list, str]]:
+        variants = {
+            "ema": "This is an average, b = mu * b + (1 - mu) * g. PyTorch's momentum adds the "
+                   "whole gradient: b = mu * b + g.",
+            "no_memory": "The velocity does not carry over between steps: keep one buffer per "
+                         "parameter in the optimizer (e.g. self.buffers) and update it in place.",
+            "wd_after": "Weight decay belongs in the gradient, before the buffer: "
+                        "g = g + weight_decay * p, then b = mu * b + g.",
+            "no_wd": "weight_decay is ignored: add weight_decay * p to the gradient first.",
+        }
+        out = []
+        for kind, why in variants.items():
+            params = [s.copy() for s in start]
+            bufs: list[np.ndarray | None] = [None] * len(params)
+            for step_grads in grads:
+                for i, g in enumerate(step_grads):
+                    if g is None:
+                        continue
+                    p = params[i]
+                    d = g if kind in ("wd_after", "no_wd") else g + wd * p
+                    if momentum:
+                        if bufs[i] is None or kind == "no_memory":
+                            bufs[i] = d.copy() if kind != "ema" else (1 - momentum) * d
+                        else:
+                            b = bufs[i]
+                            bufs[i] = momentum * b + ((1 - momentum) * d if kind == "ema" else d)
+                        d = bufs[i]
+                    if kind == "wd_after":
+                        d = d + wd * p
+                    params[i] = p - lr * d
+            out.append((params, why))
+        return out
+    return run
+
+
+def ch08_sgd_momentum(SGDMomentum: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``SGDMomentum(params, lr, momentum=0.0, weight_decay=0.0)`` with ``step()`` and
+    ``zero_grad()``, step by step against ``autograd_lab.optim.SGD`` (PyTorch's rule:
+    g += wd * p; b = g on the first step, else b = momentum * b + g; p -= lr * b)."""
+    ck = Checker("ch08-sgd-momentum", seed=seed, hidden=hidden)
+    al = _al()
+    rng = ck.rng
+    hint = ("Per parameter p with a gradient: d = p.grad.data + weight_decay * p.data; if "
+            "momentum: b = d.copy() on the first step, else b = momentum * b + d, and d = b; "
+            "then p.data -= lr * d. Skip parameters whose grad is None.")
+
+    def make(params: Any, **kw: Any) -> Any:
+        return ck.call(_named(lambda: SGDMomentum(params, **kw), "SGDMomentum"),
+                       hint="The constructor is SGDMomentum(params, lr, momentum=0.0, "
+                            "weight_decay=0.0); keep params as a list.")
+
+    configs = [("lr=0.1 without momentum, 1 step", dict(lr=0.1), 1),
+               ("momentum=0.9, 5 steps", dict(lr=0.05, momentum=0.9), 5),
+               ("momentum=0.5 and weight_decay=0.1, 4 steps",
+                dict(lr=0.1, momentum=0.5, weight_decay=0.1), 4)]
+    if hidden:
+        configs += [("weight_decay=0.2 without momentum, 3 steps",
+                     dict(lr=0.2, weight_decay=0.2), 3),
+                    ("random lr and momentum, 6 steps", dict(lr=float(np.round(rng.uniform(0.01, 0.2), 3)),
+                     momentum=float(np.round(rng.uniform(0.5, 0.95), 3))), 6)]
+    for name, kw, steps in configs:
+        with ck.case(f"{name}: matches optim.SGD"):
+            ours, theirs = _params(al, rng)
+            before = list(ours)
+            mine = make(ours, **kw)
+            ref = al.optim.SGD(theirs, **kw)
+            sim = _sgd_simulations([p.data.copy() for p in ours], kw["lr"],
+                                   kw.get("momentum", 0.0), kw.get("weight_decay", 0.0))
+            _run_steps(ck, mine, ref, ours, theirs, _grad_sequence(rng, steps), hint, sim)
+            _check_in_place(ck, ours, before)
+    with ck.case("a parameter whose grad is None is skipped (momentum=0.9)"):
+        ours, theirs = _params(al, rng)
+        mine = make(ours, lr=0.1, momentum=0.9)
+        ref = al.optim.SGD(theirs, lr=0.1, momentum=0.9)
+        grads = _grad_sequence(rng, 4, skip=((0, 1), (2, 0)))
+        _run_steps(ck, mine, ref, ours, theirs, grads,
+                   "Skip a parameter whose .grad is None (no update, its buffer unchanged); "
+                   "its first step with a gradient starts its buffer. " + hint)
+    with ck.case("params given as a generator (like model.parameters())"):
+        ours, theirs = _params(al, rng)
+        mine = make((p for p in ours), lr=0.1, momentum=0.9)
+        ref = al.optim.SGD(theirs, lr=0.1, momentum=0.9)
+        _run_steps(ck, mine, ref, ours, theirs, _grad_sequence(rng, 2), hint)
+    _check_zero_grad(ck, lambda ps: make(ps, lr=0.1, momentum=0.9))
+    ck.done()
+
+
+# -- ch08-adam ------------------------------------------------------------------------------
+def _adam_simulations(start: list[np.ndarray], lr: float, betas: tuple[float, float],
+                      eps: float) -> Callable[[list[list[np.ndarray | None]]],
+                                              list[tuple[list, str]]]:
+    b1, b2 = betas
+
+    def run(grads: list[list[np.ndarray | None]]) -> list[tuple[list, str]]:
+        variants = {
+            "no_correction": "The bias correction is missing: divide m by (1 - beta1**t) and "
+                             "v by (1 - beta2**t); without it the first steps are far too small.",
+            "eps_inside": "eps belongs outside the square root: sqrt(v_hat) + eps.",
+            "global_t": "Count steps per parameter: a parameter skipped in a step (grad None) "
+                        "does not advance its own t. Keep t in that parameter's state.",
+            "first_only": "Both moments need their correction: m_hat = m / (1 - beta1**t) and "
+                          "v_hat = v / (1 - beta2**t).",
+        }
+        out = []
+        for kind, why in variants.items():
+            params = [s.copy() for s in start]
+            m = [np.zeros_like(s) for s in start]
+            v = [np.zeros_like(s) for s in start]
+            t = [0] * len(start)
+            t_global = 0
+            for step_grads in grads:
+                t_global += 1
+                for i, g in enumerate(step_grads):
+                    if g is None:
+                        continue
+                    t[i] += 1
+                    tt = t_global if kind == "global_t" else t[i]
+                    m[i] = b1 * m[i] + (1 - b1) * g
+                    v[i] = b2 * v[i] + (1 - b2) * g * g
+                    mh = m[i] if kind == "no_correction" else m[i] / (1 - b1 ** tt)
+                    vh = v[i] if kind in ("no_correction", "first_only") else v[i] / (1 - b2 ** tt)
+                    den = np.sqrt(vh + eps) if kind == "eps_inside" else np.sqrt(vh) + eps
+                    params[i] = params[i] - lr * mh / den
+            out.append((params, why))
+        return out
+    return run
+
+
+def ch08_adam(MyAdam: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``MyAdam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8)`` with ``step()`` and
+    ``zero_grad()``, step by step against ``autograd_lab.optim.Adam``: per parameter,
+    t += 1; m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g*g;
+    p -= lr * (m / (1 - b1**t)) / (sqrt(v / (1 - b2**t)) + eps)."""
+    ck = Checker("ch08-adam", seed=seed, hidden=hidden)
+    al = _al()
+    rng = ck.rng
+    hint = ("Per parameter with a gradient g: t += 1; m = beta1 * m + (1 - beta1) * g; "
+            "v = beta2 * v + (1 - beta2) * g * g; m_hat = m / (1 - beta1**t); "
+            "v_hat = v / (1 - beta2**t); p.data -= lr * m_hat / (sqrt(v_hat) + eps). "
+            "m and v start at zeros, one pair (and one t) per parameter.")
+
+    def make(params: Any, **kw: Any) -> Any:
+        return ck.call(_named(lambda: MyAdam(params, **kw), "MyAdam"),
+                       hint="The constructor is MyAdam(params, lr=1e-3, betas=(0.9, 0.999), "
+                            "eps=1e-8); keep params as a list.")
+
+    configs = [("default hyper-parameters, 1 step", dict(), 1),
+               ("lr=0.01, 10 steps", dict(lr=0.01), 10),
+               ("betas=(0.5, 0.9) and eps=0.1, 4 steps", dict(lr=0.1, betas=(0.5, 0.9), eps=0.1),
+                4)]
+    if hidden:
+        configs += [("betas=(0.8, 0.99) and eps=0.01, 8 steps",
+                     dict(lr=0.05, betas=(0.8, 0.99), eps=0.01), 8)]
+    for name, kw, steps in configs:
+        with ck.case(f"{name}: matches optim.Adam"):
+            ours, theirs = _params(al, rng)
+            before = list(ours)
+            mine = make(ours, **kw)
+            ref = al.optim.Adam(theirs, **kw)
+            sim = _adam_simulations([p.data.copy() for p in ours], kw.get("lr", 1e-3),
+                                    kw.get("betas", (0.9, 0.999)), kw.get("eps", 1e-8))
+            _run_steps(ck, mine, ref, ours, theirs, _grad_sequence(rng, steps), hint, sim)
+            _check_in_place(ck, ours, before)
+    with ck.case("a parameter skipped in a step keeps its own step count t"):
+        ours, theirs = _params(al, rng)
+        kw = dict(lr=0.1, betas=(0.5, 0.9), eps=1e-3)
+        mine = make(ours, **kw)
+        ref = al.optim.Adam(theirs, **kw)
+        sim = _adam_simulations([p.data.copy() for p in ours], 0.1, (0.5, 0.9), 1e-3)
+        grads = _grad_sequence(rng, 4, skip=((0, 1), (1, 1)))
+        _run_steps(ck, mine, ref, ours, theirs, grads, hint, sim)
+    _check_zero_grad(ck, lambda ps: make(ps, lr=0.1))
+    ck.done()
+
+
+# -- ch08-fit -------------------------------------------------------------------------------
+def _reference_fit(model: Any, opt: Any, X: Any, y: Any, steps: int) -> list[float]:
+    F = _al().functional
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.mse_loss(model(X), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def _loss_after_steps(al: Any, build: Callable[[], tuple[Any, Any]], X: Any, y: Any,
+                      steps: int) -> tuple[list[float], list[float]]:
+    """Typical wrong loops: (losses recorded after the step, losses without zero_grad)."""
+    F = al.functional
+    model, opt = build()
+    after = []
+    for _ in range(steps):
+        opt.zero_grad()
+        F.mse_loss(model(X), y).backward()
+        opt.step()
+        with al.no_grad():
+            after.append(F.mse_loss(model(X), y).item())
+    model, opt = build()
+    no_zero = []
+    for _ in range(steps):
+        loss = F.mse_loss(model(X), y)
+        loss.backward()
+        opt.step()
+        no_zero.append(loss.item())
+    return after, no_zero
+
+
+def ch08_fit(fit: Callable[..., Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``fit(model, opt, X, y, steps) -> list[float]``: ``steps`` full-batch steps of
+    zero_grad, mean squared error of model(X) against y, backward, opt.step(); returns the
+    loss of every step (computed before that step's update) as Python floats."""
+    ck = Checker("ch08-fit", seed=seed, hidden=hidden)
+    al = _al()
+    nn, optim = al.nn, al.optim
+    rng = ck.rng
+    hint = ("Each step: opt.zero_grad(); loss = F.mse_loss(model(X), y); loss.backward(); "
+            "opt.step(); losses.append(loss.item()).")
+    setups: list[tuple[str, Callable[[], tuple[Any, Any]], int, int]] = [
+        ("a Linear(3, 1) model with SGD(lr=0.1), 6 steps",
+         lambda: _linear_setup(nn, optim.SGD, dict(lr=0.1)), 3, 6),
+        ("a 3-8-1 MLP with Adam(lr=0.05), 5 steps",
+         lambda: _mlp_setup(nn, optim.Adam, dict(lr=0.05)), 3, 5),
+    ]
+    if hidden:
+        setups.append(("a Linear(3, 1) model with SGD(lr=0.05, momentum=0.9), 8 steps",
+                       lambda: _linear_setup(nn, optim.SGD, dict(lr=0.05, momentum=0.9)), 3, 8))
+    for name, build, n_in, steps in setups:
+        with ck.case(name):
+            X = al.Variable(np.round(rng.normal(size=(16, n_in)), 3))
+            y = al.Variable(np.round(X.data @ np.array([[1.0], [-2.0], [0.5]]) + 0.3, 3))
+            model, opt = build()
+            losses = ck.call(fit, model, opt, X, y, steps, hint=hint)
+            ref_model, ref_opt = build()
+            expected = _reference_fit(ref_model, ref_opt, X, y, steps)
+            ck.check(isinstance(losses, (list, tuple)) and len(losses) == steps,
+                     f"fit must return a list of {steps} losses, one per step.",
+                     expected=f"a list of {steps} floats", received=losses,
+                     hint="Append loss.item() after every step and return the list.")
+            bad = [v for v in losses if not isinstance(v, (float, int, np.floating))]
+            ck.check(not bad, "the losses must be Python floats.", received=bad[:1],
+                     hint="Append loss.item(), not the Variable loss: a Variable keeps its "
+                          "whole graph alive.")
+            after, no_zero = _loss_after_steps(al, build, X, y, steps)
+            ck.close(np.array(losses, dtype=np.float64), np.array(expected), atol=1e-6,
+                     rtol=1e-5, what="list of losses", hint=hint,
+                     mistakes=[(np.array(after), "These are the losses after each update; "
+                                "record the loss computed before opt.step()."),
+                               (np.array(no_zero), "Gradients piled up across steps: call "
+                                "opt.zero_grad() before every backward.")])
+            got_state, want_state = model.state_dict(), ref_model.state_dict()
+            for key in want_state:
+                ck.close(got_state[key], want_state[key], atol=1e-6, rtol=1e-5,
+                         what=f"model parameter {key} after fit", hint=hint)
+    ck.done()
+
+
+def _linear_setup(nn: Any, opt_cls: type, kw: dict) -> tuple[Any, Any]:
+    model = nn.Linear(3, 1, dtype=np.float64, seed=3)
+    return model, opt_cls(model.parameters(), **kw)
+
+
+def _mlp_setup(nn: Any, opt_cls: type, kw: dict) -> tuple[Any, Any]:
+    model = nn.Sequential(nn.Linear(3, 8, dtype=np.float64, seed=4), nn.Tanh(),
+                          nn.Linear(8, 1, dtype=np.float64, seed=5))
+    return model, opt_cls(model.parameters(), **kw)

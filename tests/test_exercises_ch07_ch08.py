@@ -1,0 +1,717 @@
+"""The checkers of chapters 07 and 08.
+
+Each checker must pass a correct solution (with and without hidden cases) and fail typical
+wrong ones with a message that names the exercise and gives a useful hint. The chapter 07
+kernels are compiled with numba once (the correct ones); the wrong variants run as plain
+Python with the "is it a numba kernel" case switched off, which keeps the tests fast.
+"""
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+import re
+
+import numpy as np
+import pytest
+from numba import config, njit, prange
+
+import autograd_lab as al
+import autograd_lab.functional as F
+from autograd_lab import nn
+from autograd_lab.exercises import ch07, check
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SEEDS = [(0, False), (1, True), (2024, True)]
+
+
+def failure(checker, obj, seed=0, hidden=False) -> str:
+    with pytest.raises(AssertionError) as info:
+        checker(obj, seed=seed, hidden=hidden)
+    return str(info.value)
+
+
+@pytest.fixture
+def plain_python(monkeypatch):
+    """Accept plain Python functions as kernels (the values are what is tested here)."""
+    monkeypatch.setattr(ch07, "_jit_enabled", lambda: False)
+
+
+# -- chapter 07: correct kernels ------------------------------------------------------------
+def _affine_relu_forward(x, a, b, out):
+    for i in range(x.size):
+        v = a * x[i] + b
+        out[i] = v if v > 0.0 else 0.0
+    return out
+
+
+def _affine_relu_backward(x, a, b, grad_out, grad_x):
+    grad_a = 0.0
+    grad_b = 0.0
+    for i in range(x.size):
+        if a * x[i] + b > 0.0:
+            g = grad_out[i]
+            grad_x[i] = a * g
+            grad_a += g * x[i]
+            grad_b += g
+        else:
+            grad_x[i] = 0.0
+    return grad_a, grad_b
+
+
+def _softmax_rows(x, out):
+    rows, cols = x.shape
+    for i in range(rows):
+        m = x[i, 0]
+        for j in range(1, cols):
+            m = max(m, x[i, j])
+        s = 0.0
+        for j in range(cols):
+            e = math.exp(x[i, j] - m)
+            out[i, j] = e
+            s += e
+        for j in range(cols):
+            out[i, j] /= s
+    return out
+
+
+def _column_sums_blocked(x, partial):
+    rows, cols = x.shape
+    nblocks = partial.shape[0]
+    step = (rows + nblocks - 1) // nblocks
+    for c in prange(nblocks):
+        for j in range(cols):
+            partial[c, j] = 0.0
+        for i in range(c * step, min(rows, (c + 1) * step)):
+            for j in range(cols):
+                partial[c, j] += x[i, j]
+    return partial
+
+
+KERNELS = {
+    "forward": njit(_affine_relu_forward),
+    "backward": njit(_affine_relu_backward),
+    "softmax": njit(_softmax_rows),
+    "sums": njit(parallel=True)(_column_sums_blocked),
+}
+
+
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+def test_ch07_correct_kernels_pass(seed, hidden, capsys):
+    check.ch07_affine_relu_forward(KERNELS["forward"], seed=seed, hidden=hidden)
+    check.ch07_affine_relu_backward(KERNELS["backward"], seed=seed, hidden=hidden)
+    check.ch07_softmax_rows(KERNELS["softmax"], seed=seed, hidden=hidden)
+    check.ch07_column_sums(KERNELS["sums"], seed=seed, hidden=hidden)
+    out = capsys.readouterr().out
+    assert out.count("All ") == 4 and ("(with hidden cases)" in out) == hidden
+
+
+def test_ch07_checkers_compile_each_kernel_once():
+    """Every case uses one signature, so a learner's kernel compiles once per check."""
+    if config.DISABLE_JIT:
+        pytest.skip("no compilation with NUMBA_DISABLE_JIT=1")
+    for seed, hidden in SEEDS:
+        check.ch07_affine_relu_forward(KERNELS["forward"], seed=seed, hidden=hidden)
+        check.ch07_softmax_rows(KERNELS["softmax"], seed=seed, hidden=hidden)
+        check.ch07_column_sums(KERNELS["sums"], seed=seed, hidden=hidden)
+    for name in ("forward", "softmax", "sums"):
+        assert len(KERNELS[name].signatures) == 1, KERNELS[name].signatures
+
+
+def test_ch07_plain_python_passes_the_values(plain_python, capsys):
+    check.ch07_affine_relu_forward(_affine_relu_forward, hidden=True)
+    check.ch07_column_sums(_column_sums_blocked, hidden=True)
+    assert capsys.readouterr().out.count("All ") == 2
+
+
+def test_ch07_plain_python_function_is_not_a_kernel():
+    if config.DISABLE_JIT:
+        pytest.skip("with NUMBA_DISABLE_JIT=1 every @njit function is plain Python")
+    msg = failure(check.ch07_affine_relu_forward, _affine_relu_forward)
+    assert "ch07-affine-relu-forward" in msg and "@njit" in msg
+    msg = failure(check.ch07_column_sums, njit(_column_sums_blocked))
+    assert "parallel=True" in msg
+
+
+def test_ch07_stub_reports_not_done():
+    @njit
+    def stub(x, a, b, out):
+        raise NotImplementedError("Exercise ch07-affine-relu-forward: write your code here")
+    with pytest.raises(NotImplementedError, match="ch07-affine-relu-forward is not done yet"):
+        check.ch07_affine_relu_forward(stub)
+
+
+def test_ch07_compile_error_is_reported_with_the_numba_hint():
+    if config.DISABLE_JIT:
+        pytest.skip("no compilation with NUMBA_DISABLE_JIT=1")
+
+    @njit
+    def untypable(x, a, b, out):
+        out[:] = {"a": a}  # a dict cannot go into a float array
+        return out
+    msg = failure(check.ch07_affine_relu_forward, untypable)
+    assert "raised TypingError" in msg and "numba could not compile" in msg
+
+
+def _fwd_no_relu(x, a, b, out):
+    for i in range(x.size):
+        out[i] = a * x[i] + b
+    return out
+
+
+def _fwd_relu_first(x, a, b, out):
+    for i in range(x.size):
+        out[i] = a * max(x[i], 0.0) + b
+    return out
+
+
+def _fwd_skips_negatives(x, a, b, out):
+    for i in range(x.size):
+        v = a * x[i] + b
+        if v > 0:
+            out[i] = v
+    return out
+
+
+def _fwd_new_array(x, a, b, out):
+    return np.maximum(a * x + b, 0.0)
+
+
+def _fwd_no_return(x, a, b, out):
+    _affine_relu_forward(x, a, b, out)
+
+
+def _fwd_in_place(x, a, b, out):
+    for i in range(x.size):
+        x[i] = a * x[i] + b
+        out[i] = max(x[i], 0.0)
+    return out
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (_fwd_no_relu, "relu is missing"),
+    (_fwd_relu_first, "apply it last"),
+    (_fwd_skips_negatives, "write every element"),
+    (_fwd_new_array, "write every element"),
+    (_fwd_no_return, "did not return out"),
+    (_fwd_in_place, "changed its input"),
+])
+def test_ch07_forward_rejects_typical_mistakes(plain_python, wrong, words):
+    msg = failure(check.ch07_affine_relu_forward, wrong)
+    assert "ch07-affine-relu-forward" in msg and words in msg
+
+
+def _bwd(rule):
+    def backward(x, a, b, grad_out, grad_x):
+        return rule(x, a, b, grad_out, grad_x)
+    return backward
+
+
+def _bwd_ge(x, a, b, g, gx):
+    ga = gb = 0.0
+    for i in range(x.size):
+        on = a * x[i] + b >= 0
+        gx[i] = a * g[i] if on else 0.0
+        ga += g[i] * x[i] if on else 0.0
+        gb += g[i] if on else 0.0
+    return ga, gb
+
+
+def _bwd_no_a(x, a, b, g, gx):
+    ga, gb = _affine_relu_backward(x, a, b, g, gx)
+    for i in range(x.size):
+        gx[i] = gx[i] / a if a != 0 else gx[i]
+    return ga, gb
+
+
+def _bwd_no_mask(x, a, b, g, gx):
+    ga, gb = _affine_relu_backward(x, a, b, g, gx)
+    gx[:] = a * g
+    return ga, gb
+
+
+def _bwd_no_zero(x, a, b, g, gx):
+    ga = gb = 0.0
+    for i in range(x.size):
+        if a * x[i] + b > 0:
+            gx[i] = a * g[i]
+            ga += g[i] * x[i]
+            gb += g[i]
+    return ga, gb
+
+
+def _bwd_swapped(x, a, b, g, gx):
+    ga, gb = _affine_relu_backward(x, a, b, g, gx)
+    return gb, ga
+
+
+def _bwd_ga_without_x(x, a, b, g, gx):
+    _, gb = _affine_relu_backward(x, a, b, g, gx)
+    return gb, gb
+
+
+def _bwd_gb_unmasked(x, a, b, g, gx):
+    ga, _ = _affine_relu_backward(x, a, b, g, gx)
+    return ga, float(g.sum())
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (_bwd_ge, "not z >= 0"),
+    (_bwd_no_a, "factor a is missing"),
+    (_bwd_no_mask, "mask is missing"),
+    (_bwd_no_zero, "write every element"),
+    (_bwd_swapped, "swapped"),
+    (_bwd_ga_without_x, "not g"),
+    (_bwd_gb_unmasked, "only where z > 0"),
+    (lambda x, a, b, g, gx: None, "two numbers"),
+])
+def test_ch07_backward_rejects_typical_mistakes(plain_python, wrong, words):
+    msg = failure(check.ch07_affine_relu_backward, wrong)
+    assert "ch07-affine-relu-backward" in msg and words in msg
+
+
+def test_ch07_backward_matches_autograd_lab():
+    """The checker's numpy reference is the library's own gradient."""
+    rng = np.random.default_rng(3)
+    x, g = rng.normal(size=20), rng.normal(size=20)
+    ref = ch07._backward_reference(x, 0.7, -0.2, g)
+    auto = ch07._backward_autograd(x, 0.7, -0.2, g)
+    np.testing.assert_allclose(ref[0], auto[0])
+    np.testing.assert_allclose(ref[1:], auto[1:])
+
+
+def _sm_unstable(x, out):
+    with np.errstate(all="ignore"):
+        e = np.exp(x)
+        out[...] = e / e.sum(axis=1, keepdims=True)
+    return out
+
+
+def _sm_columns(x, out):
+    e = np.exp(x - x.max(axis=0, keepdims=True))
+    out[...] = e / e.sum(axis=0, keepdims=True)
+    return out
+
+
+def _sm_global(x, out):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    out[...] = e / e.sum()
+    return out
+
+
+def _sm_unnormalised(x, out):
+    out[...] = np.exp(x - x.max(axis=1, keepdims=True))
+    return out
+
+
+def _sm_in_place(x, out):
+    x -= x.max(axis=1, keepdims=True)
+    e = np.exp(x)
+    out[...] = e / e.sum(axis=1, keepdims=True)
+    return out
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (_sm_unstable, "subtract the row maximum"),
+    (_sm_columns, "softmax of each column"),
+    (_sm_global, "sum of the whole array"),
+    (_sm_unnormalised, "not normalised"),
+    (_sm_in_place, "changed its input"),
+    (lambda x, out: _softmax_rows(x, out.copy()), "write every element"),
+])
+def test_ch07_softmax_rejects_typical_mistakes(plain_python, wrong, words):
+    msg = failure(check.ch07_softmax_rows, wrong)
+    assert "ch07-softmax-rows" in msg and words in msg
+
+
+def _cs_all_rows(x, partial):
+    partial[...] = x.sum(axis=0)
+    return partial
+
+
+def _cs_floor(x, partial):
+    rows, nblocks = x.shape[0], partial.shape[0]
+    step = max(rows // nblocks, 1)
+    for c in range(nblocks):
+        partial[c] = x[c * step:(c + 1) * step].sum(axis=0)
+    return partial
+
+
+def _cs_no_zero(x, partial):
+    rows, nblocks = x.shape[0], partial.shape[0]
+    step = (rows + nblocks - 1) // nblocks
+    for c in range(nblocks):
+        lo, hi = c * step, min(rows, (c + 1) * step)
+        if hi > lo:
+            partial[c] = x[lo:hi].sum(axis=0)
+    return partial
+
+
+def _cs_assign(x, partial):
+    rows, nblocks = x.shape[0], partial.shape[0]
+    step = (rows + nblocks - 1) // nblocks
+    partial[...] = 0
+    for c in range(nblocks):
+        for i in range(c * step, min(rows, (c + 1) * step)):
+            partial[c] = x[i]
+    return partial
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (_cs_all_rows, "summed all the rows"),
+    (_cs_floor, "rounds down"),
+    (_cs_no_zero, "must still be set to 0"),
+    (_cs_assign, "do not assign"),
+])
+def test_ch07_column_sums_rejects_typical_mistakes(plain_python, wrong, words):
+    msg = failure(check.ch07_column_sums, wrong)
+    assert "ch07-column-sums" in msg and words in msg
+
+
+def test_ch07_column_sums_must_return_partial(plain_python):
+    def no_return(x, partial):
+        _column_sums_blocked(x, partial)
+    assert "did not return partial" in failure(check.ch07_column_sums, no_return)
+
+
+# -- chapter 08: correct solutions ----------------------------------------------------------
+class MyLinear(nn.Module):
+    def __init__(self, in_features, out_features, bias=True, seed=None):
+        super().__init__()
+        rng = np.random.default_rng(seed)
+        k = 1 / np.sqrt(in_features)
+        self.weight = nn.Parameter(rng.uniform(-k, k, size=(out_features, in_features)))
+        self.bias = nn.Parameter(rng.uniform(-k, k, size=out_features)) if bias else None
+
+    def forward(self, x):
+        y = x @ self.weight.T
+        return y if self.bias is None else y + self.bias
+
+
+class SGDMomentum:
+    def __init__(self, params, lr, momentum=0.0, weight_decay=0.0):
+        self.params = list(params)
+        self.lr, self.momentum, self.weight_decay = lr, momentum, weight_decay
+        self.buffers = [None] * len(self.params)
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = None
+
+    def step(self):
+        for i, p in enumerate(self.params):
+            if p.grad is None:
+                continue
+            d = p.grad.data + self.weight_decay * p.data
+            if self.momentum:
+                if self.buffers[i] is None:
+                    self.buffers[i] = d.copy()
+                else:
+                    self.buffers[i] = self.momentum * self.buffers[i] + d
+                d = self.buffers[i]
+            with al.no_grad():
+                p -= self.lr * d
+
+
+class MyAdam:
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+        self.params = list(params)
+        self.lr, self.betas, self.eps = lr, betas, eps
+        self.state = [{"t": 0, "m": np.zeros_like(p.data), "v": np.zeros_like(p.data)}
+                      for p in self.params]
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = None
+
+    def step(self):
+        b1, b2 = self.betas
+        for p, s in zip(self.params, self.state):
+            if p.grad is None:
+                continue
+            g = p.grad.data
+            s["t"] += 1
+            s["m"] = b1 * s["m"] + (1 - b1) * g
+            s["v"] = b2 * s["v"] + (1 - b2) * g * g
+            m_hat = s["m"] / (1 - b1 ** s["t"])
+            v_hat = s["v"] / (1 - b2 ** s["t"])
+            p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+
+
+def fit(model, opt, X, y, steps):
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.mse_loss(model(X), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+def test_ch08_correct_solutions_pass(seed, hidden, capsys):
+    check.ch08_linear(MyLinear, seed=seed, hidden=hidden)
+    check.ch08_sgd_momentum(SGDMomentum, seed=seed, hidden=hidden)
+    check.ch08_adam(MyAdam, seed=seed, hidden=hidden)
+    check.ch08_fit(fit, seed=seed, hidden=hidden)
+    out = capsys.readouterr().out
+    assert out.count("All ") == 4 and ("(with hidden cases)" in out) == hidden
+
+
+def test_ch08_library_classes_pass_too(capsys):
+    """The library's own Linear, SGD and Adam are correct solutions of the same contracts."""
+    check.ch08_sgd_momentum(lambda params, lr, momentum=0.0, weight_decay=0.0: al.optim.SGD(
+        params, lr=lr, momentum=momentum, weight_decay=weight_decay), hidden=True)
+    check.ch08_adam(al.optim.Adam, hidden=True)
+    assert capsys.readouterr().out.count("All ") == 2
+
+
+def test_ch08_linear_matches_the_library_initialisation():
+    """Same bound as nn.Linear: U(-1/sqrt(in), 1/sqrt(in))."""
+    ours = MyLinear(50, 400, seed=0).weight.data
+    lib = nn.Linear(50, 400, seed=0, dtype=np.float64).weight.data
+    assert abs(ours.std() - lib.std()) < 0.01 * lib.std() * 10
+    assert np.abs(ours).max() <= 1 / np.sqrt(50) and np.abs(lib).max() <= 1 / np.sqrt(50)
+
+
+def _linear_variant(kind):
+    class Variant(nn.Module):
+        def __init__(self, in_features, out_features, bias=True, seed=None):
+            if kind != "no_super":
+                super().__init__()
+            rng = np.random.default_rng(seed)
+            k = 1 / np.sqrt(in_features)
+            shape = (in_features, out_features) if kind == "transposed" else (out_features,
+                                                                              in_features)
+            if kind == "normal":
+                w = rng.normal(0, 1 / np.sqrt(in_features), size=shape)
+            elif kind == "fan_out":
+                k2 = 1 / np.sqrt(out_features)
+                w = rng.uniform(-k2, k2, size=shape)
+            elif kind == "positive":
+                w = rng.uniform(0, k, size=shape)
+            else:
+                w = rng.uniform(-k, k, size=shape)
+            wrap = al.Variable if kind == "plain_variable" else nn.Parameter
+            self.weight = wrap(w, requires_grad=True) if kind == "plain_variable" else wrap(w)
+            self.bias = nn.Parameter(rng.uniform(-k, k, size=out_features)) if bias else None
+            if kind == "zero_bias" and bias:
+                self.bias = nn.Parameter(np.zeros(out_features))
+
+        def forward(self, x):
+            W = self.weight
+            if kind == "numpy":
+                out = x.data @ W.data.T + (0 if self.bias is None else self.bias.data)
+                return al.Variable(out)
+            y = x @ W if kind == "transposed" else x @ W.T
+            return y if self.bias is None else y + self.bias
+    Variant.__name__ = "MyLinear"
+    return Variant
+
+
+@pytest.mark.parametrize("kind,words", [
+    ("no_super", "super().__init__()"),
+    ("plain_variable", "nn.Parameter"),
+    ("transposed", "(out_features, in_features)"),
+    ("numpy", "no grad_fn"),
+    ("normal", "uniform"),
+    ("fan_out", "fan_in"),
+    ("positive", "centred"),
+    ("zero_bias", "same interval"),
+])
+def test_ch08_linear_rejects_typical_mistakes(kind, words):
+    msg = failure(check.ch08_linear, _linear_variant(kind))
+    assert "ch08-linear" in msg and words in msg
+
+
+def test_ch08_linear_unseeded_layers_fail_the_seed_case():
+    class Unseeded(MyLinear):
+        def __init__(self, in_features, out_features, bias=True, seed=None):
+            super().__init__(in_features, out_features, bias, seed=None)
+    assert "seed=7" in failure(check.ch08_linear, Unseeded)
+
+
+def _sgd_variant(kind):
+    class Variant(SGDMomentum):
+        def __init__(self, params, lr, momentum=0.0, weight_decay=0.0):
+            super().__init__(params, lr, momentum, weight_decay)
+            if kind == "generator":
+                self.params = params
+
+        def step(self):
+            if kind == "generator":
+                self.params = list(self.params)
+                return super().step()
+            for i, p in enumerate(self.params):
+                if p.grad is None:
+                    continue
+                g = p.grad.data
+                d = g if kind in ("wd_after", "no_wd") else g + self.weight_decay * p.data
+                if self.momentum:
+                    if self.buffers[i] is None or kind == "no_memory":
+                        self.buffers[i] = (1 - self.momentum) * d if kind == "ema" else d.copy()
+                    elif kind == "ema":
+                        self.buffers[i] = self.momentum * self.buffers[i] + (1 - self.momentum) * d
+                    else:
+                        self.buffers[i] = self.momentum * self.buffers[i] + d
+                    d = self.buffers[i]
+                if kind == "wd_after":
+                    d = d + self.weight_decay * p.data
+                if kind == "rebind":
+                    p = p - self.lr * d  # noqa: PLW2901 - the mistake under test
+                elif kind == "recorded":
+                    p.sub_(al.Variable(self.lr * d))
+                else:
+                    p.data -= self.lr * d
+    return Variant
+
+
+@pytest.mark.parametrize("kind,words", [
+    ("ema", "b = mu * b + g"),
+    ("no_memory", "does not carry over"),
+    ("wd_after", "before the buffer"),
+    ("no_wd", "weight_decay is ignored"),
+    ("rebind", "Rebinding"),
+    ("recorded", "raised BackwardError"),
+    ("generator", "generator"),
+])
+def test_ch08_sgd_rejects_typical_mistakes(kind, words):
+    msg = failure(check.ch08_sgd_momentum, _sgd_variant(kind))
+    assert "ch08-sgd-momentum" in msg and words in msg
+
+
+def test_ch08_sgd_must_skip_parameters_without_grad():
+    class NoSkip(SGDMomentum):
+        def step(self):
+            for p in self.params:
+                if p.grad is None:
+                    p.grad = al.Variable(np.zeros_like(p.data))
+            super().step()
+    msg = failure(check.ch08_sgd_momentum, NoSkip)
+    assert "grad is None" in msg
+
+
+def test_ch08_zero_grad_is_checked():
+    class NoZero(SGDMomentum):
+        def zero_grad(self):
+            pass
+    assert "zero_grad()" in failure(check.ch08_sgd_momentum, NoZero)
+
+
+def _adam_variant(kind):
+    class Variant(MyAdam):
+        def step(self):
+            b1, b2 = self.betas
+            self.t_global = getattr(self, "t_global", 0) + 1
+            for p, s in zip(self.params, self.state):
+                if p.grad is None:
+                    continue
+                g = p.grad.data
+                s["t"] += 1
+                t = self.t_global if kind == "global_t" else s["t"]
+                s["m"] = b1 * s["m"] + (1 - b1) * g
+                s["v"] = b2 * s["v"] + (1 - b2) * g * g
+                m_hat = s["m"] if kind == "no_correction" else s["m"] / (1 - b1 ** t)
+                v_hat = s["v"] if kind in ("no_correction", "first_only") else s["v"] / (
+                    1 - b2 ** t)
+                den = np.sqrt(v_hat + self.eps) if kind == "eps_inside" else (
+                    np.sqrt(v_hat) + self.eps)
+                p.data -= self.lr * m_hat / den
+    return Variant
+
+
+@pytest.mark.parametrize("kind,words", [
+    ("no_correction", "bias correction is missing"),
+    ("eps_inside", "outside the square root"),
+    ("global_t", "Count steps per parameter"),
+    ("first_only", "Both moments"),
+])
+def test_ch08_adam_rejects_typical_mistakes(kind, words):
+    msg = failure(check.ch08_adam, _adam_variant(kind))
+    assert "ch08-adam" in msg and words in msg
+
+
+def _fit_no_zero(model, opt, X, y, steps):
+    losses = []
+    for _ in range(steps):
+        loss = F.mse_loss(model(X), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def _fit_loss_after(model, opt, X, y, steps):
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        F.mse_loss(model(X), y).backward()
+        opt.step()
+        with al.no_grad():
+            losses.append(F.mse_loss(model(X), y).item())
+    return losses
+
+
+def _fit_variables(model, opt, X, y, steps):
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.mse_loss(model(X), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    return losses
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (_fit_no_zero, "zero_grad"),
+    (_fit_loss_after, "before opt.step()"),
+    (_fit_variables, "loss.item()"),
+    (lambda model, opt, X, y, steps: fit(model, opt, X, y, steps)[:-1], "list of"),
+    (lambda model, opt, X, y, steps: None, "list of"),
+])
+def test_ch08_fit_rejects_typical_mistakes(wrong, words):
+    msg = failure(check.ch08_fit, wrong)
+    assert "ch08-fit" in msg and words in msg
+
+
+# -- the notebooks use these checkers consistently ------------------------------------------
+NOTEBOOKS = {"07_fast_kernels.ipynb": {"ch07-affine-relu-forward", "ch07-affine-relu-backward",
+                                       "ch07-softmax-rows", "ch07-column-sums"},
+             "08_modules_optimizers.ipynb": {"ch08-linear", "ch08-sgd-momentum", "ch08-adam",
+                                             "ch08-fit"}}
+
+
+@pytest.mark.parametrize("name", sorted(NOTEBOOKS))
+def test_graded_cells_call_their_own_checker(name):
+    path = ROOT / "solutions" / name
+    if not path.exists():
+        pytest.skip(f"solutions/{name} not written yet")
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    graded = [c for c in cells if c.get("metadata", {}).get("nbgrader", {}).get("grade")]
+    assert {c["metadata"]["nbgrader"]["grade_id"] for c in graded} == NOTEBOOKS[name]
+    sources = ["".join(c["source"]) for c in cells]
+    for cell in graded:
+        meta = cell["metadata"]["nbgrader"]
+        source = "".join(cell["source"])
+        checker = meta["grade_id"].replace("-", "_")
+        assert meta["points"] > 0 and meta["locked"] and meta["schema_version"] == 3
+        assert "from autograd_lab.exercises import check" in source
+        assert re.search(rf"check\.{checker}\(", source), meta["grade_id"]
+        assert "### BEGIN HIDDEN TESTS" in source and "hidden=True" in source
+        assert any(f"Exercise {meta['grade_id']}" in s for s in sources)  # the heading
+        solution = [c for c in cells if c.get("metadata", {}).get("nbgrader", {}).get(
+            "grade_id") == meta["grade_id"] + "-code"]
+        assert len(solution) == 1 and "### BEGIN SOLUTION" in "".join(solution[0]["source"])
+
+
+def test_chapter_07_timing_cells_are_ignored_by_nbval():
+    path = ROOT / "solutions" / "07_fast_kernels.ipynb"
+    if not path.exists():
+        pytest.skip("solutions/07_fast_kernels.ipynb not written yet")
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    for cell in cells:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and "perf_counter" in source.replace("best_time", ""):
+            assert source.startswith("# NBVAL_IGNORE_OUTPUT"), source[:200]
