@@ -235,11 +235,15 @@ def log_softmax_bwd(out_fwd: np.ndarray, grad: np.ndarray) -> np.ndarray:
     return out
 
 
-def cross_entropy_fwd(x: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def cross_entropy_fwd(x: np.ndarray, target: np.ndarray, check: bool = True
+                      ) -> tuple[np.ndarray, np.ndarray]:
     """(loss, stats): per-row loss logsumexp(x_i) - x_i[target_i], and the (2, rows) array of
-    row maxima and log-sums of exp(x - max) that ``cross_entropy_bwd`` needs."""
+    row maxima and log-sums of exp(x - max) that ``cross_entropy_bwd`` needs.
+
+    ``check=False`` skips the range check of ``target`` (for callers that did it already);
+    an out-of-range target then reads out of bounds."""
     x = _rows(x)
-    t = _targets(target, *x.shape)
+    t = _targets(target, *x.shape) if check else np.ascontiguousarray(target, dtype=np.int64)
     stats = np.empty((2, x.shape[0]), dtype=x.dtype)
     loss = np.empty(x.shape[0], dtype=x.dtype)
     _run(_CE_FWD, x.shape, x, t, stats, loss)
@@ -247,11 +251,14 @@ def cross_entropy_fwd(x: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np
 
 
 def cross_entropy_bwd(x: np.ndarray, target: np.ndarray, stats: np.ndarray,
-                      grad_loss: np.ndarray | float) -> np.ndarray:
+                      grad_loss: np.ndarray | float, check: bool = True) -> np.ndarray:
     """d(sum_i grad_loss_i * loss_i)/dx = grad_loss_i * (softmax(x_i) - onehot(target_i))."""
     x = _rows(x)
-    t = _targets(target, *x.shape)
-    gl = np.ascontiguousarray(np.broadcast_to(np.asarray(grad_loss, dtype=x.dtype), (x.shape[0],)))
+    t = _targets(target, *x.shape) if check else np.ascontiguousarray(target, dtype=np.int64)
+    gl = np.asarray(grad_loss, dtype=x.dtype)
+    gl = np.full(x.shape[0], gl, dtype=x.dtype) if gl.ndim == 0 else np.ascontiguousarray(gl)
+    if gl.shape != (x.shape[0],):
+        raise ValueError(f"grad_loss must be a number or have shape ({x.shape[0]},), got {gl.shape}")
     stats = np.ascontiguousarray(stats, dtype=x.dtype)
     if stats.shape != (2, x.shape[0]):
         raise ValueError(f"stats must be the (2, {x.shape[0]}) array cross_entropy_fwd returned, "
