@@ -1,0 +1,319 @@
+"""Checkers for chapter 09, Training on real digits."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._common import Checker
+
+__all__ = ["ch09_log_softmax", "ch09_cross_entropy", "ch09_batches", "ch09_train_step"]
+
+
+def _al() -> Any:
+    import autograd_lab as al  # imported late, like the other chapters' checkers
+    return al
+
+
+def _array(value: Any) -> Any:
+    """The numpy data of a Variable, anything else unchanged."""
+    return value.data if hasattr(value, "data") and hasattr(value, "grad_fn") else value
+
+
+def _named(fn: Callable[[], Any], name: str) -> Callable[[], Any]:
+    fn.__name__ = name
+    return fn
+
+
+def _log_softmax_ref(x: np.ndarray) -> np.ndarray:
+    z = x - x.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+_STABLE = ("Subtract each row's maximum first: z = x - max(x), then log_softmax = z - "
+           "log(sum(exp(z))). exp(z) is at most 1, so nothing overflows.")
+_VARIABLE = ("Use Variable operations (x - m, .exp(), .sum(axis=..., keepdims=True), .log()) "
+             "so that the result has a grad_fn and backward works; do not go through x.data "
+             "or numpy for the part that depends on x.")
+
+
+def _needs_variable(ck: Checker, out: Any, what: str) -> None:
+    ck.check(out is not None, f"your {what} returned None.",
+             hint="Did you forget the `return` statement?")
+    ck.check(hasattr(out, "grad_fn") and getattr(out, "requires_grad", False),
+             f"your {what} did not return a Variable that requires grad.",
+             expected="a Variable with a grad_fn", received=type(out).__name__, hint=_VARIABLE)
+
+
+# -- ch09-log-softmax ---------------------------------------------------------------------
+def ch09_log_softmax(log_softmax: Callable[[Any], Any], *, seed: int = 0,
+                     hidden: bool = False) -> None:
+    """Check ``log_softmax(x)`` for a Variable x of shape (N, C): log-probabilities along the
+    last axis, finite for huge logits, built from Variable operations so that backward works."""
+    ck = Checker("ch09-log-softmax", seed=seed, hidden=hidden)
+    al = _al()
+    rng = ck.rng
+    cases = [
+        ("a (3, 5) batch of logits", np.round(rng.normal(size=(3, 5)), 3)),
+        ("a single row (1, 10)", np.round(2 * rng.normal(size=(1, 10)), 3)),
+        ("logits around 1000", np.round(1000 + 5 * rng.normal(size=(2, 4)), 3)),
+        ("logits [1000, 0, -1000]", np.array([[1000.0, 0.0, -1000.0], [0.0, 0.0, 0.0]])),
+    ]
+    if hidden:
+        cases += [("logits around -1000", np.round(-1000 + 3 * rng.normal(size=(4, 3)), 3)),
+                  ("a (6, 10) batch, scale 30", 30 * rng.normal(size=(6, 10)))]
+    for name, data in cases:
+        with ck.case(name):
+            x = al.Variable(data.copy(), requires_grad=True)
+            with np.errstate(all="ignore"):
+                out = ck.call(log_softmax, x)
+            _needs_variable(ck, out, "log_softmax")
+            ck.check(np.array_equal(x.data, data), "your log_softmax changed its input x.",
+                     hint="Compute new Variables (x - m); do not write into x or x.data.")
+            got = np.asarray(_array(out), dtype=np.float64)
+            expected = _log_softmax_ref(data)
+            ck.check(got.shape == expected.shape, f"the result has shape {got.shape}, expected "
+                     f"{expected.shape}.", hint="Reduce with keepdims=True so that the row "
+                     "values broadcast back against x: one log-probability per logit.")
+            ck.check(bool(np.all(np.isfinite(got))), "the result has inf or nan in it.",
+                     received=got, hint=_STABLE)
+            wrong_axis = data - np.log(np.exp(data - data.max(axis=0, keepdims=True)).sum(
+                axis=0, keepdims=True)) - data.max(axis=0, keepdims=True)
+            ck.close(got, expected, atol=1e-7, what="log-probabilities", hint=_STABLE,
+                     mistakes=[(wrong_axis, "You normalised along axis 0 (over the batch); "
+                                "each row is one sample: reduce along axis 1 (or -1)."),
+                               (data - data.max(axis=-1, keepdims=True),
+                                "You returned x - max(x) without subtracting "
+                                "log(sum(exp(x - max(x))))."),
+                               (np.exp(expected), "These are probabilities (softmax); "
+                                "return their logarithm.")])
+            g = np.round(rng.normal(size=data.shape), 3)
+            ck.call(_named(lambda: out.backward(al.Variable(g)), "backward"), hint=_VARIABLE)
+            ck.check(x.grad is not None, "x.grad is None after backward.", hint=_VARIABLE)
+            p = np.exp(expected)
+            ck.close(_array(x.grad), g - p * g.sum(axis=-1, keepdims=True), atol=1e-7,
+                     what="gradient of x", hint=_VARIABLE)
+    with ck.case("gradcheck on a (2, 4) float64 input"):
+        x = al.Variable(rng.normal(size=(2, 4)), requires_grad=True)
+        ck.call(_named(lambda: al.gradcheck(log_softmax, (x,)), "gradcheck"), hint=_VARIABLE)
+    ck.done()
+
+
+# -- ch09-cross-entropy -------------------------------------------------------------------
+def ch09_cross_entropy(cross_entropy: Callable[[Any, np.ndarray], Any], *, seed: int = 0,
+                       hidden: bool = False) -> None:
+    """Check ``cross_entropy(logits, targets)``: the mean over the batch of -log p[target] for
+    logits (N, C) and integer targets (N,), equal to ``F.cross_entropy`` in value and gradient,
+    also for logits in the thousands."""
+    ck = Checker("ch09-cross-entropy", seed=seed, hidden=hidden)
+    al = _al()
+    import autograd_lab.functional as F
+    rng = ck.rng
+    cases = [("4 samples, 3 classes", 4, 3, 1.0), ("8 samples, 10 classes", 8, 10, 2.0),
+             ("logits in the thousands", 3, 5, 1000.0)]
+    if hidden:
+        cases += [("1 sample, 10 classes", 1, 10, 1.0), ("16 samples, 10 classes, scale 50",
+                                                         16, 10, 50.0)]
+    for name, n, c, scale in cases:
+        with ck.case(name):
+            data = np.round(scale * rng.normal(size=(n, c)), 3)
+            targets = rng.integers(0, c, size=n)
+            logits = al.Variable(data.copy(), requires_grad=True)
+            with np.errstate(all="ignore"):
+                loss = ck.call(cross_entropy, logits, targets)
+            _needs_variable(ck, loss, "cross_entropy")
+            ref_logits = al.Variable(data.copy(), requires_grad=True)
+            ref = F.cross_entropy(ref_logits, targets)
+            ref.backward()
+            expected = float(ref.item())
+            got = np.asarray(_array(loss), dtype=np.float64)
+            ck.check(got.size == 1, f"the loss has shape {got.shape}; it should be one number.",
+                     hint="Average the per-sample losses over the batch: .mean() or .sum() / N.")
+            per_sample = -_log_softmax_ref(data)[np.arange(n), targets]
+            ck.check(bool(np.isfinite(got.reshape(-1)[0])), "the loss is inf or nan.",
+                     expected=expected, received=float(got.reshape(-1)[0]),
+                     hint="Use a stable log_softmax (subtract the row maximum first) and pick "
+                          "the target's log-probability; never take log(softmax).")
+            ck.close(got.reshape(()), expected, atol=1e-7, what="loss",
+                     hint="loss = mean over samples of -log_softmax(logits)[i, targets[i]].",
+                     mistakes=[(per_sample.sum(), "You summed over the batch; take the mean."),
+                               (-expected, "The sign is wrong: the loss is MINUS the "
+                                "log-probability of the target."),
+                               (-_log_softmax_ref(data).mean(), "You averaged over all "
+                                "classes; pick only each sample's target class.")])
+            ck.call(_named(lambda: loss.sum().backward(), "backward"), hint=_VARIABLE)
+            ck.check(logits.grad is not None, "logits.grad is None after backward.",
+                     hint=_VARIABLE)
+            ck.close(_array(logits.grad), ref_logits.grad.data, atol=1e-7,
+                     what="gradient of the logits",
+                     hint="It should be (softmax(logits) - onehot(targets)) / N; build the loss "
+                          "from Variable operations only.")
+    ck.done()
+
+
+# -- ch09-batches -------------------------------------------------------------------------
+_ORDER_HINT = ("Make the order once: np.arange(n), or with shuffle "
+               "np.random.default_rng(seed).permutation(n); then slice it into pieces of "
+               "batch_size and index x and y with each piece.")
+
+
+def _collect(ck: Checker, batches: Callable[..., Any], x: np.ndarray, y: np.ndarray,
+             **kwargs: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    def run() -> Any:
+        return list(batches(x, y, **kwargs))
+    out = ck.call(_named(run, "batches"))
+    result = []
+    for k, item in enumerate(out):
+        ck.check(isinstance(item, (tuple, list)) and len(item) == 2,
+                 f"batch {k} is not a pair (xb, yb).", received=item,
+                 hint="yield xb, yb: the inputs and the labels of the same samples.")
+        xb, yb = (np.asarray(_array(v)) for v in item)
+        ck.check(len(xb) == len(yb), f"batch {k} has {len(xb)} inputs but {len(yb)} labels.",
+                 hint="Index x and y with the same indices.")
+        result.append((xb, yb))
+    return result
+
+
+def _ids(ck: Checker, got: list[tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray:
+    """The sample ids in the order they came (x[i] holds 100 * i + col, y[i] holds i)."""
+    seen = np.concatenate([yb for _, yb in got]) if got else np.zeros(0, dtype=int)
+    for k, (xb, yb) in enumerate(got):
+        ck.check(xb.ndim == 2 and np.array_equal(xb[:, 0] // 100, yb),
+                 f"in batch {k} the inputs and labels do not belong together.",
+                 hint="Use the SAME index array for x and y, e.g. idx = order[i:i + batch_size]; "
+                      "yield x[idx], y[idx]. Shuffling x and y separately breaks the pairs.")
+    return seen
+
+
+def _data(n: int) -> tuple[np.ndarray, np.ndarray]:
+    ids = np.arange(n)
+    x = (100 * ids[:, None] + np.arange(3)[None, :]).astype(np.float64)
+    return x, ids.copy()
+
+
+def ch09_batches(batches: Callable[..., Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``batches(x, y, batch_size, shuffle=False, seed=None, drop_last=False)``: yields
+    pairs (x[idx], y[idx]) that cover every sample once (the last batch may be smaller unless
+    ``drop_last``), in order without shuffle, in a seeded random order with it."""
+    ck = Checker("ch09-batches", seed=seed, hidden=hidden)
+    rng = ck.rng
+    configs = [(10, 4), (12, 4), (7, 10)]
+    if hidden:
+        configs += [(int(rng.integers(20, 60)), int(rng.integers(2, 9))) for _ in range(2)]
+    for n, bs in configs:
+        x, y = _data(n)
+        sizes = [bs] * (n // bs) + ([n % bs] if n % bs else [])
+        with ck.case(f"{n} samples, batch_size={bs}, no shuffle: in order"):
+            got = _collect(ck, batches, x, y, batch_size=bs)
+            got_sizes = [len(yb) for _, yb in got]
+            ck.check(got_sizes == sizes, "the batch sizes are wrong.", expected=sizes,
+                     received=got_sizes, hint="All batches have batch_size samples, except the "
+                     "last one, which gets what is left (and there is no empty batch).")
+            ids = _ids(ck, got, n)
+            ck.check(np.array_equal(ids, np.arange(n)), "without shuffle the samples should "
+                     "come in their order 0, 1, 2, ...", expected=np.arange(n), received=ids,
+                     hint=_ORDER_HINT)
+        with ck.case(f"{n} samples, batch_size={bs}, drop_last=True"):
+            got = _collect(ck, batches, x, y, batch_size=bs, drop_last=True)
+            got_sizes = [len(yb) for _, yb in got]
+            ck.check(got_sizes == [bs] * (n // bs), "drop_last should skip a last batch that "
+                     "is smaller than batch_size (and only that one).", expected=[bs] * (n // bs),
+                     received=got_sizes, hint="Stop at n - n % batch_size when drop_last is "
+                     "True.")
+        with ck.case(f"{n} samples, batch_size={bs}, shuffled with a seed"):
+            x_before, y_before = x.copy(), y.copy()
+            got = _collect(ck, batches, x, y, batch_size=bs, shuffle=True, seed=3)
+            ck.check(np.array_equal(x, x_before) and np.array_equal(y, y_before),
+                     "batches changed the x or y it was given.",
+                     hint="Shuffle an index array (a permutation), not the data in place "
+                          "(np.random.shuffle(x) changes the caller's array).")
+            got_sizes = [len(yb) for _, yb in got]
+            ck.check(got_sizes == sizes, "the batch sizes are wrong.", expected=sizes,
+                     received=got_sizes, hint="Shuffling changes the order, not the sizes.")
+            ids = _ids(ck, got, n)
+            ck.check(np.array_equal(np.sort(ids), np.arange(n)), "not every sample came "
+                     "exactly once.", expected=f"each of 0..{n - 1} once",
+                     received=ids, hint="Draw a permutation of all n indices (no repeats, none "
+                     "missing), e.g. rng.permutation(n), instead of rng.integers(...).")
+            again = _ids(ck, _collect(ck, batches, x, y, batch_size=bs, shuffle=True, seed=3), n)
+            ck.check(np.array_equal(ids, again), "the same seed gave a different order.",
+                     expected=ids, received=again, hint="Make the generator from the seed "
+                     "inside batches: rng = np.random.default_rng(seed).")
+            others = [_ids(ck, _collect(ck, batches, x, y, batch_size=bs, shuffle=True, seed=s), n)
+                      for s in (4, 5, 6)]
+            ck.check(not np.array_equal(ids, np.arange(n)) or n < 3,
+                     "with shuffle=True the samples still came in order.", received=ids,
+                     hint=_ORDER_HINT)
+            ck.check(any(not np.array_equal(ids, o) for o in others),
+                     "different seeds gave the same order.",
+                     hint="Use the seed argument: np.random.default_rng(seed).")
+    ck.done()
+
+
+# -- ch09-train-step ----------------------------------------------------------------------
+def _model(al: Any, seed: int) -> Any:
+    import autograd_lab.nn as nn
+    g = al.Generator(seed)
+    return nn.Sequential(nn.Linear(6, 8, generator=g, dtype=np.float64), nn.ReLU(),
+                         nn.Linear(8, 3, generator=g, dtype=np.float64))
+
+
+def _params(model: Any) -> list[np.ndarray]:
+    return [p.data.copy() for p in model.parameters()]
+
+
+def ch09_train_step(train_step: Callable[..., float], *, seed: int = 0,
+                    hidden: bool = False) -> None:
+    """Check ``train_step(model, loss_fn, optimizer, x, y) -> float``: forward, loss,
+    ``optimizer.zero_grad()``, ``loss.backward()``, ``optimizer.step()``; returns the loss of
+    this batch (before the update) as a Python float."""
+    ck = Checker("ch09-train-step", seed=seed, hidden=hidden)
+    al = _al()
+    import autograd_lab.nn as nn
+    from autograd_lab.optim import SGD, Adam
+    rng = ck.rng
+    configs = [("SGD with momentum", lambda ps: SGD(ps, lr=0.1, momentum=0.9), 4)]
+    if hidden:
+        configs += [("Adam", lambda ps: Adam(ps, lr=0.01), 5),
+                    ("plain SGD", lambda ps: SGD(ps, lr=0.3), 3)]
+    order = ("In this order: out = model(x); loss = loss_fn(out, y); optimizer.zero_grad(); "
+             "loss.backward(); optimizer.step(); return loss.item().")
+    for name, make_opt, steps in configs:
+        model_seed = int(rng.integers(0, 1000))
+        mine, ref = _model(al, model_seed), _model(al, model_seed)
+        opt_mine, opt_ref = make_opt(mine.parameters()), make_opt(ref.parameters())
+        loss_fn = nn.CrossEntropyLoss()
+        xs = [al.Variable(rng.normal(size=(5, 6))) for _ in range(steps)]
+        ys = [al.Variable(rng.integers(0, 3, size=5)) for _ in range(steps)]
+        def one_step(step: int) -> None:
+            start = _params(mine)
+            got = ck.call(train_step, mine, loss_fn, opt_mine, xs[step], ys[step], hint=order)
+            loss = loss_fn(ref(xs[step]), ys[step])
+            opt_ref.zero_grad()
+            loss.backward()
+            opt_ref.step()
+            ck.check(got is not None, "train_step returned None.", expected=float(loss.item()),
+                     hint="Return the batch's loss as a float: loss.item().")
+            ck.check(isinstance(got, (float, np.floating)), "train_step should return a Python "
+                     "float.", expected="a float", received=type(got).__name__,
+                     hint="Return loss.item(), not the loss Variable (keeping Variables alive "
+                          "would keep their whole graphs in memory).")
+            ck.close(float(got), float(loss.item()), atol=1e-10, what=f"loss of step {step + 1}",
+                     hint="Return the loss computed in this step, before the update.")
+            ck.check(any(not np.array_equal(a, b) for a, b in zip(start, _params(mine))),
+                     f"step {step + 1} did not change the parameters.",
+                     hint="optimizer.step() must come after loss.backward(): before it, the "
+                          "parameters have no gradient to step with. " + order)
+            for (pname, p), r in zip(mine.named_parameters(), ref.parameters()):
+                ck.close(p.data, r.data, atol=1e-10, what=f"{pname} after step {step + 1}",
+                         hint=("Gradients add up in .grad across backward calls: call "
+                               "optimizer.zero_grad() every step, before loss.backward(). "
+                               if step else "") + order)
+
+        with ck.case(f"{name}: one step"):
+            one_step(0)
+        with ck.case(f"{name}: {steps - 1} more steps"):
+            for step in range(1, steps):
+                one_step(step)
+    ck.done()

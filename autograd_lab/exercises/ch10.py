@@ -1,0 +1,234 @@
+"""Checkers for chapter 10, Convolution and pooling."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._common import Checker
+
+__all__ = ["ch10_output_size", "ch10_conv2d_forward", "ch10_conv2d_backward", "ch10_max_pool"]
+
+
+def _al() -> Any:
+    import autograd_lab as al  # imported late, like the other chapters' checkers
+    return al
+
+
+def _array(value: Any) -> Any:
+    """The numpy data of a Variable, anything else unchanged."""
+    return value.data if hasattr(value, "data") and hasattr(value, "grad_fn") else value
+
+
+def _named(fn: Callable[[], Any], name: str) -> Callable[[], Any]:
+    fn.__name__ = name
+    return fn
+
+
+def _conv_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: int,
+              padding: int) -> np.ndarray:
+    from autograd_lab.kernels.conv import conv2d_fwd_ref
+    return conv2d_fwd_ref(x, w, b, stride, padding)
+
+
+# -- ch10-output-size ---------------------------------------------------------------------
+def ch10_output_size(output_size: Callable[..., int], *, seed: int = 0,
+                     hidden: bool = False) -> None:
+    """Check ``output_size(n, k, stride=1, padding=0)``: how many positions a window of size k
+    takes along an axis of length n padded by ``padding`` on both sides, moving by ``stride``:
+    ``(n + 2 * padding - k) // stride + 1``, as an int."""
+    ck = Checker("ch10-output-size", seed=seed, hidden=hidden)
+    rng = ck.rng
+    cases = [(8, 3, 1, 0), (8, 3, 1, 1), (8, 2, 2, 0), (7, 3, 2, 1), (5, 5, 1, 0), (28, 5, 3, 2)]
+    if hidden:
+        cases += [(int(rng.integers(5, 40)), int(rng.integers(1, 5)), int(rng.integers(1, 4)),
+                   int(rng.integers(0, 3))) for _ in range(4)]
+    formula = "(n + 2 * padding - k) // stride + 1"
+    for n, k, s, p in cases:
+        with ck.case(f"n={n}, k={k}, stride={s}, padding={p}"):
+            got = ck.call(output_size, n, k, stride=s, padding=p)
+            expected = (n + 2 * p - k) // s + 1
+            ck.check(got is not None, "output_size returned None.", expected=expected,
+                     hint="Did you forget the `return` statement?")
+            ck.check(isinstance(got, (int, np.integer)), "output_size should return an int.",
+                     expected=expected, received=got, hint="Use floor division //: a window "
+                     "that would stick out past the (padded) edge is not used.")
+            mistakes = {(n + 2 * p - k) // s: "You forgot the + 1: the first window sits at "
+                        "position 0, before any step.",
+                        (n + p - k) // s + 1: "Padding is added on BOTH sides: n + 2 * padding.",
+                        (n - k) // s + 1: "You left out the padding: the padded length is "
+                        "n + 2 * padding.",
+                        (n + 2 * p - k) + 1: "You ignored the stride: divide the free room "
+                        "(n + 2 * padding - k) by it."}
+            hint = mistakes.get(int(got), f"The formula is {formula}.") if got != expected \
+                else None
+            ck.check(got == expected, "the output size is wrong.", expected=expected,
+                     received=got, hint=hint)
+    ck.done()
+
+
+# -- ch10-conv2d-forward ------------------------------------------------------------------
+def _conv_cases(rng: np.random.Generator, hidden: bool) -> list[tuple[str, tuple, tuple, int, int]]:
+    cases = [
+        ("one 5×5 image, one 3×3 kernel", (1, 1, 5, 5), (1, 1, 3, 3), 1, 0),
+        ("2 images, 3 → 4 channels, padding 1", (2, 3, 6, 6), (4, 3, 3, 3), 1, 1),
+        ("stride 2 on a 7×7 input, padding 1", (2, 2, 7, 7), (3, 2, 3, 3), 2, 1),
+        ("a 2×3 kernel on a 5×6 input", (1, 2, 5, 6), (2, 2, 2, 3), 1, 0),
+    ]
+    if hidden:
+        for _ in range(3):
+            n, ci, co = (int(v) for v in rng.integers(1, 4, size=3))
+            k = int(rng.integers(1, 4))
+            h, w = (int(v) for v in rng.integers(k + 1, 9, size=2))
+            s, p = int(rng.integers(1, 3)), int(rng.integers(0, 2))
+            cases.append((f"random: x {(n, ci, h, w)}, weight {(co, ci, k, k)}, stride {s}, "
+                          f"padding {p}", (n, ci, h, w), (co, ci, k, k), s, p))
+    return cases
+
+
+def ch10_conv2d_forward(conv2d_forward: Callable[..., np.ndarray], *, seed: int = 0,
+                        hidden: bool = False) -> None:
+    """Check ``conv2d_forward(x, weight, bias, stride=1, padding=0)`` on numpy arrays: x
+    (N, C_in, H, W), weight (C_out, C_in, kh, kw), bias (C_out,) -> (N, C_out, H_out, W_out),
+    the cross-correlation that ``F.conv2d`` computes."""
+    ck = Checker("ch10-conv2d-forward", seed=seed, hidden=hidden)
+    rng = ck.rng
+    for name, xs, ws, s, p in _conv_cases(rng, hidden):
+        with ck.case(name):
+            x = np.round(rng.normal(size=xs), 3)
+            w = np.round(rng.normal(size=ws), 3)
+            b = np.round(rng.normal(size=ws[0]), 3)
+            args = (x.copy(), w.copy(), b.copy())
+            got = _array(ck.call(conv2d_forward, *args, stride=s, padding=p))
+            ck.check(np.array_equal(args[0], x) and np.array_equal(args[1], w),
+                     "your conv2d_forward changed x or weight.",
+                     hint="Pad into a new array (np.pad returns one) and do not write into x.")
+            expected = _conv_ref(x, w, b, s, p)
+            ck.close(got, expected, atol=1e-9, what="output",
+                     hint="out[n, o, i, j] = bias[o] + sum over c, di, dj of "
+                          "weight[o, c, di, dj] * xpad[n, c, i*stride + di, j*stride + dj].",
+                     mistakes=[(_conv_ref(x, w[:, :, ::-1, ::-1], b, s, p),
+                                "You flipped the kernel (the textbook 'convolution'). Deep "
+                                "learning libraries compute the cross-correlation: no flip."),
+                               (_conv_ref(x, w, None, s, p), "You forgot to add the bias "
+                                "(one number per output channel).")])
+    ck.done()
+
+
+# -- ch10-conv2d-backward -----------------------------------------------------------------
+def ch10_conv2d_backward(conv2d_backward: Callable[..., tuple], *, seed: int = 0,
+                         hidden: bool = False) -> None:
+    """Check ``conv2d_backward(grad, x, weight, stride=1, padding=0) -> (dx, dweight, dbias)``
+    on numpy arrays, against the gradients of ``F.conv2d``."""
+    ck = Checker("ch10-conv2d-backward", seed=seed, hidden=hidden)
+    from autograd_lab.kernels.conv import conv2d_bwd_ref
+    rng = ck.rng
+    for name, xs, ws, s, p in _conv_cases(rng, hidden):
+        with ck.case(name):
+            x = np.round(rng.normal(size=xs), 3)
+            w = np.round(rng.normal(size=ws), 3)
+            out_shape = _conv_ref(x, w, None, s, p).shape
+            g = np.round(rng.normal(size=out_shape), 3)
+            got = ck.call(conv2d_backward, g.copy(), x.copy(), w.copy(), stride=s, padding=p)
+            ck.check(isinstance(got, (tuple, list)) and len(got) == 3,
+                     "conv2d_backward should return three arrays (dx, dweight, dbias).",
+                     received=got, hint="return dx, dw, db")
+            dx, dw, db = (_array(v) for v in got)
+            ex, ew, eb = conv2d_bwd_ref(g, x, w, s, p)
+            ck.close(db, eb, atol=1e-9, what="dbias",
+                     hint="Every output position of channel o adds bias[o]: dbias[o] is the sum "
+                          "of grad[:, o] over the batch and both spatial axes.",
+                     mistakes=[(g.mean(axis=(0, 2, 3)), "Sum, do not average: the bias is "
+                                "added at every position, so every position's gradient "
+                                "adds up.")])
+            ck.close(dw, ew, atol=1e-9, what="dweight",
+                     hint="dweight[o, c, di, dj] = sum over n, i, j of grad[n, o, i, j] * "
+                          "xpad[n, c, i*stride + di, j*stride + dj]: the same windows as the "
+                          "forward pass, weighted by grad (with im2col: g2 @ cols.T).",
+                     mistakes=[(ew[:, :, ::-1, ::-1], "dweight came out flipped: read the "
+                                "window at offset (di, dj), as forward does.")])
+            dx_hint = ("Scatter, do not gather: every window position (n, o, i, j) sends "
+                       "grad[n, o, i, j] * weight[o, c, di, dj] back to xpad[n, c, i*stride + "
+                       "di, j*stride + dj] (add with +=, windows overlap); then cut the padding "
+                       "off: dx = dxpad[:, :, padding:padding + H, padding:padding + W].")
+            if dx is not None and np.shape(dx) != x.shape:
+                ck.fail(f"dx has shape {np.shape(dx)}, expected the input's shape {x.shape}.",
+                        hint=dx_hint)
+            ck.close(dx, ex, atol=1e-9, what="dx", hint=dx_hint)
+    ck.done()
+
+
+# -- ch10-max-pool ------------------------------------------------------------------------
+def _pool_ref(x: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    from autograd_lab.kernels.pool import max_pool2d_fwd_ref
+    return max_pool2d_fwd_ref(x, k, k)
+
+
+def _pool_grad(x: np.ndarray, k: int, g: np.ndarray) -> np.ndarray:
+    from autograd_lab.kernels.pool import max_pool2d_bwd_ref
+    _, idx = _pool_ref(x, k)
+    return max_pool2d_bwd_ref(g, idx, x.shape)
+
+
+def ch10_max_pool(MaxPool: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the Function ``MaxPool.apply(x, k)``: the maximum of each k×k window (stride k,
+    leftover rows and columns dropped), and a backward that sends each output gradient to the
+    position of its window's (first) maximum."""
+    ck = Checker("ch10-max-pool", seed=seed, hidden=hidden)
+    al = _al()
+    rng = ck.rng
+    back_hint = ("backward: start from zeros shaped like x and add each grad_output[n, c, i, j] "
+                 "at the position of its window's maximum (remember it in forward, e.g. "
+                 "with argmax over the flattened window). Return (grad_x, None).")
+    cases = [("a (1, 1, 4, 4) input, k=2", (1, 1, 4, 4), 2),
+             ("a (2, 3, 6, 6) input, k=3", (2, 3, 6, 6), 3),
+             ("a (1, 2, 5, 7) input, k=2: the last row and column are dropped", (1, 2, 5, 7), 2)]
+    if hidden:
+        cases += [("a (3, 2, 8, 8) input, k=2", (3, 2, 8, 8), 2),
+                  ("a (2, 1, 9, 6) input, k=4", (2, 1, 9, 6), 4)]
+    for name, shape, k in cases:
+        with ck.case(name):
+            data = rng.permutation(np.prod(shape)).reshape(shape).astype(np.float64) / 10
+            x = al.Variable(data.copy(), requires_grad=True)
+            y = ck.call(_named(lambda: MaxPool.apply(x, k), "MaxPool"))
+            expected, _ = _pool_ref(data, k)
+            ck.check(np.shape(_array(y)) == expected.shape, f"the output has shape "
+                     f"{np.shape(_array(y))}, expected {expected.shape}.",
+                     hint="H_out = H // k and W_out = W // k: a window that does not fit is "
+                          "left out, as in PyTorch.")
+            ck.close(_array(y), expected, what="forward output",
+                     hint="Each output element is the max of one k×k window; windows start at "
+                          "rows and columns 0, k, 2k, ...")
+            g = np.round(rng.normal(size=expected.shape), 3)
+            ck.call(_named(lambda: y.backward(al.Variable(g)), "MaxPool.backward"),
+                    hint=back_hint)
+            ck.check(x.grad is not None, "x.grad is None after backward.", hint=back_hint)
+            ck.close(_array(x.grad), _pool_grad(data, k, g), what="gradient of x",
+                     hint=back_hint)
+    with ck.case("ties: the gradient goes to ONE position per window (the first maximum)"):
+        data = np.array([[[[0.0, 0.0, 1.0, 2.0],
+                           [0.0, 0.0, 2.0, 2.0],
+                           [3.0, 1.0, 5.0, 0.0],
+                           [1.0, 3.0, 0.0, 4.0]]]])
+        x = al.Variable(data.copy(), requires_grad=True)
+        y = ck.call(_named(lambda: MaxPool.apply(x, 2), "MaxPool"))
+        ck.close(_array(y), _pool_ref(data, 2)[0], what="forward output")
+        g = np.array([[[[1.0, 2.0], [3.0, 4.0]]]])
+        ck.call(_named(lambda: y.backward(al.Variable(g)), "MaxPool.backward"), hint=back_hint)
+        expected = _pool_grad(data, 2, g)
+        mask = np.zeros_like(data)
+        for i in range(2):
+            for j in range(2):
+                win = data[0, 0, 2 * i:2 * i + 2, 2 * j:2 * j + 2]
+                mask[0, 0, 2 * i:2 * i + 2, 2 * j:2 * j + 2] = (win == win.max()) * g[0, 0, i, j]
+        ck.close(_array(x.grad), expected, what="gradient of x", hint=back_hint,
+                 mistakes=[(mask, "With a mask x == max, a window with several equal maxima "
+                            "(common after ReLU: many zeros) passes its gradient to all of "
+                            "them, so the gradient is counted twice. Send it to one position "
+                            "only: the first maximum, as argmax finds it.")])
+    with ck.case("gradcheck of a (1, 2, 4, 6) input, k=2"):
+        x = al.Variable(rng.normal(size=(1, 2, 4, 6)), requires_grad=True)
+        ck.call(_named(lambda: al.gradcheck(lambda v: MaxPool.apply(v, 2), (x,)), "gradcheck"),
+                hint=back_hint)
+    ck.done()
