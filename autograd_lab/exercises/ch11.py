@@ -1,0 +1,359 @@
+"""Checkers for chapter 11, Higher-order gradients.
+
+The test functions below come with exact Hessians written out in numpy, so the checkers
+compare the learner's Hessian-vector products, Hessians and Newton steps with formulas,
+not with another run of the same autograd code.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import BackwardError, Function, GradcheckError, Variable, grad, gradcheck, gradgradcheck, tensor
+from ._common import Checker
+
+__all__ = ["Problem", "quadratic", "lse_quartic", "tanh_net", "rosenbrock", "exp_minus_linear",
+           "ch11_hvp", "ch11_hessian", "ch11_newton_step", "ch11_tanh_function"]
+
+ScalarFn = Callable[[Variable], Variable]
+
+
+class Problem:
+    """A scalar function of a 1-D Variable with its exact gradient and Hessian in numpy."""
+
+    def __init__(self, name: str, f: ScalarFn, gradient: Callable[[np.ndarray], np.ndarray],
+                 hessian: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.name, self.f, self.gradient, self.hessian = name, f, gradient, hessian
+
+    def __call__(self, x: Variable) -> Variable:
+        return self.f(x)
+
+
+def quadratic(A: np.ndarray, b: np.ndarray) -> Problem:
+    """f(x) = ½ xᵀAx + bᵀx with symmetric A: gradient Ax + b, Hessian A."""
+    A_v, b_v = tensor(A), tensor(b)
+    return Problem("a quadratic", lambda x: 0.5 * (x * (A_v @ x)).sum() + (b_v * x).sum(),
+                        lambda x: A @ x + b, lambda x: A.copy())
+
+
+def lse_quartic() -> Problem:
+    """f(x) = log Σ exp(xᵢ) + ¼ Σ xᵢ⁴: Hessian diag(p) − ppᵀ + diag(3x²), p = softmax(x)."""
+    def softmax(x: np.ndarray) -> np.ndarray:
+        e = np.exp(x - x.max())
+        return e / e.sum()
+    return Problem("log-sum-exp plus a quartic",
+                        lambda x: x.exp().sum().log() + 0.25 * (x ** 4).sum(),
+                        lambda x: softmax(x) + x ** 3,
+                        lambda x: np.diag(softmax(x)) - np.outer(softmax(x), softmax(x))
+                        + np.diag(3 * x ** 2))
+
+
+def tanh_net(W: np.ndarray, c: np.ndarray) -> Problem:
+    """f(x) = Σ tanh(Wx + c): Hessian Wᵀ diag(−2 tanh(z)(1 − tanh²(z))) W."""
+    W_v, c_v = tensor(W), tensor(c)
+
+    def second(x: np.ndarray) -> np.ndarray:
+        t = np.tanh(W @ x + c)
+        return W.T @ np.diag(-2 * t * (1 - t ** 2)) @ W
+    return Problem("a sum of tanh units", lambda x: (W_v @ x + c_v).tanh().sum(),
+                        lambda x: W.T @ (1 - np.tanh(W @ x + c) ** 2), second)
+
+
+def rosenbrock() -> Problem:
+    """f(x) = 100 (x₁ − x₀²)² + (1 − x₀)², the banana-shaped valley (2-D)."""
+    def gradient(x: np.ndarray) -> np.ndarray:
+        return np.array([-400 * x[0] * (x[1] - x[0] ** 2) - 2 * (1 - x[0]), 200 * (x[1] - x[0] ** 2)])
+
+    def second(x: np.ndarray) -> np.ndarray:
+        return np.array([[1200 * x[0] ** 2 - 400 * x[1] + 2, -400 * x[0]], [-400 * x[0], 200.0]])
+    return Problem("the Rosenbrock function",
+                        lambda x: 100 * (x[1] - x[0] ** 2) ** 2 + (1 - x[0]) ** 2, gradient, second)
+
+
+def exp_minus_linear() -> Problem:
+    """f(x) = Σ (exp(xᵢ) − 2xᵢ): minimum at x = log 2, Hessian diag(exp(x))."""
+    return Problem("a sum of exp(x) - 2x", lambda x: (x.exp() - 2 * x).sum(),
+                        lambda x: np.exp(x) - 2, lambda x: np.diag(np.exp(x)))
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def _random_quadratic(ck: Checker, n: int, definite: bool = False) -> Problem:
+    M = ck.rng.normal(size=(n, n))
+    A = M @ M.T + n * np.eye(n) if definite else (M + M.T) / 2
+    return quadratic(np.round(A, 3), np.round(ck.rng.normal(size=n), 3))
+
+
+def _array(ck: Checker, got: Any, what: str, n_shape: tuple[int, ...]) -> Any:
+    """The learner's result as an array (a Variable is accepted too)."""
+    if isinstance(got, Variable):
+        return got.data
+    if got is None:
+        ck.fail(f"the {what} is None.", expected=f"an array of shape {n_shape}",
+                hint="Did you forget the `return` statement?")
+    return got
+
+
+def _fd_hvp(f: ScalarFn, x: np.ndarray, v: np.ndarray, eps: float = 1e-5) -> np.ndarray:
+    """(∇f(x + εv) − ∇f(x − εv)) / 2ε with the library's gradient."""
+    def g(at: np.ndarray) -> np.ndarray:
+        xv = tensor(at, requires_grad=True)
+        return grad(f(xv), xv)[0].data
+    return (g(x + eps * v) - g(x - eps * v)) / (2 * eps)
+
+
+_HVP_HINT = ("Compute the gradient with create_graph=True, so that it is itself a Variable with a "
+             "history: g, = al.grad(f(x), x, create_graph=True); then differentiate the scalar "
+             "(g * v).sum() with respect to x once more.")
+
+
+def ch11_hvp(hvp: Callable[..., Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``hvp(f, x, v)``: the Hessian of the scalar function ``f`` at the numpy array ``x``,
+    times the numpy array ``v``, computed by differentiating twice; returns an array like ``x``."""
+    ck = Checker("ch11-hvp", seed=seed, hidden=hidden)
+    rng = ck.rng
+    cases: list[tuple[str, Problem, int]] = [("a random quadratic in 3 dimensions",
+                                                   _random_quadratic(ck, 3), 3),
+                                                  ("a random quadratic in 5 dimensions",
+                                                   _random_quadratic(ck, 5), 5),
+                                                  ("log-sum-exp plus a quartic (not quadratic)",
+                                                   lse_quartic(), 4)]
+    if hidden:
+        n = int(rng.integers(2, 5))
+        cases += [("a random quadratic in 8 dimensions", _random_quadratic(ck, 8), 8),
+                  (f"a sum of tanh units in {n} dimensions",
+                   tanh_net(np.round(rng.normal(size=(3, n)), 3), np.round(rng.normal(size=3), 3)), n),
+                  ("the Rosenbrock function", rosenbrock(), 2)]
+    for name, fn, n in cases:
+        with ck.case(f"{name}: matches the exact Hessian times v"):
+            x = np.round(rng.normal(size=n), 3)
+            v = np.round(rng.normal(size=n), 3)
+            x0, v0 = x.copy(), v.copy()
+            H = fn.hessian(x)
+            got = _array(ck, ck.call(hvp, fn, x, v, hint=_HVP_HINT), "Hessian-vector product", (n,))
+            ck.check(np.array_equal(x, x0) and np.array_equal(v, v0), "hvp changed x or v in place.",
+                     hint="Make a new Variable from x (al.tensor(x, requires_grad=True)) and leave the "
+                          "caller's arrays alone.")
+            g = fn.gradient(x)
+            ck.close(got, H @ v, atol=1e-7, rtol=1e-6, what="Hessian-vector product",
+                     hint=_HVP_HINT,
+                     mistakes=[(g, "You returned the gradient of f, not the Hessian times v: "
+                                   "differentiate (g * v).sum() once more."),
+                               (g + H @ v, "You returned gradient + H v: x.grad still held the first "
+                                           "gradient when the second backward added into it. Use "
+                                           "al.grad (which leaves .grad alone), or set x.grad = None "
+                                           "between the two backward calls."),
+                               (g * v, "You returned g * v; its gradient with respect to x is H v.")])
+        if name.startswith("log-sum-exp"):
+            with ck.case(f"{name}: agrees with finite differences of the gradient"):
+                fd = _fd_hvp(fn, x, v)
+                ck.close(got, fd, atol=1e-5, rtol=1e-4, what="Hessian-vector product",
+                         hint="(∇f(x + εv) − ∇f(x − εv)) / 2ε should be close to your H v.")
+    with ck.case("v along a coordinate axis gives a column of the Hessian"):
+        fn = lse_quartic()
+        x = np.round(rng.normal(size=3), 3)
+        e1 = np.array([0.0, 1.0, 0.0])
+        got = _array(ck, ck.call(hvp, fn, x, e1), "Hessian-vector product", (3,))
+        ck.close(got, fn.hessian(x)[:, 1], atol=1e-7, rtol=1e-6, what="H e₁", hint=_HVP_HINT)
+    with ck.case("two calls in a row give the same answer"):
+        fn = _random_quadratic(ck, 3)
+        x, v = rng.normal(size=3), rng.normal(size=3)
+        first = np.array(_array(ck, ck.call(hvp, fn, x, v), "first result", (3,)), dtype=float)
+        second = np.array(_array(ck, ck.call(hvp, fn, x, v), "second result", (3,)), dtype=float)
+        ck.close(second, first, what="second result",
+                 hint="Nothing may carry over between calls: make a fresh Variable each time.")
+    ck.done()
+
+
+def ch11_hessian(hessian: Callable[..., Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``hessian(f, x)``: the (n, n) Hessian of the scalar function ``f`` at the 1-D numpy
+    array ``x``, built column by column from Hessian-vector products."""
+    ck = Checker("ch11-hessian", seed=seed, hidden=hidden)
+    rng = ck.rng
+    cases: list[tuple[str, Problem, int]] = [("a random quadratic in 3 dimensions",
+                                                   _random_quadratic(ck, 3), 3),
+                                                  ("log-sum-exp plus a quartic in 4 dimensions",
+                                                   lse_quartic(), 4),
+                                                  ("the Rosenbrock function", rosenbrock(), 2),
+                                                  ("a function of a single variable", exp_minus_linear(), 1)]
+    if hidden:
+        cases += [("a random quadratic in 7 dimensions", _random_quadratic(ck, 7), 7),
+                  ("a sum of tanh units in 5 dimensions",
+                   tanh_net(np.round(rng.normal(size=(4, 5)), 3), np.round(rng.normal(size=4), 3)), 5)]
+    hint = ("Column i of the Hessian is H eᵢ, where eᵢ is 1 at position i and 0 elsewhere: call "
+            "hvp(f, x, e) for each i and stack the results with np.stack(columns, axis=1).")
+    for name, fn, n in cases:
+        with ck.case(f"{name}"):
+            x = np.round(rng.normal(size=n), 3)
+            H = fn.hessian(x)
+            g = fn.gradient(x)
+            got = _array(ck, ck.call(hessian, fn, x, hint=hint), "Hessian", (n, n))
+            mistakes = [(np.outer(g, g), "That is the outer product of the gradient with itself "
+                                         "(ggᵀ), not the matrix of second derivatives.")]
+            if n > 1:
+                mistakes += [(np.diag(np.diag(H)), "Only the diagonal is filled in: column i is H eᵢ, "
+                                                   "a whole vector."),
+                             (np.tile(g, (n, 1)), "Every row is the gradient: differentiate the "
+                                                  "gradient once more for each column.")]
+            ck.close(got, H, atol=1e-7, rtol=1e-6, what="Hessian", hint=hint, mistakes=mistakes)
+            ck.close(np.asarray(got) - np.asarray(got).T, np.zeros((n, n)), atol=1e-7,
+                     what="asymmetry H − Hᵀ", hint="A Hessian of a smooth function is symmetric.")
+    ck.done()
+
+
+_NEWTON_HINT = ("The Newton step solves H d = ∇f(x) and returns x − d: "
+                "np.linalg.solve(hessian(f, x), gradient) with the gradient from al.grad.")
+
+
+def _newton_reference(fn: Problem, x: np.ndarray) -> np.ndarray:
+    return x - np.linalg.solve(fn.hessian(x), fn.gradient(x))
+
+
+def ch11_newton_step(newton_step: Callable[..., Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``newton_step(f, x)``: x − H(x)⁻¹ ∇f(x) as a numpy array, for the scalar function
+    ``f`` at the 1-D numpy array ``x`` (the caller's ``x`` is left unchanged)."""
+    ck = Checker("ch11-newton-step", seed=seed, hidden=hidden)
+    rng = ck.rng
+
+    def step(fn: Problem, x: np.ndarray) -> np.ndarray:
+        x0 = x.copy()
+        got = _array(ck, ck.call(newton_step, fn, x, hint=_NEWTON_HINT), "new point", x.shape)
+        ck.check(np.array_equal(x, x0), "newton_step changed x in place.",
+                 hint="Return a new array x − d; leave the caller's x alone.")
+        return got
+
+    def wrong(fn: Problem, x: np.ndarray) -> list:
+        g, H = fn.gradient(x), fn.hessian(x)
+        d = np.linalg.solve(H, g)
+        return [(x - g, "That is a gradient-descent step with step size 1; Newton's step divides by "
+                        "the curvature: solve H d = g."),
+                (x + d, "The step points uphill: subtract the solution d of H d = g."),
+                (x - H @ g, "You multiplied the gradient by H; Newton's step multiplies by H⁻¹ "
+                            "(np.linalg.solve(H, g))."),
+                (x - g / np.diag(H), "You divided by the diagonal of H only; use the whole matrix.")]
+
+    sizes = [3] + ([6] if hidden else [])
+    for n in sizes:
+        with ck.case(f"a convex quadratic in {n} dimensions: one step lands on the minimum"):
+            fn = _random_quadratic(ck, n, definite=True)
+            x = np.round(rng.normal(size=n), 3)
+            A = fn.hessian(x)
+            minimum = np.linalg.solve(A, -fn.gradient(np.zeros(n)))
+            got = step(fn, x)
+            ck.close(got, minimum, atol=1e-7, rtol=1e-6, what="point after one Newton step",
+                     hint=_NEWTON_HINT, mistakes=wrong(fn, x))
+    with ck.case("a sum of exp(x) - 2x: each coordinate steps to x - 1 + 2 exp(-x)"):
+        fn = exp_minus_linear()
+        x = np.round(rng.uniform(-1, 2, size=4), 3)
+        got = step(fn, x)
+        ck.close(got, x - 1 + 2 * np.exp(-x), atol=1e-8, rtol=1e-7, what="point after one Newton step",
+                 hint=_NEWTON_HINT, mistakes=wrong(fn, x))
+    with ck.case("the Rosenbrock function from (-1.2, 1)"):
+        fn = rosenbrock()
+        x = np.array([-1.2, 1.0])
+        got = step(fn, x)
+        ck.close(got, _newton_reference(fn, x), atol=1e-7, rtol=1e-6, what="point after one Newton step",
+                 hint=_NEWTON_HINT, mistakes=wrong(fn, x))
+    with ck.case("repeated steps converge to the minimum of log-sum-exp plus a quartic"):
+        fn = lse_quartic()
+        x = np.round(rng.normal(size=3), 3)
+        for _ in range(25):
+            x = np.asarray(step(fn, x), dtype=float)
+        ck.close(fn.gradient(x), np.zeros(3), atol=1e-8, what="gradient after 25 Newton steps",
+                 hint=_NEWTON_HINT)
+    if hidden:
+        with ck.case("the Rosenbrock function from a random start"):
+            fn = rosenbrock()
+            x = np.round(rng.uniform(-1.5, 1.5, size=2), 3)
+            ck.close(step(fn, x), _newton_reference(fn, x), atol=1e-7, rtol=1e-6,
+                     what="point after one Newton step", hint=_NEWTON_HINT, mistakes=wrong(fn, x))
+    ck.done()
+
+
+# -- ch11-tanh-function ------------------------------------------------------------------------
+def _function_class(ck: Checker, cls: Any) -> None:
+    ck.check(isinstance(cls, type) and issubclass(cls, Function), "MyTanh is not a subclass of al.Function.",
+             expected="class MyTanh(al.Function)", received=cls,
+             hint="Pass the class itself (not an instance, not .apply).")
+
+
+_VARIABLE_OPS = ("Write backward with Variable operations on Variables (grad_output * (1 - y * y), "
+                 "with y from ctx.saved_tensors), not with numpy arrays (.data, np.tanh): only "
+                 "Variable operations are recorded when create_graph=True.")
+
+
+def ch11_tanh_function(MyTanh: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``MyTanh``: forward gives tanh(x); backward is written with Variable operations,
+    so that gradients of gradients are right (gradgradcheck passes)."""
+    ck = Checker("ch11-tanh-function", seed=seed, hidden=hidden)
+    rng = ck.rng
+    _function_class(ck, MyTanh)
+    shapes = [(5,), (3, 4)] + ([(2, 3, 2)] if hidden else [])
+    for shape in shapes:
+        with ck.case(f"forward and first derivative on a {shape} input"):
+            data = np.round(rng.normal(size=shape), 4)
+            x = tensor(data, requires_grad=True)
+            y = ck.call(MyTanh.apply, x)
+            ck.check(isinstance(y, Variable) and y.grad_fn is not None,
+                     "apply did not return a Variable recorded in the graph.", received=y,
+                     hint="forward returns a new Variable, e.g. al.Variable(np.tanh(x.data)).")
+            ck.close(y.data, np.tanh(data), what="output", hint="forward computes tanh(x).")
+            gy = np.round(rng.uniform(0.5, 2.0, size=shape), 3)
+            g = ck.call(grad, y, x, tensor(gy), hint=_VARIABLE_OPS)[0]
+            ck.close(g.data if g is not None else None, gy * (1 - np.tanh(data) ** 2),
+                     what="gradient of x", hint="d tanh(x)/dx = 1 − tanh²(x); multiply by grad_output.",
+                     mistakes=[(1 - np.tanh(data) ** 2, "Multiply by grad_output (the chain rule)."),
+                               (gy * (1 - np.tanh(data)), "d tanh/dx is 1 − tanh², not 1 − tanh.")])
+    with ck.case("gradcheck passes"):
+        x = tensor(rng.normal(size=(2, 3)), requires_grad=True)
+        ok = ck.call(gradcheck, MyTanh.apply, (x,), hint="The first derivative disagrees with central "
+                     "differences; the message above names the numbers.")
+        ck.check(ok is True, "gradcheck did not pass.", expected=True, received=ok)
+    with ck.case("with create_graph=True the gradient has a history"):
+        x = tensor(np.round(rng.normal(size=4), 4), requires_grad=True)
+        g = ck.call(grad, ck.call(MyTanh.apply, x).sum(), x, create_graph=True)[0]
+        node = type(g.grad_fn).__name__ if g.grad_fn is not None else None
+        ck.check(node != "_DelayedErrorBackward", "backward is decorated with @once_differentiable.",
+                 hint="Remove @al.once_differentiable: that decorator promises the backward is NOT "
+                      "differentiable. " + _VARIABLE_OPS)
+        ck.check(g.requires_grad and node is not None, "the gradient computed with create_graph=True "
+                 "has no grad_fn, so it cannot be differentiated again.", expected="a grad_fn",
+                 received=node, hint=_VARIABLE_OPS)
+    with ck.case("second derivative: d²/dx² tanh(x) = -2 tanh(x) (1 - tanh²(x))"):
+        data = np.round(rng.uniform(-2, 2, size=5), 4)
+        x = tensor(data, requires_grad=True)
+        g = ck.call(grad, ck.call(MyTanh.apply, x).sum(), x, create_graph=True)[0]
+        try:
+            gg = grad(g.sum(), x, allow_unused=True)[0]
+        except BackwardError as err:
+            raise ck.error(f"the second backward raised: {err}", hint=_VARIABLE_OPS) from err
+        t = np.tanh(data)
+        ck.close(np.zeros(5) if gg is None else gg.data, -2 * t * (1 - t ** 2), atol=1e-9,
+                 what="second derivative",
+                 mistakes=[(np.zeros(5), "The second derivative came out as 0: the first gradient was "
+                                         "computed outside the graph. " + _VARIABLE_OPS)],
+                 hint="If backward uses the saved output y, the second derivative also flows through y "
+                      "(y has MyTanh's node as grad_fn); use y from ctx.saved_tensors, not a copy.")
+    n_checks = 2 if hidden else 1
+    for k in range(n_checks):
+        with ck.case("gradgradcheck passes" + (f" (random grad_outputs, seed {k})" if k else "")):
+            x = tensor(rng.normal(size=(3, 2)), requires_grad=True)
+            try:
+                ok = gradgradcheck(MyTanh.apply, (x,), seed=int(rng.integers(1000)))
+            except (GradcheckError, BackwardError) as err:
+                raise ck.error(f"gradgradcheck failed: {err}", hint=_VARIABLE_OPS) from err
+            except NotImplementedError as err:
+                raise ck._not_done(err) from None
+            ck.check(ok is True, "gradgradcheck did not pass.", expected=True, received=ok)
+    if hidden:
+        with ck.case("inside a larger function: Hessian of sum(MyTanh(Wx + c))"):
+            W, c = np.round(rng.normal(size=(3, 2)), 3), np.round(rng.normal(size=3), 3)
+            ref = tanh_net(W, c)
+            xd = np.round(rng.normal(size=2), 3)
+            x = tensor(xd, requires_grad=True)
+            z = tensor(W) @ x + tensor(c)
+            g = ck.call(grad, ck.call(MyTanh.apply, z).sum(), x, create_graph=True)[0]
+            rows = [grad(g[i], x, retain_graph=True)[0].data for i in range(2)]
+            ck.close(np.stack(rows), ref.hessian(xd), atol=1e-9, what="Hessian", hint=_VARIABLE_OPS)
+    ck.done()

@@ -1,0 +1,259 @@
+"""The checkers of chapters 11 (higher-order gradients) and 12 (the capstone loss).
+
+Each checker must pass correct solutions (with and without hidden cases) and fail typical wrong
+ones with a message that names the exercise and gives a useful hint. The checkers' own exact
+Hessians and loss references are compared with finite differences, the engine and PyTorch.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autograd_lab as al
+from autograd_lab.exercises import ch11, ch12, check
+from autograd_lab.gradcheck import numerical_jacobian
+
+SEEDS = [(0, False), (1, True), (2024, True)]
+
+
+def failure(checker, obj, seed=0, hidden=False) -> str:
+    with pytest.raises(AssertionError) as info:
+        checker(obj, seed=seed, hidden=hidden)
+    return str(info.value)
+
+
+# == chapter 11: correct solutions ===========================================================
+def hvp(f, x, v):
+    xv = al.tensor(x, requires_grad=True)
+    g, = al.grad(f(xv), xv, create_graph=True)
+    return al.grad((g * al.tensor(v)).sum(), xv)[0].numpy()
+
+
+def hvp_backward(f, x, v):
+    """The .backward() route, clearing .grad in between; returns a Variable."""
+    xv = al.tensor(x, requires_grad=True)
+    f(xv).backward(create_graph=True)
+    g = xv.grad
+    xv.grad = None
+    (g * al.tensor(v)).sum().backward()
+    return xv.grad
+
+
+def hessian(f, x):
+    return np.stack([hvp(f, x, e) for e in np.eye(x.size)], axis=1)
+
+
+def hessian_rows(f, x):
+    """Row by row from the gradient's components (another correct route)."""
+    xv = al.tensor(x, requires_grad=True)
+    g, = al.grad(f(xv), xv, create_graph=True)
+    return np.stack([al.grad(g[i], xv, retain_graph=True)[0].data for i in range(x.size)])
+
+
+def newton_step(f, x):
+    xv = al.tensor(x, requires_grad=True)
+    g, = al.grad(f(xv), xv)
+    return x - np.linalg.solve(hessian(f, x), g.numpy())
+
+
+def newton_step_inverse(f, x):
+    xv = al.tensor(x, requires_grad=True)
+    g, = al.grad(f(xv), xv)
+    return x - np.linalg.inv(hessian(f, x)) @ g.data
+
+
+def make_tanh(rule="output", once=False):
+    class MyTanh(al.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = al.Variable(np.tanh(x.data))
+            ctx.save_for_backward(y if rule in ("output", "numpy", "once") else x)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            s, = ctx.saved_tensors
+            if rule == "output":
+                return grad_output * (1 - s * s)
+            if rule == "input":
+                t = s.tanh()
+                return grad_output * (1 - t * t)
+            if rule == "numpy":
+                return al.Variable(grad_output.data * (1 - s.data ** 2))
+            if rule == "copy":   # differentiates only through grad_output, not through y
+                y = al.Variable(np.tanh(s.data))
+                return grad_output * (1 - y * y)
+            if rule == "wrong":
+                return grad_output * (1 - s)
+            raise AssertionError(rule)
+
+    if once:
+        def backward(ctx, grad_output):
+            y, = ctx.saved_tensors
+            return grad_output.data * (1 - y.data ** 2)
+        MyTanh.backward = staticmethod(al.once_differentiable(backward))
+    return MyTanh
+
+
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+def test_ch11_correct_solutions_pass(seed, hidden, capsys):
+    check.ch11_hvp(hvp, seed=seed, hidden=hidden)
+    check.ch11_hvp(hvp_backward, seed=seed, hidden=hidden)
+    check.ch11_hessian(hessian, seed=seed, hidden=hidden)
+    check.ch11_hessian(hessian_rows, seed=seed, hidden=hidden)
+    check.ch11_newton_step(newton_step, seed=seed, hidden=hidden)
+    check.ch11_newton_step(newton_step_inverse, seed=seed, hidden=hidden)
+    check.ch11_tanh_function(make_tanh("output"), seed=seed, hidden=hidden)
+    check.ch11_tanh_function(make_tanh("input"), seed=seed, hidden=hidden)
+    out = capsys.readouterr().out
+    assert out.count("All ") == 8 and ("(with hidden cases)" in out) == hidden
+
+
+# -- the checkers' references are right ------------------------------------------------------
+@pytest.mark.parametrize("make", [lambda rng: ch11.quadratic(*_sym(rng)), lambda rng: ch11.lse_quartic(),
+                                  lambda rng: ch11.tanh_net(rng.normal(size=(3, 4)), rng.normal(size=3)),
+                                  lambda rng: ch11.rosenbrock(), lambda rng: ch11.exp_minus_linear()])
+def test_ch11_exact_hessians_match_finite_differences(make):
+    rng = np.random.default_rng(3)
+    fn = make(rng)
+    n = 2 if fn.name == "the Rosenbrock function" else 4
+    x = rng.normal(size=n)
+    xv = al.tensor(x, requires_grad=True)
+    np.testing.assert_allclose(fn.gradient(x), al.grad(fn(xv), xv)[0].data, rtol=1e-9, atol=1e-10)
+    grad_fn = lambda z: al.grad(fn(z), z, create_graph=True)[0]  # noqa: E731
+    numerical = numerical_jacobian(grad_fn, (al.tensor(x, requires_grad=True),))
+    np.testing.assert_allclose(fn.hessian(x), numerical[0][0], rtol=1e-5, atol=1e-5)
+
+
+def _sym(rng):
+    M = rng.normal(size=(4, 4))
+    return (M + M.T) / 2, rng.normal(size=4)
+
+
+def test_ch11_exact_hessian_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    W, c, x = rng.normal(size=(3, 4)), rng.normal(size=3), rng.normal(size=4)
+    fn = ch11.tanh_net(W, c)
+    Wt, ct = torch.tensor(W), torch.tensor(c)
+    H = torch.autograd.functional.hessian(lambda z: torch.tanh(Wt @ z + ct).sum(), torch.tensor(x))
+    np.testing.assert_allclose(fn.hessian(x), H.numpy(), rtol=1e-10, atol=1e-12)
+    x2 = rng.normal(size=5)
+    H2 = torch.autograd.functional.hessian(lambda z: torch.logsumexp(z, 0) + 0.25 * (z ** 4).sum(),
+                                           torch.tensor(x2))
+    np.testing.assert_allclose(ch11.lse_quartic().hessian(x2), H2.numpy(), rtol=1e-10, atol=1e-12)
+
+
+# -- chapter 11: typical mistakes ------------------------------------------------------------
+def hvp_no_create_graph(f, x, v):
+    xv = al.tensor(x, requires_grad=True)
+    g, = al.grad(f(xv), xv)
+    return al.grad((g * al.tensor(v)).sum(), xv)[0].numpy()
+
+
+def hvp_accumulates(f, x, v):
+    xv = al.tensor(x, requires_grad=True)
+    f(xv).backward(create_graph=True)
+    (xv.grad * al.tensor(v)).sum().backward()
+    return xv.grad.data
+
+
+def hvp_gradient(f, x, v):
+    xv = al.tensor(x, requires_grad=True)
+    return al.grad(f(xv), xv)[0].numpy()
+
+
+def hvp_in_place(f, x, v):
+    out = hvp(f, x, v)
+    x += 0.0 * x + 1e-3
+    return out
+
+
+def hvp_returns_none(f, x, v):
+    hvp(f, x, v)
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (hvp_no_create_graph, "create_graph=True"),
+    (hvp_accumulates, "gradient + H v"),
+    (hvp_gradient, "You returned the gradient of f"),
+    (hvp_in_place, "changed x or v in place"),
+    (hvp_returns_none, "return"),
+])
+def test_ch11_hvp_rejects_typical_mistakes(wrong, words):
+    message = failure(check.ch11_hvp, wrong)
+    assert message.startswith("Exercise ch11-hvp failed") and words in message, message
+
+
+def hessian_outer(f, x):
+    xv = al.tensor(x, requires_grad=True)
+    g = al.grad(f(xv), xv)[0].data
+    return np.outer(g, g)
+
+
+def hessian_diagonal(f, x):
+    return np.diag(np.diag(hessian(f, x)))
+
+
+def hessian_vector(f, x):
+    return np.diag(hessian(f, x))
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (hessian_outer, "outer product"),
+    (hessian_diagonal, "Only the diagonal"),
+    (hessian_vector, "shape"),
+])
+def test_ch11_hessian_rejects_typical_mistakes(wrong, words):
+    message = failure(check.ch11_hessian, wrong)
+    assert message.startswith("Exercise ch11-hessian failed") and words in message, message
+
+
+def _grad_np(f, x):
+    xv = al.tensor(x, requires_grad=True)
+    return al.grad(f(xv), xv)[0].data
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (lambda f, x: x - _grad_np(f, x), "gradient-descent step"),
+    (lambda f, x: x + np.linalg.solve(hessian(f, x), _grad_np(f, x)), "uphill"),
+    (lambda f, x: x - hessian(f, x) @ _grad_np(f, x), "multiplied the gradient by H"),
+    (lambda f, x: x - _grad_np(f, x) / np.diag(hessian(f, x)), "diagonal"),
+])
+def test_ch11_newton_step_rejects_typical_mistakes(wrong, words):
+    message = failure(check.ch11_newton_step, wrong)
+    assert message.startswith("Exercise ch11-newton-step failed") and words in message, message
+
+
+def test_ch11_newton_step_must_not_change_x():
+    def in_place(f, x):
+        x -= np.linalg.solve(hessian(f, x), _grad_np(f, x))
+        return x
+    assert "changed x in place" in failure(check.ch11_newton_step, in_place)
+
+
+@pytest.mark.parametrize("rule,once,words", [
+    ("numpy", False, "has no grad_fn"),
+    ("once", True, "once_differentiable"),
+    ("copy", False, "ctx.saved_tensors"),
+    ("wrong", False, "1 − tanh²"),
+])
+def test_ch11_tanh_function_rejects_typical_mistakes(rule, once, words):
+    message = failure(check.ch11_tanh_function, make_tanh(rule, once))
+    assert message.startswith("Exercise ch11-tanh-function failed") and words in message, message
+
+
+def test_ch11_tanh_function_rejects_an_instance_or_apply():
+    assert "not a subclass of al.Function" in failure(check.ch11_tanh_function, make_tanh().apply)
+
+
+def test_ch11_stubs_are_reported_as_not_done():
+    def stub(*args):
+        raise NotImplementedError("Exercise ch11-hvp: write your code here, then run the check cell below")
+
+    with pytest.raises(NotImplementedError, match="ch11-hvp is not done yet"):
+        check.ch11_hvp(stub)
+    with pytest.raises(NotImplementedError, match="uses exercise ch11-hvp"):
+        check.ch11_hessian(stub)
+    with pytest.raises(NotImplementedError, match="uses exercise ch11-hvp"):
+        check.ch11_newton_step(stub)
