@@ -183,6 +183,22 @@ def test_conv2d_parity(case, dtype):
     np.testing.assert_allclose(C.col2im(cols, x.shape, k, s, p), C.col2im_ref(cols, x.shape, k, s, p), **tol)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_conv2d_threaded_split_matches_reference(monkeypatch, dtype):
+    """Large convolutions split their chunks across worker threads; force that path here."""
+    monkeypatch.setattr(C, "_THREADED_MIN_FLOPS", 0)
+    monkeypatch.setattr(C, "_CHUNK_BYTES", 4096)  # many small chunks
+    monkeypatch.setattr(C, "num_threads", lambda: 3)
+    x, wt, b = randn((7, 3, 9, 8), dtype), randn((4, 3, 3, 3), dtype), randn(4, dtype)
+    assert C._workers(len(C._chunks(7, 27 * 72, x.itemsize)), 10**9) == 3
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-11)
+    y = C.conv2d_fwd(x, wt, b, 1, 1)
+    np.testing.assert_allclose(y, C.conv2d_fwd_ref(x, wt, b, 1, 1), **tol)
+    g = randn(y.shape, dtype)
+    for got, want in zip(C.conv2d_bwd(g, x, wt, 1, 1), C.conv2d_bwd_ref(g, x, wt, 1, 1)):
+        np.testing.assert_allclose(got, want, **tol)
+
+
 def test_conv2d_without_bias_and_without_input_grad():
     x, wt = randn((2, 2, 5, 5), np.float64), randn((3, 2, 3, 3), np.float64)
     np.testing.assert_allclose(C.conv2d_fwd(x, wt), C.conv2d_fwd_ref(x, wt), rtol=1e-12)

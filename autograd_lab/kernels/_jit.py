@@ -24,8 +24,9 @@ FASTMATH_REASSOC = FASTMATH | {"reassoc"}
 
 # error_model="numpy": division by zero gives inf/nan instead of raising, which also lets LLVM
 # vectorise loops that divide (Python's error model puts a zero check in front of every '/').
-JIT_OPTIONS = {"cache": True, "fastmath": FASTMATH, "error_model": "numpy"}
-REDUCE_OPTIONS = {"cache": True, "fastmath": FASTMATH_REASSOC, "error_model": "numpy"}
+# nogil=True: kernels release the GIL, so Python threads can run them side by side (conv2d does).
+JIT_OPTIONS = {"cache": True, "fastmath": FASTMATH, "error_model": "numpy", "nogil": True}
+REDUCE_OPTIONS = {"cache": True, "fastmath": FASTMATH_REASSOC, "error_model": "numpy", "nogil": True}
 
 # Below this many elements a serial loop beats prange on 2 cores (thread start-up ~2 us).
 PARALLEL_MIN_SIZE = 60_000

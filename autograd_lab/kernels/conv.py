@@ -13,10 +13,12 @@ slower than this at both benchmark sizes (see benchmarks/RESULTS.md), so there i
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import numpy as np
 
-from ._jit import jit_pair, prange
+from ._jit import jit_pair, num_threads, prange
 from .activation import _float_array
 
 
@@ -111,18 +113,13 @@ _TO_NCHW = jit_pair(_to_nchw_bias_k)
 _FROM_NCHW = jit_pair(_from_nchw_sum_k, reassoc=True)
 
 # Standalone im2col/col2im calls go parallel from this size on.  Inside conv2d_fwd/bwd the
-# gathers stay serial: they alternate with multi-threaded BLAS calls, and numba's OpenMP workers
-# and OpenBLAS's workers then spin against each other on the same cores (measured on 2 cores:
-# 64x16x28x28 forward 11 ms with serial gathers, 900 ms with prange gathers).
+# kernels run serially in worker threads instead (see "threads" below): prange gathers that
+# alternate with multi-threaded BLAS calls were measured up to 80x slower on 2 busy cores.
 _CONV_MIN_SIZE = 32_000
 
 
 def _pick(pair, size: int):
     return pair[1] if size >= _CONV_MIN_SIZE else pair[0]
-
-
-def _serial(pair, size: int):
-    return pair[0]
 
 
 def _pair2(v, name: str) -> tuple[int, int]:
@@ -171,8 +168,57 @@ def _buffer(name: str, size: int, dtype) -> np.ndarray:
     return buf[:size]
 
 
-def _chunk(n: int, per_image: int, itemsize: int) -> int:
-    return max(1, min(n, _CHUNK_BYTES // max(1, per_image * itemsize)))
+def _chunks(n: int, per_image: int, itemsize: int) -> list[tuple[int, int]]:
+    """(first image, count) of each chunk of the batch."""
+    step = max(1, min(n, _CHUNK_BYTES // max(1, per_image * itemsize)))
+    return [(s, min(n, s + step) - s) for s in range(0, n, step)]
+
+
+# ------------------------------------------------------------------ threads
+# Large convolutions split their chunks between worker threads, each running serial (nogil)
+# kernels and single-threaded BLAS.  Measured on 2 cores this beats both alternatives: prange
+# gathers between multi-threaded BLAS calls (OpenMP and OpenBLAS workers spin against each other)
+# and serial gathers with multi-threaded BLAS (the gathers then use one core).
+_THREADED_MIN_FLOPS = 20_000_000
+_executor: ThreadPoolExecutor | None = None
+_controller = None
+
+
+def _workers(n_chunks: int, flops: int) -> int:
+    if n_chunks < 2 or flops < _THREADED_MIN_FLOPS:
+        return 1
+    return max(1, min(num_threads(), n_chunks))
+
+
+def _run_split(task, chunks: list[tuple[int, int]], workers: int) -> list:
+    """Run ``task(list_of_chunks)`` on ``workers`` threads (contiguous shares); return the results."""
+    global _executor
+    if workers <= 1:
+        return [task(chunks)]
+    shares = [chunks[i::workers] for i in range(workers)]
+    if _executor is None or _executor._max_workers < workers:
+        _executor = ThreadPoolExecutor(workers, thread_name_prefix="autograd-lab-conv")
+    with _single_threaded_blas():
+        futures = [_executor.submit(task, share) for share in shares[1:]]
+        results = [task(shares[0])]
+        results += [f.result() for f in futures]
+    return results
+
+
+@contextmanager
+def _single_threaded_blas():
+    """Limit BLAS to one thread while our own threads run (if threadpoolctl is installed)."""
+    global _controller
+    try:
+        if _controller is None:
+            from threadpoolctl import ThreadpoolController
+            _controller = ThreadpoolController()
+        limiter = _controller.limit(limits=1, user_api="blas")
+    except Exception:  # threadpoolctl missing or unable: run with BLAS's own threads
+        yield
+        return
+    with limiter:
+        yield
 
 
 # ------------------------------------------------------------------ public functions
@@ -211,14 +257,17 @@ def conv2d_fwd(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None
     w2 = weight.reshape(co, -1)
     k, p = w2.shape[1], ho * wo
     y = np.empty((n, co, ho, wo), dtype=x.dtype)
-    step = _chunk(n, k * p, x.itemsize)
-    for s in range(0, n, step):
-        m = min(n, s + step) - s
-        cols = _buffer("cols", k * m * p, x.dtype).reshape(k, m * p)
-        _serial(_IM2COL, cols.size)(x[s:s + m], kh, kw, sh, sw, ph, pw, ho, wo, cols)
-        y2 = _buffer("y2", co * m * p, x.dtype).reshape(co, m * p)
-        np.matmul(w2, cols, out=y2)
-        _serial(_TO_NCHW, y2.size)(y2, b, y[s:s + m])
+    chunks = _chunks(n, k * p, x.itemsize)
+
+    def task(share):
+        for s, m in share:
+            cols = _buffer("cols", k * m * p, x.dtype).reshape(k, m * p)
+            _IM2COL[0](x[s:s + m], kh, kw, sh, sw, ph, pw, ho, wo, cols)
+            y2 = _buffer("y2", co * m * p, x.dtype).reshape(co, m * p)
+            np.matmul(w2, cols, out=y2)
+            _TO_NCHW[0](y2, b, y[s:s + m])
+
+    _run_split(task, chunks, _workers(len(chunks), 2 * n * co * k * p))
     return y
 
 
@@ -227,7 +276,7 @@ def conv2d_bwd(grad: np.ndarray, x: np.ndarray, weight: np.ndarray, stride=1, pa
     """(dx, dW, db) of conv2d given the output gradient, the input and the weight.
 
     The columns are rebuilt chunk by chunk from x rather than kept from the forward pass: that
-    costs one more gather but keeps memory at one chunk.
+    costs one more gather but keeps memory at one chunk per thread.
     """
     x, weight, (sh, sw), (ph, pw), (ho, wo) = _check_conv(x, weight, stride, padding)
     g = _float_array(grad, "grad").astype(x.dtype, copy=False)
@@ -236,25 +285,35 @@ def conv2d_bwd(grad: np.ndarray, x: np.ndarray, weight: np.ndarray, stride=1, pa
     if g.shape != (n, co, ho, wo):
         raise ValueError(f"grad must have the output's shape {(n, co, ho, wo)}, got {g.shape}")
     w2 = weight.reshape(co, -1)
+    w2t = w2.T
     k, p = w2.shape[1], ho * wo
-    dw = np.zeros((co, k), dtype=x.dtype)
-    db = np.zeros(co, dtype=x.dtype)
     dx = np.empty(x.shape, dtype=x.dtype) if need_input_grad else None
-    step = _chunk(n, k * p, x.itemsize)
-    dbc = np.empty(co, dtype=x.dtype)
-    dwc = np.empty((co, k), dtype=x.dtype)
-    for s in range(0, n, step):
-        m = min(n, s + step) - s
-        g2 = _buffer("g2", co * m * p, x.dtype).reshape(co, m * p)
-        _serial(_FROM_NCHW, g2.size)(g[s:s + m], g2, dbc)
-        db += dbc
-        cols = _buffer("cols", k * m * p, x.dtype).reshape(k, m * p)
-        _serial(_IM2COL, cols.size)(x[s:s + m], kh, kw, sh, sw, ph, pw, ho, wo, cols)
-        np.matmul(g2, cols.T, out=dwc)
-        dw += dwc
-        if dx is not None:
-            np.matmul(w2.T, g2, out=cols)  # cols is free again: reuse it for d(cols)
-            _serial(_COL2IM, cols.size)(cols, kh, kw, sh, sw, ph, pw, ho, wo, dx[s:s + m])
+    chunks = _chunks(n, k * p, x.itemsize)
+
+    def task(share):
+        dw = np.zeros((co, k), dtype=x.dtype)
+        db = np.zeros(co, dtype=x.dtype)
+        dwc = np.empty((co, k), dtype=x.dtype)
+        dbc = np.empty(co, dtype=x.dtype)
+        for s, m in share:
+            g2 = _buffer("g2", co * m * p, x.dtype).reshape(co, m * p)
+            _FROM_NCHW[0](g[s:s + m], g2, dbc)
+            db += dbc
+            cols = _buffer("cols", k * m * p, x.dtype).reshape(k, m * p)
+            _IM2COL[0](x[s:s + m], kh, kw, sh, sw, ph, pw, ho, wo, cols)
+            np.matmul(g2, cols.T, out=dwc)
+            dw += dwc
+            if dx is not None:
+                np.matmul(w2t, g2, out=cols)  # cols is free again: reuse it for d(cols)
+                _COL2IM[0](cols, kh, kw, sh, sw, ph, pw, ho, wo, dx[s:s + m])
+        return dw, db
+
+    parts = _run_split(task, chunks, _workers(len(chunks), 6 * n * co * k * p))
+    dw = parts[0][0]
+    db = parts[0][1]
+    for dwi, dbi in parts[1:]:
+        dw += dwi
+        db += dbi
     return dx, dw.reshape(weight.shape), db
 
 
