@@ -257,3 +257,216 @@ def test_ch11_stubs_are_reported_as_not_done():
         check.ch11_hessian(stub)
     with pytest.raises(NotImplementedError, match="uses exercise ch11-hvp"):
         check.ch11_newton_step(stub)
+
+
+# == chapter 12: correct solutions ===========================================================
+def log_cosh(r):
+    a = np.abs(r)
+    return a + np.log1p(np.exp(-2 * a)) - np.log(2.0)
+
+
+def log_cosh_logaddexp(r):
+    return np.logaddexp(r, -r) - np.log(2.0)
+
+
+def bakery_loss_np(y, t, alpha=3.0, reduction="mean"):
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"unknown reduction {reduction!r}")
+    if np.shape(y) != np.shape(t):
+        raise ValueError(f"shapes differ: {np.shape(y)} and {np.shape(t)}")
+    r = y - t
+    per_item = np.where(r < 0, alpha, 1.0) * log_cosh(r)
+    if reduction == "none":
+        return per_item
+    return per_item.sum() if reduction == "sum" else per_item.mean()
+
+
+def make_bakery(rule="variable"):
+    class BakeryLoss(al.Function):
+        @staticmethod
+        def forward(ctx, y, t, alpha, reduction):
+            ctx.save_for_backward(y, t)
+            ctx.alpha, ctx.reduction = alpha, reduction
+            return al.Variable(bakery_loss_np(y.data, t.data, alpha, reduction))
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            y, t = ctx.saved_tensors
+            if rule == "variable":
+                r = y - t
+                g = al.where(r < 0, ctx.alpha, 1.0) * r.tanh() * grad_output
+                g = g / r.size if ctx.reduction == "mean" else g
+                return g, -g, None, None
+            r = y.data - t.data
+            w = np.where(r < 0, ctx.alpha, 1.0)
+            go = grad_output.data
+            n = r.size if ctx.reduction == "mean" else 1
+            g = {"numpy": lambda: w * np.tanh(r) * go / n,
+                 "t_sign": lambda: w * np.tanh(r) * go / n,
+                 "no_mean": lambda: w * np.tanh(r) * go,
+                 "no_grad_output": lambda: w * np.tanh(r) / n,
+                 "sign": lambda: w * np.sign(r) * go / n,
+                 "swapped": lambda: np.where(r > 0, ctx.alpha, 1.0) * np.tanh(r) * go / n,
+                 "exp": lambda: w * (np.exp(r) - np.exp(-r)) / (np.exp(r) + np.exp(-r)) * go / n}[rule]()
+            if rule == "t_sign":
+                return g, g, None, None
+            return g, -g, None, None
+    return BakeryLoss
+
+
+def train_step(model, optimizer, X, t):
+    optimizer.zero_grad()
+    loss = make_bakery().apply(model(X), t, 3.0, "mean")
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+def test_ch12_correct_solutions_pass(seed, hidden, capsys):
+    check.ch12_log_cosh(log_cosh, seed=seed, hidden=hidden)
+    check.ch12_log_cosh(log_cosh_logaddexp, seed=seed, hidden=hidden)
+    check.ch12_loss_forward(bakery_loss_np, seed=seed, hidden=hidden)
+    check.ch12_bakery_function(make_bakery("variable"), seed=seed, hidden=hidden)
+    check.ch12_bakery_function(make_bakery("numpy"), seed=seed, hidden=hidden)
+    check.ch12_train_step(train_step, seed=seed, hidden=hidden)
+    out = capsys.readouterr().out
+    assert out.count("All ") == 6 and ("(with hidden cases)" in out) == hidden
+
+
+def test_ch12_references_agree_with_the_engine_and_by_hand():
+    rng = np.random.default_rng(4)
+    y, t = rng.normal(size=(3, 4)) * 3, rng.normal(size=(3, 4)) * 3
+    np.testing.assert_allclose(ch12.log_cosh_reference(y), np.log(np.cosh(y)), rtol=1e-13)
+    for reduction in ("mean", "sum", "none"):
+        yv = al.tensor(y, requires_grad=True)
+        loss = ch12.bakery_loss_composite(yv, al.tensor(t), 2.5, reduction)
+        np.testing.assert_allclose(loss.data, ch12.bakery_loss_reference(y, t, 2.5, reduction), rtol=1e-12)
+        if reduction != "none":
+            loss.backward()
+            np.testing.assert_allclose(yv.grad.data, ch12.bakery_loss_gradient(y, t, 2.5, reduction),
+                                       rtol=1e-10, atol=1e-14)
+
+
+def test_ch12_reference_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    y, t = rng.normal(size=7) * 4, rng.normal(size=7) * 4
+    yt = torch.tensor(y, requires_grad=True)
+    r = yt - torch.tensor(t)
+    loss = (torch.where(r < 0, 3.0, 1.0) * (torch.logaddexp(r, -r) - np.log(2.0))).mean()
+    loss.backward()
+    np.testing.assert_allclose(ch12.bakery_loss_reference(y, t), loss.item(), rtol=1e-12)
+    np.testing.assert_allclose(ch12.bakery_loss_gradient(y, t), yt.grad.numpy(), rtol=1e-10)
+
+
+# -- chapter 12: typical mistakes ------------------------------------------------------------
+@pytest.mark.parametrize("wrong,words", [
+    (lambda r: np.log(np.cosh(r)), "numpy warned"),
+    (lambda r: np.abs(r) + np.log1p(np.exp(-2 * np.abs(r))), "off by log 2"),
+    (lambda r: r + np.log1p(np.exp(-2 * r)) - np.log(2.0), "numpy warned"),
+    (lambda r: np.where(np.abs(r) > 20, np.abs(r) - np.log(2.0), np.log(np.cosh(r))), "numpy warned"),
+    (lambda r: np.log(np.cosh(np.clip(r, -700, 700))), "log cosh"),
+])
+def test_ch12_log_cosh_rejects_typical_mistakes(wrong, words):
+    message = failure(check.ch12_log_cosh, wrong)
+    assert message.startswith("Exercise ch12-log-cosh failed") and words in message, message
+
+
+def test_ch12_log_cosh_must_not_change_its_input():
+    def in_place(r):
+        np.abs(r, out=r)
+        return log_cosh(r)
+    assert "changed its input in place" in failure(check.ch12_log_cosh, in_place)
+
+
+def _forward_variant(kind):
+    def fn(y, t, alpha=3.0, reduction="mean"):
+        if kind == "broadcasts":
+            r = y - t
+        else:
+            if reduction not in ("mean", "sum", "none"):
+                raise ValueError(reduction)
+            if np.shape(y) != np.shape(t):
+                raise ValueError("shapes")
+            r = (t - y) if kind == "swapped" else y - t
+        w = np.ones_like(r) if kind == "unweighted" else np.where(r < 0, alpha, 1.0)
+        per_item = w * log_cosh(r)
+        if kind == "mean_is_sum" and reduction == "mean":
+            return per_item.sum()
+        if reduction == "none":
+            return per_item
+        return per_item.sum() if reduction == "sum" else per_item.mean()
+    return fn
+
+
+@pytest.mark.parametrize("kind,words", [
+    ("swapped", "wrong side"),
+    ("unweighted", "weight 1"),
+    ("mean_is_sum", "divides by the number"),
+    ("broadcasts", "ValueError"),
+])
+def test_ch12_loss_forward_rejects_typical_mistakes(kind, words):
+    message = failure(check.ch12_loss_forward, _forward_variant(kind))
+    assert message.startswith("Exercise ch12-loss-forward failed") and words in message, message
+
+
+@pytest.mark.parametrize("rule,words", [
+    ("no_mean", "Divide by the number of elements"),
+    ("no_grad_output", "grad_output"),
+    ("sign", "tanh r, not sign r"),
+    ("swapped", "wrong side"),
+    ("t_sign", "dL/dt = −dL/dy"),
+    ("exp", "numpy warned"),
+])
+def test_ch12_bakery_function_rejects_typical_mistakes(rule, words):
+    message = failure(check.ch12_bakery_function, make_bakery(rule))
+    assert message.startswith("Exercise ch12-bakery-function failed") and words in message, message
+
+
+def test_ch12_bakery_function_with_defaults_only_is_reported():
+    """A forward that reads alpha/reduction from defaults and a backward returning two grads
+    still passes: the check always passes all four arguments."""
+    base = make_bakery()
+
+    class TwoGrads(base):
+        @staticmethod
+        def backward(ctx, grad_output):
+            return base.backward(ctx, grad_output)[:2]
+    check.ch12_bakery_function(TwoGrads)
+
+
+def _step_variant(kind):
+    def step(model, optimizer, X, t):
+        if kind != "no_zero":
+            optimizer.zero_grad()
+        loss = make_bakery().apply(model(X), t, 3.0, "mean")
+        loss.backward()
+        if kind != "no_step":
+            optimizer.step()
+        if kind == "after":
+            return make_bakery().apply(model(X), t, 3.0, "mean").item()
+        return loss.item()
+    return step
+
+
+@pytest.mark.parametrize("kind,words", [
+    ("no_zero", "zero_grad"),
+    ("no_step", "did not change"),
+    ("after", "after the update"),
+])
+def test_ch12_train_step_rejects_typical_mistakes(kind, words):
+    message = failure(check.ch12_train_step, _step_variant(kind))
+    assert message.startswith("Exercise ch12-train-step failed") and words in message, message
+
+
+def test_ch12_stubs_are_reported_as_not_done():
+    def stub(*args, **kwargs):
+        raise NotImplementedError("Exercise ch12-log-cosh: write your code here, then run the check cell below")
+
+    with pytest.raises(NotImplementedError, match="ch12-log-cosh is not done yet"):
+        check.ch12_log_cosh(stub)
+    with pytest.raises(NotImplementedError, match="uses exercise ch12-log-cosh"):
+        check.ch12_loss_forward(stub)
+    with pytest.raises(NotImplementedError, match="uses exercise ch12-log-cosh"):
+        check.ch12_train_step(stub)
