@@ -20,6 +20,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=15, help="samples per contender (default 15)")
     ap.add_argument("--quick", action="store_true", help="3 repeats and no cold-start measurement")
     ap.add_argument("--no-cold-start", action="store_true", help="skip the fresh-process measurement")
+    ap.add_argument("--no-single-thread", action="store_true",
+                    help="skip the second pass with 1 thread for numba, BLAS and torch")
     ap.add_argument("--threads", type=int, default=None,
                     help="threads for numba, torch and BLAS (default: numba's default)")
     ap.add_argument("--out", default=str(pathlib.Path(__file__).with_name("RESULTS.md")),
@@ -31,17 +33,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import numba
     from autograd_lab.kernels import warmup
-    if args.threads:
-        numba.set_num_threads(args.threads)
-        try:
-            from threadpoolctl import threadpool_limits
-            threadpool_limits(args.threads, user_api="blas")
-        except ImportError:
-            pass
-    if fg.torch is not None:
-        fg.torch.set_num_threads(numba.get_num_threads())
+    _set_threads(numba, args.threads or numba.get_num_threads())
     info["versions"] = versions()
-    print(f"compiling / loading kernels ... {warmup():.1f} s", flush=True)
+    import numpy as np
+    print(f"compiling / loading kernels ... {warmup(dtypes=(np.float32,)):.1f} s", flush=True)
     info["threads"] = {"numba": numba.get_num_threads(), "layer": _layer(numba),
                        "torch": fg.torch.get_num_threads() if fg.torch is not None else "—"}
 
@@ -60,22 +55,44 @@ def main(argv: list[str] | None = None) -> int:
         lambda: fg.max_pool(reps),
         lambda: fg.linear(max(3, reps * 2 // 3)),
     ]
-    results = []
-    for job in jobs:
-        f = job()
-        r = f.ratio()
-        print(f"{f.name:70s} ratio {'n/a' if r is None else f'{r:.2f}'} (target {f.target})", flush=True)
-        results.append(f)
+    results = _run_jobs(jobs)
+    single = None
+    if not (args.quick or args.no_single_thread) and numba.get_num_threads() > 1:
+        print("same figures with 1 thread everywhere ...", flush=True)
+        _set_threads(numba, 1)
+        single = _run_jobs(jobs)
     cold = None
     if not (args.quick or args.no_cold_start):
         print("cold start (fresh processes) ...", flush=True)
         cold = cold_start()
         print(f"  empty cache {cold['empty_cache']['total']:.1f} s, warm cache {cold['warm_cache']['total']:.2f} s")
     load_end = os.getloadavg() if hasattr(os, "getloadavg") else None
-    text = render(results, cold, info, load_end, time.perf_counter() - start)
+    text = render(results, cold, info, load_end, time.perf_counter() - start, single)
     pathlib.Path(args.out).write_text(text, encoding="utf-8")
     print(f"wrote {args.out}")
     return 0
+
+
+def _set_threads(numba, n: int) -> None:
+    """The same thread count for numba, BLAS (via threadpoolctl, if installed) and torch."""
+    numba.set_num_threads(n)
+    try:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(n, user_api="blas")
+    except ImportError:
+        pass
+    if fg.torch is not None:
+        fg.torch.set_num_threads(n)
+
+
+def _run_jobs(jobs) -> list:
+    results = []
+    for job in jobs:
+        f = job()
+        r = f.ratio()
+        print(f"{f.name:70s} ratio {'n/a' if r is None else f'{r:.2f}'} (target {f.target})", flush=True)
+        results.append(f)
+    return results
 
 
 def _layer(numba) -> str:

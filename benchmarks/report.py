@@ -70,20 +70,48 @@ def versions() -> dict:
 
 
 NOTES = {
-    "engine": "Engine overhead belongs to the autograd core (engine.py, function.py); the per-op figure "
-              "below is what to tune.",
-    "relu": "relu is memory-bound: forward reads 4 MB and writes 4 MB, backward reads 8 MB and writes 4 MB. "
-            "The kernels run at memory speed (prange on 2 threads, outputs allocated by numpy); the ratio "
-            "is set by numpy's own speed on the same bytes, which varies with the machine's load.",
-    "tanh": "numpy's float32 tanh is a SIMD routine; the numba forward uses a vectorisable exp-based "
-            "formula on 2 threads. The fused backward is where the gain is.",
-    "conv2d": "Columns are built per chunk of images (~1 MiB) and fed to BLAS (numpy matmul), so the "
-              "GEMMs run in cache; one big GEMM over the whole batch's columns was measured 4× slower. "
-              "Direct convolution loops in numba were slower than im2col+BLAS at both sizes.",
+    "engine": "Engine overhead belongs to the autograd core (engine.py, function.py); the per-op "
+              "figures above are what to tune.",
+    "fused elementwise": "The target row is the fused bias + activation kernel (one pass forward, one "
+                         "pass backward that also sums the bias gradient) against numpy's composite "
+                         "expressions. The plain activations are listed for information: numpy's "
+                         "maximum and tanh are already single SIMD passes, so a kernel can only win "
+                         "on threads and on the fused backward.",
+    "tanh": "tanh's forward is numpy's np.tanh: numba has no vector math library here and its loop was "
+            "4x (float64) to 17x (float32) slower; the backward is a kernel.",
+    "softmax-cross-entropy": "Two row passes forward (16-lane vectorised max, then sum of a vectorisable "
+                             "polynomial exp), one pass backward; the per-row statistics are kept "
+                             "instead of the probabilities.",
+    "conv2d": "im2col + BLAS in chunks of ~1 MiB of columns; large convolutions split the chunks "
+              "between worker threads, each running nogil serial kernels and single-threaded BLAS. "
+              "Tried and measured slower: one GEMM over the whole batch's columns (4x slower than "
+              "cache-sized chunks), prange gathers between multi-threaded BLAS calls (numba's OpenMP "
+              "workers and OpenBLAS's workers spin against each other: 10-80x slower on 2 busy "
+              "cores), one prange region per image calling BLAS from numba (4x slower than the "
+              "chunks), direct convolution loops (PERF-NOTES: 4.4x numpy at the large size).",
+    "max-pool": "Forward records the argmax per window (an unrolled kernel for 2x2 windows, 5x faster "
+                "than the general loop nest), backward scatters into each (image, channel) plane.",
+    "parallel kernels on a busy machine": "prange kernels need both cores at once; when other "
+        "processes keep the cores busy (see the load average above) a parallel region can wait "
+        "milliseconds for a descheduled thread. Medians then move a lot between runs for every "
+        "multi-threaded contender (ours and torch alike); the 1-thread table is the steadier "
+        "comparison.",
 }
 
 
-def render(figures: list[Figure], cold: dict | None, info: dict, load_end, seconds: float) -> str:
+def _target_rows(figures: list[Figure]) -> list[str]:
+    rows = ["| figure | ours | baseline | baseline time | ratio | target | result |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for f in figures:
+        r = f.ratio()
+        rows.append(f"| {f.name} | {_cell(f, f.ours)} | {f.baseline} | {_cell(f, f.baseline)} | "
+                    f"{'—' if r is None else f'{r:.2f}'} | "
+                    f"{'—' if f.target is None else f'≤ {f.target}'} | {_verdict(f)} |")
+    return rows
+
+
+def render(figures: list[Figure], cold: dict | None, info: dict, load_end, seconds: float,
+           single: list[Figure] | None = None) -> str:
     """The whole RESULTS.md text."""
     m, v = info["machine"], info["versions"]
     lines = [
@@ -103,24 +131,23 @@ def render(figures: list[Figure], cold: dict | None, info: dict, load_end, secon
         f"- threads: numba {info['threads']['numba']} ({info['threads']['layer']} layer), "
         f"torch {info['threads']['torch']}, BLAS as above",
         "",
-        "## Targets (issue 4)",
+        f"## Targets (issue 4), {info['threads']['numba']} threads",
         "",
-        "| figure | ours | baseline | baseline time | ratio | target | result |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for f in figures:
-        r = f.ratio()
-        lines.append(f"| {f.name} | {_cell(f, f.ours)} | {f.baseline} | {_cell(f, f.baseline)} | "
-                     f"{'—' if r is None else f'{r:.2f}'} | "
-                     f"{'—' if f.target is None else f'≤ {f.target}'} | {_verdict(f)} |")
+    lines += _target_rows(figures)
     if cold:
         c, w = cold["empty_cache"], cold["warm_cache"]
         ok = "**met**" if w["total"] <= 2.0 else "**missed**"
-        lines.append(f"| cold start: import + compile every kernel, empty cache | {c['total']:.1f} s | — | — | — | "
-                     "report | reported |")
-        lines.append(f"| cold start: import + load every kernel, warm cache | {w['total']:.2f} s | — | — | — | "
-                     f"≤ 2 s | {ok} |")
-    lines += ["", "## All contenders", "",
+        lines.append(f"| cold start: import + compile every kernel (float32), empty cache | {c['total']:.1f} s "
+                     "| — | — | — | report | reported |")
+        lines.append(f"| cold start: import + load every kernel (float32), warm cache | {w['total']:.2f} s "
+                     f"| — | — | — | ≤ 2 s | {ok} |")
+    if single:
+        lines += ["", "## The same figures with 1 thread everywhere", "",
+                  "numba, BLAS and torch each limited to one thread: a per-core comparison that other "
+                  "load on a shared machine disturbs least.", ""]
+        lines += _target_rows(single)
+    lines += ["", f"## All contenders ({info['threads']['numba']} threads)", "",
               "| figure | contender | time | vs numpy | vs torch |", "| --- | --- | --- | --- | --- |"]
     for f in figures:
         for who, t in f.timings.items():
@@ -141,9 +168,10 @@ def render(figures: list[Figure], cold: dict | None, info: dict, load_end, secon
     if cold:
         c, w = cold["empty_cache"], cold["warm_cache"]
         lines += ["", "## Cold start", "",
-                  "A fresh Python process imports autograd_lab and compiles every kernel for float32 and "
-                  "float64, serial and parallel (`autograd_lab.kernels.warmup()`), first with an empty "
-                  "numba cache, then (median of 3) with the cache that run filled.",
+                  "A fresh Python process imports autograd_lab and compiles every kernel for float32, "
+                  "serial and parallel versions (`autograd_lab.kernels.warmup(dtypes=(np.float32,))`), "
+                  "first with an empty numba cache, then (median of 3) with the cache that run filled. "
+                  "float64 doubles the compile time; a program compiles only what it calls.",
                   "",
                   "| cache | import autograd_lab | kernels | total |", "| --- | --- | --- | --- |",
                   f"| empty | {c['import']:.2f} s | {c['kernels']:.1f} s | {c['total']:.1f} s |",
