@@ -186,8 +186,11 @@ def _run_node(node: Node, buf: list, buffers: dict, retain_graph: bool) -> None:
         result = (result,)
     edges = node.next_functions
     if len(result) != len(edges):
-        # PyTorch allows trailing Nones to be left out only when they are not needed; we insist
-        if len(result) < len(edges) and not any(e[0] is not None for e in edges[len(result):]):
+        # as in PyTorch, surplus trailing Nones (gradients of defaulted arguments that were not
+        # passed) are dropped, and missing trailing ones are fine where no gradient is needed
+        if len(result) > len(edges) and all(r is None for r in result[len(edges):]):
+            result = result[:len(edges)]
+        elif len(result) < len(edges) and not any(e[0] is not None for e in edges[len(result):]):
             result = result + (None,) * (len(edges) - len(result))
         else:
             raise BackwardError(

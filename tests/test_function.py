@@ -209,6 +209,39 @@ def test_once_differentiable_first_order_ok_second_order_raises():
     assert gx.item() == 12.0
     with pytest.raises(BackwardError, match="once_differentiable"):
         gx.backward()
+    (gx,) = al.grad(Cube.apply(x), x, create_graph=True)
+    with pytest.raises(BackwardError, match="CubeBackward is decorated with @once_differentiable"):
+        al.grad(gx, x)
+    with pytest.raises(BackwardError, match="once_differentiable"):
+        al.gradgradcheck(Cube.apply, (al.randn(3, seed=0, requires_grad=True),))
+
+
+def test_surplus_trailing_none_gradients_are_dropped_as_in_pytorch():
+    class Scaled(al.Function):
+        @staticmethod
+        def forward(ctx, x, factor=2.0, mode="mean"):
+            ctx.factor = factor
+            return x * factor
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.factor, None, None   # one per parameter, even when not passed
+
+    x = al.ones(2, requires_grad=True)
+    Scaled.apply(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [2, 2])
+
+    class Surplus(al.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, g   # a real gradient too many is still an error
+
+    with pytest.raises(BackwardError, match="expected 1, got 2"):
+        Surplus.apply(al.ones(1, requires_grad=True)).sum().backward()
 
 
 def test_output_returned_unchanged_is_a_new_variable():
