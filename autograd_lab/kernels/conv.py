@@ -74,36 +74,28 @@ def _col2im_k(dcols, kh, kw, sh, sw, ph, pw, ho, wo, dx):
 
 
 def _to_nchw_bias_k(y2, bias, out):
-    """out[b, co] = y2[co, b*P:(b+1)*P] + bias[co]."""
-    n, co, ho, wo = out.shape
-    p = ho * wo
+    """out[b, co, q] = y2[co, b*P + q] + bias[co]  (out is the NCHW output viewed as (N, C, P))."""
+    n, co, p = out.shape
     for bc in prange(n * co):
         b = bc // co
         o = bc % co
-        flat = out[b, o]
-        src = y2[o, b * p:(b + 1) * p]
-        k = 0
-        for i in range(ho):
-            for j in range(wo):
-                flat[i, j] = src[k] + bias[o]
-                k += 1
+        bo = bias[o]
+        base = b * p
+        for q in range(p):
+            out[b, o, q] = y2[o, base + q] + bo
 
 
 def _from_nchw_sum_k(g, g2, db):
-    """g2[co, b*P + q] = g[b, co].flat[q] and db[co] = g[:, co].sum(), one channel per iteration."""
-    n, co, ho, wo = g.shape
-    p = ho * wo
+    """g2[co, b*P + q] = g[b, co, q] and db[co] = g[:, co].sum(), one channel per iteration."""
+    n, co, p = g.shape
     for o in prange(co):
-        s = g[0, 0, 0, 0] - g[0, 0, 0, 0]
+        s = g2[0, 0] - g2[0, 0]
         for b in range(n):
-            dst = g2[o, b * p:(b + 1) * p]
-            k = 0
-            for i in range(ho):
-                for j in range(wo):
-                    v = g[b, o, i, j]
-                    dst[k] = v
-                    s += v
-                    k += 1
+            base = b * p
+            for q in range(p):
+                v = g[b, o, q]
+                g2[o, base + q] = v
+                s += v
         db[o] = s
 
 
@@ -265,7 +257,7 @@ def conv2d_fwd(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None
             _IM2COL[0](x[s:s + m], kh, kw, sh, sw, ph, pw, ho, wo, cols)
             y2 = _buffer("y2", co * m * p, x.dtype).reshape(co, m * p)
             np.matmul(w2, cols, out=y2)
-            _TO_NCHW[0](y2, b, y[s:s + m])
+            _TO_NCHW[0](y2, b, y[s:s + m].reshape(m, co, p))
 
     _run_split(task, chunks, _workers(len(chunks), 2 * n * co * k * p))
     return y
@@ -297,7 +289,7 @@ def conv2d_bwd(grad: np.ndarray, x: np.ndarray, weight: np.ndarray, stride=1, pa
         dbc = np.empty(co, dtype=x.dtype)
         for s, m in share:
             g2 = _buffer("g2", co * m * p, x.dtype).reshape(co, m * p)
-            _FROM_NCHW[0](g[s:s + m], g2, dbc)
+            _FROM_NCHW[0](g[s:s + m].reshape(m, co, p), g2, dbc)
             db += dbc
             cols = _buffer("cols", k * m * p, x.dtype).reshape(k, m * p)
             _IM2COL[0](x[s:s + m], kh, kw, sh, sw, ph, pw, ho, wo, cols)
