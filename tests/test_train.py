@@ -104,3 +104,13 @@ def test_train_command_writes_a_png(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "mlp: test accuracy" in printed and str(out) in printed
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_training_benchmark_runs():
+    bench = pytest.importorskip("benchmarks.training")
+    rows = bench.bench_model("mlp", seeds=(0,), epochs=1, repeats=1, with_torch=False)
+    assert [r["contender"] for r in rows] == ["autograd_lab", "numpy (hand backprop)"]
+    assert all(r["seconds"] > 0 and 0.0 <= r["accuracy_mean"] <= 1.0 for r in rows)
+    # same initial weights and batches: one epoch of ours and of the hand-written backprop agree
+    assert rows[0]["accuracy_fixed_split_mean"] == pytest.approx(rows[1]["accuracy_mean"], abs=0.02)
+    assert "autograd_lab" in bench.format_rows(rows)
