@@ -13,7 +13,7 @@ import numpy as np
 
 from ._common import Checker
 
-__all__ = ["ch08_linear", "ch08_sgd_momentum", "ch08_adam", "ch08_fit"]
+__all__ = ["ch08_linear", "ch08_sgd_momentum", "ch08_adam", "ch08_training_loop"]
 
 
 def _al() -> Any:
@@ -408,7 +408,7 @@ def ch08_adam(MyAdam: type, *, seed: int = 0, hidden: bool = False) -> None:
 
 
 # -- ch08-fit -------------------------------------------------------------------------------
-def _reference_fit(model: Any, opt: Any, X: Any, y: Any, steps: int) -> list[float]:
+def _reference_loop(model: Any, opt: Any, X: Any, y: Any, steps: int) -> list[float]:
     F = _al().functional
     losses = []
     for _ in range(steps):
@@ -442,11 +442,12 @@ def _loss_after_steps(al: Any, build: Callable[[], tuple[Any, Any]], X: Any, y: 
     return after, no_zero
 
 
-def ch08_fit(fit: Callable[..., Any], *, seed: int = 0, hidden: bool = False) -> None:
-    """Check ``fit(model, opt, X, y, steps) -> list[float]``: ``steps`` full-batch steps of
+def ch08_training_loop(training_loop: Callable[..., Any], *, seed: int = 0,
+                       hidden: bool = False) -> None:
+    """Check ``training_loop(model, opt, X, y, steps) -> list[float]``: ``steps`` full-batch steps of
     zero_grad, mean squared error of model(X) against y, backward, opt.step(); returns the
     loss of every step (computed before that step's update) as Python floats."""
-    ck = Checker("ch08-fit", seed=seed, hidden=hidden)
+    ck = Checker("ch08-training-loop", seed=seed, hidden=hidden)
     al = _al()
     nn, optim = al.nn, al.optim
     rng = ck.rng
@@ -466,11 +467,11 @@ def ch08_fit(fit: Callable[..., Any], *, seed: int = 0, hidden: bool = False) ->
             X = al.Variable(np.round(rng.normal(size=(16, n_in)), 3))
             y = al.Variable(np.round(X.data @ np.array([[1.0], [-2.0], [0.5]]) + 0.3, 3))
             model, opt = build()
-            losses = ck.call(fit, model, opt, X, y, steps, hint=hint)
+            losses = ck.call(training_loop, model, opt, X, y, steps, hint=hint)
             ref_model, ref_opt = build()
-            expected = _reference_fit(ref_model, ref_opt, X, y, steps)
+            expected = _reference_loop(ref_model, ref_opt, X, y, steps)
             ck.check(isinstance(losses, (list, tuple)) and len(losses) == steps,
-                     f"fit must return a list of {steps} losses, one per step.",
+                     f"training_loop must return a list of {steps} losses, one per step.",
                      expected=f"a list of {steps} floats", received=losses,
                      hint="Append loss.item() after every step and return the list.")
             bad = [v for v in losses if not isinstance(v, (float, int, np.floating))]
@@ -487,7 +488,7 @@ def ch08_fit(fit: Callable[..., Any], *, seed: int = 0, hidden: bool = False) ->
             got_state, want_state = model.state_dict(), ref_model.state_dict()
             for key in want_state:
                 ck.close(got_state[key], want_state[key], atol=1e-6, rtol=1e-5,
-                         what=f"model parameter {key} after fit", hint=hint)
+                         what=f"model parameter {key} after training_loop", hint=hint)
     ck.done()
 
 
