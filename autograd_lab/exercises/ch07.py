@@ -53,7 +53,8 @@ def _check_kernel(ck: Checker, fn: Any, name: str, parallel: bool = False) -> No
         options = getattr(fn, "targetoptions", None)
         ck.check(hasattr(fn, "py_func") and isinstance(options, dict),
                  f"{name} is a plain Python function, not a numba kernel.",
-                 hint=f"Put {decorator} on the line above `def {name}(...)` and run the cell again.")
+                 hint=f"Put {decorator} on the line above `def {name}(...)` and run the cell "
+                      "again.")
         if parallel:
             ck.check(bool(options.get("parallel")), f"{name} is compiled without parallel=True.",
                      hint="Use @njit(parallel=True): without it, prange is just range and the "

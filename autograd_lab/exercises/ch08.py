@@ -98,7 +98,8 @@ def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False) -> None:
         w = np.asarray(layer.weight.data, dtype=np.float64)
         b = np.asarray(layer.bias.data, dtype=np.float64)
         std = float(w.std())
-        init = f"Draw both from rng.uniform(-k, k, size=...) with k = 1 / sqrt(in_features) = {bound:.4g}."
+        init = (f"Draw both from rng.uniform(-k, k, size=...) with k = 1 / sqrt(in_features) = "
+                f"{bound:.4g}.")
         ck.check(np.abs(w).max() <= bound * (1 + 1e-6),
                  f"some weights lie outside [-{bound:.4g}, {bound:.4g}].",
                  expected=f"max |w| <= {bound:.4g}", received=f"max |w| = {np.abs(w).max():.4g}",
@@ -290,8 +291,9 @@ def ch08_sgd_momentum(SGDMomentum: type, *, seed: int = 0, hidden: bool = False)
     if hidden:
         configs += [("weight_decay=0.2 without momentum, 3 steps",
                      dict(lr=0.2, weight_decay=0.2), 3),
-                    ("random lr and momentum, 6 steps", dict(lr=float(np.round(rng.uniform(0.01, 0.2), 3)),
-                     momentum=float(np.round(rng.uniform(0.5, 0.95), 3))), 6)]
+                    ("random lr and momentum, 6 steps",
+                     dict(lr=float(np.round(rng.uniform(0.01, 0.2), 3)),
+                          momentum=float(np.round(rng.uniform(0.5, 0.95), 3))), 6)]
     for name, kw, steps in configs:
         with ck.case(f"{name}: matches optim.SGD"):
             ours, theirs = _params(al, rng)
@@ -444,8 +446,8 @@ def _loss_after_steps(al: Any, build: Callable[[], tuple[Any, Any]], X: Any, y: 
 
 def ch08_training_loop(training_loop: Callable[..., Any], *, seed: int = 0,
                        hidden: bool = False) -> None:
-    """Check ``training_loop(model, opt, X, y, steps) -> list[float]``: ``steps`` full-batch steps of
-    zero_grad, mean squared error of model(X) against y, backward, opt.step(); returns the
+    """Check ``training_loop(model, opt, X, y, steps) -> list[float]``: ``steps`` full-batch
+    steps of zero_grad, mean squared error of model(X) against y, backward, opt.step(); returns the
     loss of every step (computed before that step's update) as Python floats."""
     ck = Checker("ch08-training-loop", seed=seed, hidden=hidden)
     al = _al()
