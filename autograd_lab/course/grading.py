@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import html
+import logging
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -213,27 +214,36 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
     students = _students(submissions)
     expected = _expected(key, submissions, students, notebooks)
     _prepare_out(out)
-    import logging
     nb_log = logging.getLogger("autograd_lab.grade")
     nb_log.setLevel(logging.ERROR)
     rows: dict[tuple[str, str], list[Row]] = {}
     with tempfile.TemporaryDirectory(prefix="autograd_lab_grade_") as tmp:
         course = Course(Path(tmp), out / "gradebook.db")
-        course.generate([key[n] for n in expected], nb_log)
+        try:
+            course.generate([key[n] for n in expected], nb_log)
+        except Exception as err:  # nbgrader refuses the key: say which check failed
+            raise CourseError(f"nbgrader could not read the key notebooks "
+                              f"({', '.join(expected)}): {type(err).__name__}: {err}. "
+                              "Does `autograd-lab release` work on them?") from err
         course.add_students(students)
         key_nbs = {n: read_notebook(key[n]) for n in expected}
         key_ex = {n: exercises(nb) for n, nb in key_nbs.items()}
+        released = {n: release_notebook(read_notebook(key[n]), n) for n in expected}
         pending, notes = [], {}
         for student in students:
             for n in expected:
                 sub = load(submissions / student / f"{n}.ipynb")
+                if sub.status == "ok":
+                    try:
+                        restore_graded_cells(sub, released[n])
+                        write_notebook(sub.nb, course.submitted(student, n))
+                    except Exception as err:  # odd metadata nbformat accepted but we cannot use
+                        sub.status = "invalid"
+                        sub.reason = f"cannot prepare {n}.ipynb for grading ({err})"
                 if sub.status != "ok":
                     rows[(student, n)] = _zero_rows(student, n, key_ex[n], sub.status, sub.reason)
                     log(f"{student}/{n}: {sub.status} ({sub.reason})")
                     continue
-                released = release_notebook(read_notebook(key[n]), n)
-                restore_graded_cells(sub, released)
-                write_notebook(sub.nb, course.submitted(student, n))
                 notes[(student, n)] = sub.notes
                 code_cells = sum(c.cell_type == "code" for c in key_nbs[n].cells)
                 pending.append(Job(student, n, Path(tmp) / f"result-{len(pending)}.json",
