@@ -314,6 +314,19 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
         result = cls.forward(node, *args, **kwargs)
     finally:
         STATE.enabled = True
+    if (type(result) is Variable and result.grad_fn is None and not result._requires_grad
+            and not node._dirty and not node._non_differentiable and result._data.base is None
+            and not _is_one_of(result, args)):
+        # the common case, kept short: one new Variable owning its memory
+        node._output_meta = [(result._data.shape, result._data.dtype)]
+        result.grad_fn = node
+        result._requires_grad = result._data.dtype.kind in "fc"
+        saved = node._saved
+        if saved:
+            for s in saved:
+                if s is not None and s.var is result:
+                    s.data, s.output_nr, s.var = result._data, 0, None
+        return result
     is_tuple = isinstance(result, tuple)
     outputs = list(result) if is_tuple else [result]
     dirty = node._dirty

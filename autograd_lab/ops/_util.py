@@ -19,7 +19,10 @@ wrap = Variable._make  # ndarray (or numpy scalar) -> Variable, no copy
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
-    return x.shape if isinstance(x, (Variable, np.ndarray)) else ()
+    """Shape of a Variable, an array or a plain number (``()``)."""
+    if isinstance(x, Variable):
+        return x._data.shape
+    return np.shape(x)
 
 
 def broadcasting(op: Callable[[Any, Any], Any], a: Any, b: Any, name: str) -> Any:

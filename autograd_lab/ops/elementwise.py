@@ -9,7 +9,7 @@ import numpy as np
 
 from ..function import Function
 from ..variable import Variable
-from ._util import broadcasting, raw, wrap
+from ._util import broadcasting, raw, shape_of, wrap
 from .shape import sum_to
 
 
@@ -25,7 +25,7 @@ class Add(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.shapes = (np.shape(raw(a)), np.shape(raw(b)))
+        ctx.shapes = (shape_of(a), shape_of(b))
         return wrap(broadcasting(np.add, a, b, "add"))
 
     @staticmethod
@@ -41,7 +41,7 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.shapes = (np.shape(raw(a)), np.shape(raw(b)))
+        ctx.shapes = (shape_of(a), shape_of(b))
         return wrap(broadcasting(np.subtract, a, b, "sub"))
 
     @staticmethod
@@ -65,8 +65,8 @@ class Mul(Function):
         a, b = ctx.saved_tensors
         a = ctx.consts[0] if a is None else a
         b = ctx.consts[1] if b is None else b
-        ga = sum_to(grad * b, np.shape(raw(a))) if ctx.needs_input_grad[0] else None
-        gb = sum_to(grad * a, np.shape(raw(b))) if ctx.needs_input_grad[1] else None
+        ga = sum_to(grad * b, shape_of(a)) if ctx.needs_input_grad[0] else None
+        gb = sum_to(grad * a, shape_of(b)) if ctx.needs_input_grad[1] else None
         return ga, gb
 
 
@@ -83,8 +83,8 @@ class Div(Function):
         a, b = ctx.saved_tensors
         a = ctx.consts[0] if a is None else a
         b = ctx.consts[1] if b is None else b
-        ga = sum_to(grad / b, np.shape(raw(a))) if ctx.needs_input_grad[0] else None
-        gb = sum_to(-grad * a / (b * b), np.shape(raw(b))) if ctx.needs_input_grad[1] else None
+        ga = sum_to(grad / b, shape_of(a)) if ctx.needs_input_grad[0] else None
+        gb = sum_to(-grad * a / (b * b), shape_of(b)) if ctx.needs_input_grad[1] else None
         return ga, gb
 
 
@@ -117,10 +117,10 @@ class Pow(Function):
         b = ctx.consts[1] if b is None else b
         ga = gb = None
         if ctx.needs_input_grad[0]:
-            ga = sum_to(grad * b * a ** (b - 1), np.shape(raw(a)))
+            ga = sum_to(grad * b * a ** (b - 1), shape_of(a))
         if ctx.needs_input_grad[1]:
             base = a if isinstance(a, Variable) else Variable(np.asarray(a, dtype=out.dtype))
-            gb = sum_to(grad * out * log(base), np.shape(raw(b)))
+            gb = sum_to(grad * out * log(base), shape_of(b))
         return ga, gb
 
 
@@ -283,7 +283,7 @@ class Where(Function):
     def forward(ctx, cond, a, b):
         c = np.asarray(raw(cond), dtype=bool)
         ctx.cond = c
-        ctx.shapes = (np.shape(raw(a)), np.shape(raw(b)))
+        ctx.shapes = (shape_of(a), shape_of(b))
         return wrap(np.where(c, raw(a), raw(b)))
 
     @staticmethod
