@@ -201,10 +201,17 @@ def _child(course: Course, job: Job, timeout: int) -> None:
 
 
 def _context() -> Any:
-    methods = multiprocessing.get_all_start_methods()
-    # fork starts a child in milliseconds with nbgrader already imported (2 s otherwise)
-    return multiprocessing.get_context("fork" if sys.platform.startswith("linux")
-                                       and "fork" in methods else "spawn")
+    """Children forked from a clean server that has nbgrader imported already.
+
+    A fork of the caller would be as quick but inherits whatever threads it runs;
+    ``spawn`` would re-import nbgrader (about 2 s) for every notebook.
+    """
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__, "nbgrader.converters", "nbgrader.preprocessors",
+                                "nbgrader.api", "nbclient"])
+    return ctx
 
 
 def run_jobs(course: Course, jobs: list[Job], timeout: int, parallel: int,
