@@ -266,3 +266,22 @@ def test_sum_rows_parity(shape, dtype):
     assert got.dtype == dtype and got.shape == (shape[1],)
     np.testing.assert_allclose(got, R.sum_rows_ref(x.astype(np.float64)),
                                rtol=1e-6 if dtype == np.float32 else 1e-12, atol=1e-4)
+
+
+# ------------------------------------------------------------------ serial switch
+def test_set_parallel_false_keeps_every_kernel_serial_and_results_equal():
+    from autograd_lab import kernels as K
+    from autograd_lab.kernels._jit import pick
+    x = randn((400, 300), np.float64)  # above every parallel threshold
+    t = rng.integers(0, 300, 400)
+    before = [K.relu_fwd(x), K.softmax_fwd(x), K.sum_rows(x), K.cross_entropy_fwd(x, t)[0]]
+    previous = K.set_parallel(False)
+    try:
+        assert not K.parallel_enabled()
+        assert pick(("serial", "parallel"), 10**9) == "serial"
+        after = [K.relu_fwd(x), K.softmax_fwd(x), K.sum_rows(x), K.cross_entropy_fwd(x, t)[0]]
+    finally:
+        K.set_parallel(previous)
+    assert pick(("serial", "parallel"), 10**9) == ("parallel" if previous else "serial")
+    for a, b in zip(before, after):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

@@ -8,6 +8,10 @@ Modules: ``activation`` (relu/sigmoid/tanh, bias + activation), ``softmax`` (sof
 log-softmax, cross-entropy), ``conv`` (im2col/col2im, conv2d), ``pool`` (max-pool), ``reduce``
 (column sums); ``warmup()`` compiles them all ahead of use.
 
+Large inputs run multi-threaded (``prange``) kernels; ``set_parallel(False)`` or the environment
+variable ``AUTOGRAD_LAB_PARALLEL=0`` keeps everything serial, which is faster on a machine whose
+cores other programs keep busy.
+
 numba's cache does not track imports: after editing ``_jit.py`` delete the ``__pycache__`` folders
 of this package so that dependent kernels recompile.
 """
@@ -16,6 +20,7 @@ from .activation import (bias_act_bwd, bias_act_fwd, relu_bwd, relu_fwd, sigmoid
 from .conv import col2im, conv2d_bwd, conv2d_fwd, im2col, out_size
 from .pool import max_pool2d_bwd, max_pool2d_fwd
 from .reduce import sum_rows
+from ._jit import parallel_enabled, set_parallel
 from .warm import warmup
 from .softmax import (cross_entropy_bwd, cross_entropy_fwd, log_softmax_bwd, log_softmax_fwd,
                       logsumexp, softmax_bwd, softmax_fwd)
@@ -26,5 +31,5 @@ __all__ = [
     "softmax_fwd", "softmax_bwd", "log_softmax_fwd", "log_softmax_bwd", "logsumexp",
     "cross_entropy_fwd", "cross_entropy_bwd",
     "im2col", "col2im", "conv2d_fwd", "conv2d_bwd", "out_size",
-    "max_pool2d_fwd", "max_pool2d_bwd", "sum_rows", "warmup",
+    "max_pool2d_fwd", "max_pool2d_bwd", "sum_rows", "warmup", "set_parallel", "parallel_enabled",
 ]

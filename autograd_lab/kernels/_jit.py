@@ -8,6 +8,7 @@ units in the last place for float32 and float64.  Under ``NUMBA_DISABLE_JIT=1`` 
 """
 from __future__ import annotations
 
+import os
 import types as _pytypes
 from typing import Callable
 
@@ -54,14 +55,34 @@ def jit_pair(fn: Callable, reassoc: bool = False) -> tuple[Callable, Callable]:
     return serial, parallel
 
 
+# Parallel kernels need every core at once: on a machine that other programs keep busy (a shared
+# JupyterHub server, say) a parallel region waits milliseconds for a descheduled thread, and a
+# serial loop is then many times faster.  AUTOGRAD_LAB_PARALLEL=0 (or set_parallel(False)) keeps
+# every kernel serial.
+_PARALLEL = os.environ.get("AUTOGRAD_LAB_PARALLEL", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def set_parallel(enabled: bool) -> bool:
+    """Allow (True) or forbid (False) multi-threaded kernels; returns the previous setting."""
+    global _PARALLEL
+    previous, _PARALLEL = _PARALLEL, bool(enabled)
+    return previous
+
+
+def parallel_enabled() -> bool:
+    """Whether kernels may use threads (see ``set_parallel``)."""
+    return _PARALLEL
+
+
 def num_threads() -> int:
-    """Threads numba's parallel kernels use (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``)."""
-    return get_num_threads()
+    """Threads the kernels may use: numba's setting (``NUMBA_NUM_THREADS``,
+    ``numba.set_num_threads``), or 1 when ``set_parallel(False)``."""
+    return get_num_threads() if _PARALLEL else 1
 
 
 def pick(pair: tuple[Callable, Callable], size: int, min_size: int = PARALLEL_MIN_SIZE) -> Callable:
     """The serial kernel for small work, the parallel one from ``min_size`` elements on."""
-    return pair[1] if size >= min_size else pair[0]
+    return pair[1] if size >= min_size and _PARALLEL else pair[0]
 
 
 # ---------------------------------------------------------------- vectorisable exp

@@ -199,7 +199,7 @@ def bias_act_bwd(y: np.ndarray, grad: np.ndarray, activation: str = "relu"
                          f"got {y.dtype} {y.shape} and {g.dtype} {g.shape}")
     code = _act_code(activation)
     gz = np.empty_like(y)
-    big = y.size >= PARALLEL_MIN_SIZE and y.shape[0] >= 4
+    big = y.size >= PARALLEL_MIN_SIZE and y.shape[0] >= 4 and num_threads() > 1
     nblocks = num_threads() if big else 1
     partial = np.empty((nblocks, y.shape[1]), dtype=y.dtype)
     (_BIAS_ACT_BWD[1] if big else _BIAS_ACT_BWD[0])(y, g, code, gz, partial)

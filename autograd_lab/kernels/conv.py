@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ._jit import jit_pair, num_threads, prange
+from ._jit import jit_pair, num_threads, pick, prange
 from .activation import _float_array
 
 
@@ -111,7 +111,7 @@ _CONV_MIN_SIZE = 32_000
 
 
 def _pick(pair, size: int):
-    return pair[1] if size >= _CONV_MIN_SIZE else pair[0]
+    return pick(pair, size, _CONV_MIN_SIZE)
 
 
 def _pair2(v, name: str) -> tuple[int, int]:

@@ -35,7 +35,7 @@ def sum_rows(x: np.ndarray, parallel: bool = True) -> np.ndarray:
     x = _float_array(x)
     if x.ndim != 2:
         raise ValueError(f"x must be 2-d, got shape {x.shape}")
-    big = parallel and x.size >= PARALLEL_MIN_SIZE and x.shape[0] >= 8
+    big = parallel and x.size >= PARALLEL_MIN_SIZE and x.shape[0] >= 8 and num_threads() > 1
     nblocks = num_threads() if big else 1
     partial = np.empty((nblocks, x.shape[1]), dtype=np.float64)  # float64 accumulators
     _SUM_ROWS[1 if big else 0](x, partial)

@@ -163,7 +163,7 @@ _ROWS_MIN_SIZE = 16_000
 
 def _run(pair, shape: tuple[int, int], *args) -> None:
     rows, cols = shape
-    if rows * cols >= _ROWS_MIN_SIZE and rows >= 2:
+    if rows * cols >= _ROWS_MIN_SIZE and rows >= 2 and num_threads() > 1:
         pair[1](*args, min(rows, 4 * num_threads()))
     else:
         pair[0](*args, 1)
