@@ -102,14 +102,19 @@ NOTES = {
 }
 
 
+def _ratio(r: float | None) -> str:
+    if r is None:
+        return "—"
+    return f"{r:.2g}" if r < 0.1 else f"{r:.2f}"
+
+
 def _target_rows(figures: list[Figure]) -> list[str]:
     rows = ["| figure | ours | baseline | baseline time | ratio | target | result |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
     for f in figures:
         r = f.ratio()
         rows.append(f"| {f.name} | {_cell(f, f.ours)} | {f.baseline} | {_cell(f, f.baseline)} | "
-                    f"{'—' if r is None else f'{r:.2f}'} | "
-                    f"{'—' if f.target is None else f'≤ {f.target}'} | {_verdict(f)} |")
+                    f"{_ratio(r)} | {'—' if f.target is None else f'≤ {f.target}'} | {_verdict(f)} |")
     return rows
 
 
@@ -156,8 +161,7 @@ def render(figures: list[Figure], cold: dict | None, info: dict, load_end, secon
         for who, t in f.timings.items():
             rn = t.median / f.timings["numpy"].median if "numpy" in f.timings else None
             rt = t.median / f.timings["torch"].median if "torch" in f.timings else None
-            lines.append(f"| {f.name} | {who} | {_cell(f, who)} | {'—' if rn is None else f'{rn:.2f}'} | "
-                         f"{'—' if rt is None else f'{rt:.2f}'} |")
+            lines.append(f"| {f.name} | {who} | {_cell(f, who)} | {_ratio(rn)} | {_ratio(rt)} |")
     eng = [f for f in figures if "us_per_op" in f.extra]
     if eng:
         lines += ["", "## Engine overhead per op", ""]
