@@ -103,6 +103,7 @@ def graded_class(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
 
 
 @needs_notebooks
+@pytest.mark.notebooks
 @pytest.mark.parametrize("name", NAMES)
 def test_grader_gives_the_key_full_marks(graded_class, name: str) -> None:
     _, table = graded_class
@@ -112,6 +113,7 @@ def test_grader_gives_the_key_full_marks(graded_class, name: str) -> None:
 
 
 @needs_notebooks
+@pytest.mark.notebooks
 @pytest.mark.parametrize("name", NAMES)
 def test_grader_gives_the_untouched_copy_zero(graded_class, name: str) -> None:
     _, table = graded_class
@@ -127,6 +129,7 @@ def _stub_error(output: dict, ids: set[str]) -> bool:
 
 
 @needs_notebooks
+@pytest.mark.notebooks
 @pytest.mark.parametrize("name", NAMES)
 def test_untouched_copy_fails_only_because_of_the_stubs(graded_class, name: str) -> None:
     """Every error comes from a stub's NotImplementedError (or is a NameError after a stub
