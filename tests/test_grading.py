@@ -129,3 +129,20 @@ def test_no_student_folders_is_a_clear_error(tmp_path: Path) -> None:
     write_notebook(course_nb.key_notebook(), tmp_path / "sol" / f"{course_nb.NAME}.ipynb")
     with pytest.raises(CourseError, match="no student folders"):
         grade(tmp_path / "subs", tmp_path / "out", solutions=tmp_path / "sol")
+
+
+def test_prelude_sends_warnings_to_stdout_so_nbgrader_does_not_zero_the_cell(capsys) -> None:
+    import warnings
+
+    from autograd_lab.course.autograde import PRELUDE
+    saved = warnings.showwarning
+    try:
+        exec(PRELUDE, {})
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.showwarning = warnings.showwarning  # keep the prelude's hook inside the block
+            warnings.warn("overflow in exp", RuntimeWarning)
+        out = capsys.readouterr()
+        assert "RuntimeWarning: overflow in exp" in out.out and out.err == ""
+    finally:
+        warnings.showwarning = saved

@@ -38,6 +38,10 @@ PRELUDE = (
     "                     if _m.split('.')[:2] == ['autograd_lab', 'exercises']]:\n"
     "    del _grader_sys.modules[_grader_name]\n"
     "from autograd_lab.exercises import check\n"
+    "# nbgrader scores a cell that writes to stderr zero: show warnings on stdout instead.\n"
+    "import warnings as _grader_warnings\n"
+    "_grader_warnings.showwarning = (lambda message, category, filename, lineno, file=None, line=None:\n"
+    "                                print(f'{category.__name__}: {message}'))\n"
 )
 
 _EXCEPTION_LINE = re.compile(r"^(?:\w+\.)*(\w+(?:Error|Exception|Exit|Interrupt))\b:?\s*(.*)$")
