@@ -104,8 +104,13 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
 # Each entry adds one subcommand: it receives the subparsers object, adds its parser and sets
 # `func`, which main() calls with the parsed arguments and which returns the exit code.
 # To add a command (e.g. `train`), write `add_train(sub)` in its own module and append it here.
+def add_train(sub: argparse._SubParsersAction) -> None:
+    from .train import add_train_parser  # the library loads only when the CLI is built
+    add_train_parser(sub)
+
+
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    add_start, add_check, add_release, add_grade,
+    add_start, add_check, add_release, add_grade, add_train,
 ]
 
 

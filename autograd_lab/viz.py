@@ -19,6 +19,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 from matplotlib.figure import Figure
 from matplotlib.patches import Ellipse, FancyArrowPatch, FancyBboxPatch, Patch
 from matplotlib.lines import Line2D
@@ -321,6 +322,7 @@ def plot_history(history: Mapping[str, Sequence[float]] | Any) -> Figure:
             style = "--" if name.lower().startswith(("val", "test")) else "-"
             ax.plot(epochs, values, style, marker="o" if len(values) <= 30 else None, ms=3, label=name)
         ax.set_xlabel("epoch")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # no tick at epoch 2.5
         ax.set_ylabel(title)
         ax.set_title(title)
         ax.grid(alpha=0.3)

@@ -26,19 +26,25 @@ def test_help_lists_every_command(capsys) -> None:
         cli.main(["--help"])
     assert exit_.value.code == 0
     out = capsys.readouterr().out
-    for command in ("start", "check", "release", "grade"):
+    for command in ("start", "check", "release", "grade", "train"):
         assert command in out
 
 
 def test_registry_takes_new_commands(monkeypatch, capsys) -> None:
-    def add_train(sub: argparse._SubParsersAction) -> None:
-        p = sub.add_parser("train", help="train a model")
-        p.add_argument("--epochs", type=int, default=1)
-        p.set_defaults(func=lambda args: print(f"trained {args.epochs}") or 0)
+    def add_hello(sub: argparse._SubParsersAction) -> None:
+        p = sub.add_parser("hello", help="say hello")
+        p.add_argument("--times", type=int, default=1)
+        p.set_defaults(func=lambda args: print(f"hello {args.times}") or 0)
 
-    monkeypatch.setattr(cli, "COMMANDS", [*cli.COMMANDS, add_train])
-    assert cli.main(["train", "--epochs", "3"]) == 0
-    assert capsys.readouterr().out == "trained 3\n"
+    monkeypatch.setattr(cli, "COMMANDS", [*cli.COMMANDS, add_hello])
+    assert cli.main(["hello", "--times", "3"]) == 0
+    assert capsys.readouterr().out == "hello 3\n"
+
+
+def test_train_command_trains_and_writes_the_curves(tmp_path, capsys) -> None:
+    png = tmp_path / "curves.png"
+    assert cli.main(["train", "--model", "mlp", "--epochs", "2", "--no-progress", "--out", str(png)]) == 0
+    assert "test accuracy" in capsys.readouterr().out and png.stat().st_size > 10_000
 
 
 def test_release_writes_the_student_copies(tmp_path, capsys) -> None:
