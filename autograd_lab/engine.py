@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -96,12 +97,33 @@ def _call_hooks(hooks: list, grad: Variable) -> Variable:
     return grad
 
 
+def _nobody_else_holds(grad: Variable) -> bool:
+    """True when ``grad`` and its memory are referenced only by the engine, so a leaf may keep it
+    as its ``.grad`` without a copy (PyTorch "steals" such a gradient the same way). CPython
+    reference counts: the engine's buffer list, this call's argument and getrefcount's own."""
+    if sys.getrefcount(grad) > 4 or grad._vc is not None:
+        return False
+    arr = grad._data
+    if sys.getrefcount(arr) > 3:   # grad's attribute, the local name, getrefcount's argument
+        return False
+    base = arr.base
+    while base is not None:        # a view (e.g. a reshape) of a fresh array is fresh too
+        if not isinstance(base, np.ndarray) or sys.getrefcount(base) > 3:
+            return False
+        base = base.base
+    return True
+
+
 def _accumulate_leaf(var: Variable, grad: Variable, create_graph: bool) -> None:
     if var._hooks:
         grad = _call_hooks(var._hooks, grad)
     if var._grad is None:
-        # own the memory: a gradient may alias another variable's buffer
-        var._grad = grad if create_graph else Variable._make(np.array(grad._data, copy=True))
+        # the leaf must own its gradient's memory (it is later added to and zeroed in place):
+        # keep a fresh gradient as it is, copy one that anything else could still see
+        if create_graph or _nobody_else_holds(grad):
+            var._grad = grad
+        else:
+            var._grad = Variable._make(np.array(grad._data, copy=True))
     elif create_graph:
         var._grad = var._grad + grad
     else:

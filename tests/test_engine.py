@@ -194,3 +194,37 @@ def test_grad_dtype_matches_float32_leaf():
     x = al.tensor([1.0, 2.0], dtype=np.float32, requires_grad=True)
     (x * 2.0).sum().backward()
     assert x.grad.dtype == np.float32
+
+
+def test_leaf_gradients_never_alias_memory_something_else_holds():
+    """A fresh gradient becomes .grad without a copy; anything else seen by others is copied."""
+    a = al.randn(3, seed=0, requires_grad=True)
+    b = al.randn(3, seed=1, requires_grad=True)
+    (a + b).sum().backward()                       # AddBackward hands one gradient to both
+    assert not np.shares_memory(a.grad.data, b.grad.data)
+    c = al.randn(3, seed=2, requires_grad=True)
+    seed = al.ones(3)
+    (c * 1).backward(seed)
+    assert not np.shares_memory(c.grad.data, seed.data)
+
+    class ReturnsSaved(al.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return x
+
+    d = al.randn(3, seed=3, requires_grad=True)
+    ReturnsSaved.apply(d).sum().backward()
+    assert not np.shares_memory(d.grad.data, d.data)
+    kept = []
+    h = al.randn(3, seed=4, requires_grad=True)
+    h.register_hook(lambda g: kept.append(g))
+    (h * 2).sum().backward()
+    assert not np.shares_memory(h.grad.data, kept[0].data)
+    h.grad.zero_()                                  # zeroing one must not touch the other
+    assert kept[0].data.tolist() == [2.0, 2.0, 2.0]
