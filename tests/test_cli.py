@@ -164,3 +164,20 @@ def test_grade_command_writes_csv_without_running_anything(tmp_path, capsys) -> 
         rows = list(csv.DictReader(fh))
     assert [(r["student"], r["status"]) for r in rows] == [
         ("ann", "invalid"), ("ann", "invalid"), ("bob", "missing"), ("bob", "missing")]
+
+
+def test_launch_jupyter_runs_lab_in_the_work_folder_and_allows_root(tmp_path, monkeypatch) -> None:
+    seen = {}
+
+    def fake_call(command, cwd):
+        seen["command"], seen["cwd"] = command, cwd
+        return 0
+
+    monkeypatch.setattr(start_module.subprocess, "call", fake_call)
+    monkeypatch.setattr(start_module.os, "geteuid", lambda: 0, raising=False)
+    assert start_module.launch_jupyter(tmp_path, open_browser=False) == 0
+    assert seen["cwd"] == tmp_path and "jupyterlab" in seen["command"]
+    assert "--no-browser" in seen["command"] and "--allow-root" in seen["command"]
+    monkeypatch.setattr(start_module.os, "geteuid", lambda: 1000, raising=False)
+    start_module.launch_jupyter(tmp_path)
+    assert "--allow-root" not in seen["command"] and "--no-browser" not in seen["command"]

@@ -6,6 +6,7 @@ kept as it is, so running ``start`` again simply reopens the course where they l
 from __future__ import annotations
 
 import shutil
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -41,6 +42,9 @@ def launch_jupyter(work: Path, open_browser: bool = True) -> int:
     command = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={work.resolve()}"]
     if not open_browser:
         command.append("--no-browser")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        # JupyterLab refuses to run as root unless told; a learner in a container often is root
+        command.append("--allow-root")
     try:
         return subprocess.call(command, cwd=work)
     except KeyboardInterrupt:  # Ctrl+C stops the server; that is the normal way out
