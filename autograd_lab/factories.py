@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from .variable import Variable
+from .variable import Variable, _as_array
 
 
 def _shape(shape: tuple) -> tuple[int, ...]:
@@ -18,9 +18,7 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Variabl
     """A new leaf Variable holding a copy of ``data`` (PyTorch's ``torch.tensor``).
 
     Python floats give float64 (numpy's default); pass ``dtype=np.float32`` for single precision."""
-    if isinstance(data, Variable):
-        data = data.data
-    return Variable(np.array(data, dtype=dtype), requires_grad=requires_grad)
+    return Variable(np.array(_as_array(data, dtype)), requires_grad=requires_grad)
 
 
 def zeros(*shape: Any, dtype: Any = np.float64, requires_grad: bool = False) -> Variable:

@@ -40,11 +40,19 @@ class RemovableHandle:
 def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
     if isinstance(data, Variable):
         data = data.data
-    arr = np.asarray(data, dtype=dtype)
-    if arr.dtype == object:
+    try:
+        arr = np.asarray(data, dtype=dtype)
+    except (TypeError, ValueError) as exc:
         raise TypeError(
-            f"Variable data must be numbers; got an object array built from {type(data).__name__}. "
-            "Pass a number, a (nested) list of numbers or a numeric numpy array."
+            f"Variable data must be numbers; could not make an array from {type(data).__name__} "
+            f"({exc}). Pass a number, a (nested) list of numbers of equal lengths, or a numeric "
+            "numpy array."
+        ) from None
+    if arr.dtype.kind not in "biufc":
+        raise TypeError(
+            f"Variable data must be numbers; got an array of dtype {arr.dtype} built from "
+            f"{type(data).__name__}. Pass a number, a (nested) list of numbers of equal lengths, "
+            "or a numeric numpy array."
         )
     return arr
 

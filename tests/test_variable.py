@@ -94,3 +94,9 @@ def test_import_is_light():
     code = "import sys, autograd_lab; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", "importing autograd_lab must not import (or compile) numba"
+
+
+@pytest.mark.parametrize("bad", ["abc", [[1.0, 2.0], [3.0]], {"a": 1}, None])
+def test_non_numeric_data_is_refused_with_a_clear_error(bad):
+    with pytest.raises(TypeError, match="must be numbers"):
+        al.tensor(bad)
