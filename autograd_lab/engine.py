@@ -198,12 +198,12 @@ def run_backward(
 
 
 def _run_node(node: Node, buf: list, buffers: dict, retain_graph: bool) -> None:
-    if node.materialize_grads:
+    if len(buf) > 1 and node.materialize_grads:  # a single output always has its gradient
         for nr, g in enumerate(buf):
             if g is None and node._output_meta[nr] is not None:
                 shape, dtype = node._output_meta[nr]
                 buf[nr] = Variable._make(np.zeros(shape, dtype))
-    result = node.apply_backward(*buf)
+    result = node._forward_cls.backward(node, *buf)
     if not isinstance(result, tuple):
         result = (result,)
     edges = node.next_functions
@@ -220,15 +220,18 @@ def _run_node(node: Node, buf: list, buffers: dict, retain_graph: bool) -> None:
                 f"(expected {len(edges)}, got {len(result)}): backward must return one gradient "
                 "per argument of forward, using None for arguments that need none."
             )
+    metas = node._input_meta
     for i, ((nxt, nr), g) in enumerate(zip(edges, result)):
         if nxt is None or g is None:
             continue
-        g = _as_grad(g, node, i, node._input_meta[i])
+        meta = metas[i]
+        if not (type(g) is Variable and g._data.shape == meta[0] and g._data.dtype == meta[1]):
+            g = _as_grad(g, node, i, meta)
         nbuf = buffers.get(id(nxt))
         if nbuf is None:
             nbuf = buffers[id(nxt)] = [None] * max(len(nxt._output_meta), 1)
         nbuf[nr] = g if nbuf[nr] is None else _add(nbuf[nr], g)
-    if not retain_graph:
+    if not retain_graph and node._saved is not None:
         node._release()
 
 
