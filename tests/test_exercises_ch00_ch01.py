@@ -15,8 +15,9 @@ import pytest
 from autograd_lab.exercises import check
 from autograd_lab.exercises._common import Checker, format_value
 
+from ._checker_helpers import SEEDS, failure
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SEEDS = [(0, False), (1, True), (2024, True)]
 
 
 # -- correct solutions ----------------------------------------------------------------
@@ -67,12 +68,6 @@ def make_gradcheck(numgrad=numerical_gradient, *, use_rtol=True, raise_type=Runt
 
 def run(checker, fn, seed=0, hidden=False):
     checker(fn, seed=seed, hidden=hidden)
-
-
-def failure(checker, fn, seed=0, hidden=False) -> str:
-    with pytest.raises(AssertionError) as info:
-        checker(fn, seed=seed, hidden=hidden)
-    return str(info.value)
 
 
 # -- the check namespace -------------------------------------------------------------

@@ -13,13 +13,7 @@ import autograd_lab as al
 from autograd_lab.exercises import check
 from autograd_lab.exercises import ch04
 
-SEEDS = [(0, False), (1, True), (2024, True)]
-
-
-def failure(checker, fn, seed=0, hidden=False) -> str:
-    with pytest.raises(AssertionError) as info:
-        checker(fn, seed=seed, hidden=hidden)
-    return str(info.value)
+from ._checker_helpers import SEEDS, failure
 
 
 # -- correct solutions -------------------------------------------------------------------

@@ -17,14 +17,9 @@ import autograd_lab as al
 from autograd_lab.exercises import check
 from autograd_lab.exercises.ch06 import SNIPPETS, VISIBLE_SNIPPETS, snippet_raises
 
+from ._checker_helpers import SEEDS, failure
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SEEDS = [(0, False), (1, True), (2024, True)]
-
-
-def failure(checker, obj, seed=0, hidden=False) -> str:
-    with pytest.raises(AssertionError) as info:
-        checker(obj, seed=seed, hidden=hidden)
-    return str(info.value)
 
 
 # -- chapter 05: correct solutions ----------------------------------------------------------

@@ -21,14 +21,9 @@ import autograd_lab.functional as F
 from autograd_lab import nn
 from autograd_lab.exercises import ch07, check
 
+from ._checker_helpers import SEEDS, failure
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SEEDS = [(0, False), (1, True), (2024, True)]
-
-
-def failure(checker, obj, seed=0, hidden=False) -> str:
-    with pytest.raises(AssertionError) as info:
-        checker(obj, seed=seed, hidden=hidden)
-    return str(info.value)
 
 
 @pytest.fixture

@@ -11,13 +11,7 @@ import pytest
 import autograd_lab as al
 from autograd_lab.exercises import check
 
-SEEDS = [(0, False), (1, True), (2024, True)]
-
-
-def failure(checker, obj, seed=0, hidden=False) -> str:
-    with pytest.raises(AssertionError) as info:
-        checker(obj, seed=seed, hidden=hidden)
-    return str(info.value)
+from ._checker_helpers import SEEDS, failure
 
 
 # -- chapter 09: correct solutions ----------------------------------------------------------
