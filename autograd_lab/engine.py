@@ -260,6 +260,23 @@ def _seed(var: Variable, gradient: Any, index: int) -> Variable:
     return g
 
 
+def _roots_and_seeds(roots: Any, grads: Any) -> tuple[list[Variable], list[Variable]]:
+    """The outputs to start from as a list, and the gradient each one starts with."""
+    roots = [roots] if isinstance(roots, Variable) else list(roots)
+    if grads is None:
+        grads = [None] * len(roots)
+    elif isinstance(grads, (Variable, np.ndarray)):
+        grads = [grads]
+    else:
+        grads = list(grads)
+    if len(grads) != len(roots):
+        raise BackwardError(
+            f"got {len(grads)} gradient(s) for {len(roots)} output(s); pass one gradient per "
+            "output (None for a one-element output)."
+        )
+    return roots, [_seed(t, g, i) for i, (t, g) in enumerate(zip(roots, grads))]
+
+
 def backward(
     tensors: Variable | Sequence[Variable],
     grad_tensors: Any = None,
@@ -267,10 +284,7 @@ def backward(
     create_graph: bool = False,
 ) -> None:
     """Accumulate d(tensors)/d(leaf) into every leaf's ``.grad`` (``Variable.backward`` calls this)."""
-    tensors = [tensors] if isinstance(tensors, Variable) else list(tensors)
-    if grad_tensors is None or isinstance(grad_tensors, (Variable, np.ndarray)):
-        grad_tensors = [grad_tensors] * len(tensors) if grad_tensors is None else [grad_tensors]
-    seeds = [_seed(t, g, i) for i, (t, g) in enumerate(zip(tensors, grad_tensors))]
+    tensors, seeds = _roots_and_seeds(tensors, grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
     run_backward(tensors, seeds, retain_graph, create_graph)
@@ -291,18 +305,14 @@ def grad(
     >>> al.grad(x ** 2, x)
     (Variable(6.),)
     """
-    outputs = [outputs] if isinstance(outputs, Variable) else list(outputs)
-    single = isinstance(inputs, Variable)
-    inputs = [inputs] if single else list(inputs)
+    inputs = [inputs] if isinstance(inputs, Variable) else list(inputs)
     for i, v in enumerate(inputs):
         if not isinstance(v, Variable) or not v._requires_grad:
             raise BackwardError(
                 f"input {i} of al.grad does not require grad; every input must be a Variable with "
                 "requires_grad=True that the outputs were computed from."
             )
-    if grad_outputs is None or isinstance(grad_outputs, (Variable, np.ndarray)):
-        grad_outputs = [grad_outputs] * len(outputs) if grad_outputs is None else [grad_outputs]
-    seeds = [_seed(t, g, i) for i, (t, g) in enumerate(zip(outputs, grad_outputs))]
+    outputs, seeds = _roots_and_seeds(outputs, grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
     result = run_backward(outputs, seeds, retain_graph, create_graph, inputs=inputs)

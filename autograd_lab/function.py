@@ -15,7 +15,7 @@ import numpy as np
 
 from .errors import BackwardError, LegacyFunctionError
 from .grad_mode import STATE
-from .variable import Variable, VersionCounter, _set_accumulator
+from .variable import Variable, VersionCounter
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
           "variables after they have already been freed). Saved intermediate values of the graph "
@@ -59,8 +59,8 @@ class Node:
     materialize_grads = True
     next_functions: tuple = ()
     needs_input_grad: tuple = ()
-    _output_meta: list = []
-    _input_meta: list = []
+    _output_meta: list | tuple = ()
+    _input_meta: list | tuple = ()
 
     # ---- ctx API (as in PyTorch) -------------------------------------------------------
     def save_for_backward(self, *tensors: Variable | None) -> None:
@@ -150,9 +150,6 @@ class Node:
             self._saved = None
             self._released = True
 
-    def apply_backward(self, *grads: Variable | None) -> tuple:
-        return self._forward_cls.backward(self, *grads)
-
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
 
@@ -170,7 +167,7 @@ class AccumulateGrad(Node):
         node = ref() if ref is not None else None
         if node is None:
             node = AccumulateGrad(var)
-            _set_accumulator(var, node)
+            var._accumulator = weakref.ref(node)  # weak: the node holds the leaf, not back
         return node
 
 
@@ -321,11 +318,8 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
         node._output_meta = [(result._data.shape, result._data.dtype)]
         result.grad_fn = node
         result._requires_grad = result._data.dtype.kind in "fc"
-        saved = node._saved
-        if saved:
-            for s in saved:
-                if s is not None and s.var is result:
-                    s.data, s.output_nr, s.var = result._data, 0, None
+        if node._saved:
+            _keep_saved_outputs_as_parts(node, (result,))
         return result
     is_tuple = isinstance(result, tuple)
     outputs = list(result) if is_tuple else [result]
@@ -366,15 +360,21 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
         out._output_nr = i
         out._requires_grad = out._data.dtype.kind in "fc"
     node._output_meta = out_meta
-    if node._saved:  # saved outputs would form a cycle node -> output -> node: keep their parts
-        for s in node._saved:
-            if s is None:
-                continue
-            for i, out in enumerate(outputs):
-                if s.var is out and isinstance(out, Variable) and out.grad_fn is node:
-                    s.data, s.output_nr, s.var = out._data, i, None
-                    break
+    if node._saved:
+        _keep_saved_outputs_as_parts(node, outputs)
     return tuple(outputs) if is_tuple else outputs[0]
+
+
+def _keep_saved_outputs_as_parts(node: Node, outputs: Any) -> None:
+    """A saved output would form a cycle node -> output -> node: keep its data and version
+    counter instead; ``saved_tensors`` rebuilds the Variable on demand."""
+    for s in node._saved:
+        if s is None:
+            continue
+        for i, out in enumerate(outputs):
+            if s.var is out and isinstance(out, Variable) and out.grad_fn is node:
+                s.data, s.output_nr, s.var = out._data, i, None
+                break
 
 
 class _DelayedError(Function):
@@ -416,13 +416,14 @@ def once_differentiable(backward: Callable) -> Callable:
             if g is None:
                 marked.append(None)
                 continue
+            data = np.asarray(g.data if isinstance(g, Variable) else g)
             node = _DelayedError._backward_cls()
             node.origin = type(ctx).__name__
             # the stand-in keeps the original inputs as its edges, so al.grad and gradgradcheck
             # find a path through it and reach the clear error instead of "not used in the graph"
             node.next_functions, node._input_meta = ctx.next_functions, ctx._input_meta
-            node._output_meta = [(np.shape(g), np.asarray(g.data if isinstance(g, Variable) else g).dtype)]
-            v = Variable._make(np.asarray(g.data if isinstance(g, Variable) else g))
+            node._output_meta = [(data.shape, data.dtype)]
+            v = Variable._make(data)
             v.grad_fn, v._requires_grad = node, True
             marked.append(v)
         return marked[0] if single else tuple(marked)

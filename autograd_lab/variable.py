@@ -7,7 +7,6 @@ so this module stays at the bottom of the import order.
 """
 from __future__ import annotations
 
-import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -319,19 +318,3 @@ class Variable:
 
     def __str__(self) -> str:
         return self.__repr__()
-
-
-def as_variable(x: Any) -> Variable:
-    """``x`` itself if it is a Variable, otherwise a new leaf holding ``np.asarray(x)``."""
-    return x if isinstance(x, Variable) else Variable(x)
-
-
-def _accumulator_of(var: Variable) -> Any:
-    """The (cached) AccumulateGrad node of a leaf; held weakly by the leaf to avoid a cycle."""
-    ref = var._accumulator
-    node = ref() if ref is not None else None
-    return node
-
-
-def _set_accumulator(var: Variable, node: Any) -> None:
-    var._accumulator = weakref.ref(node)

@@ -228,3 +228,11 @@ def test_leaf_gradients_never_alias_memory_something_else_holds():
     assert not np.shares_memory(h.grad.data, kept[0].data)
     h.grad.zero_()                                  # zeroing one must not touch the other
     assert kept[0].data.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_one_gradient_per_output_is_required():
+    x = al.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(BackwardError, match="got 1 gradient.*2 output"):
+        al.grad([x * 2, x * 3], x, grad_outputs=[al.ones(2)])
+    gx, = al.grad([x * 2, x * 3], x, grad_outputs=[al.ones(2), al.ones(2)])
+    np.testing.assert_array_equal(gx.data, [5, 5])

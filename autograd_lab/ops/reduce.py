@@ -58,7 +58,10 @@ class Max(Function):
         mask = (x.data == out)
         ctx.weights = mask / mask.sum(axis=axes, keepdims=True)
         ctx.in_shape, ctx.axes = x.shape, axes
-        return wrap(out if keepdims else out.reshape(np.asarray(x.data.max(axis=axes)).shape))
+        if keepdims:
+            return wrap(out)
+        return wrap(out.reshape(() if axes is None else
+                                tuple(s for i, s in enumerate(x.shape) if i not in axes)))
 
     @staticmethod
     def backward(ctx, grad):
