@@ -11,7 +11,6 @@ import numpy as np
 
 from .. import engine
 from ..errors import ShapeError
-from ..function import _record
 from ..grad_mode import STATE
 from ..variable import Variable
 from . import elementwise as E
@@ -96,8 +95,7 @@ def _binary(function: type, np_op: Callable, name: str, reflected: bool = False)
     backward, or no operand requires grad) it calls numpy straight away: same result, no node."""
     def method(self: Variable, other: Any) -> Variable:
         if STATE.enabled and (self._requires_grad or (isinstance(other, Variable) and other._requires_grad)):
-            # recording is certain here, so go straight to it (what Function.apply would decide)
-            return _record(function, (other, self) if reflected else (self, other), {})
+            return function.apply(other, self) if reflected else function.apply(self, other)
         return wrap(broadcasting(np_op, other, self, name) if reflected else broadcasting(np_op, self, other, name))
     return method
 
