@@ -23,6 +23,11 @@ def _is_float(a: np.ndarray) -> bool:
     return a.dtype in _FLOATS
 
 
+def _float_data(x: Variable) -> np.ndarray:
+    """x's data, as float64 unless it is float32 or float64 already."""
+    return x.data if _is_float(x.data) else x.data.astype(np.float64)
+
+
 class ReLU(Function):
     """relu(x) = max(x, 0);  d/dx = [x > 0]"""
 
@@ -45,8 +50,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, x):
-        d = x.data if _is_float(x.data) else x.data.astype(np.float64)
-        out = wrap(K.sigmoid_fwd(d))
+        out = wrap(K.sigmoid_fwd(_float_data(x)))
         ctx.save_for_backward(out)
         return out
 
@@ -63,8 +67,7 @@ class Tanh(Function):
 
     @staticmethod
     def forward(ctx, x):
-        d = x.data if _is_float(x.data) else x.data.astype(np.float64)
-        out = wrap(K.tanh_fwd(d))
+        out = wrap(K.tanh_fwd(_float_data(x)))
         ctx.save_for_backward(out)
         return out
 
@@ -99,10 +102,6 @@ def _rowwise(kernel, dim: int, *arrays: np.ndarray) -> np.ndarray:
     out = np.moveaxis(out.reshape(mshape), -1, dim)
     assert out.shape == shape
     return out
-
-
-def _float_data(x: Variable) -> np.ndarray:
-    return x.data if _is_float(x.data) else x.data.astype(np.float64)
 
 
 class Softmax(Function):
