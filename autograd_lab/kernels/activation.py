@@ -110,22 +110,20 @@ _BIAS_ACT_BWD = jit_pair(_bias_act_bwd_k)
 
 
 # ------------------------------------------------------------------ public wrappers
-def _unary(pair, x, out, min_size=None):
+def _unary(pair, x, out, min_size=PARALLEL_MIN_SIZE):
     x = _float_array(x)
     out = _out_like(x, out)
-    kernel = pick(pair, x.size) if min_size is None else pick(pair, x.size, min_size)
-    kernel(x.reshape(-1), out.reshape(-1))
+    pick(pair, x.size, min_size)(x.reshape(-1), out.reshape(-1))
     return out
 
 
-def _binary(pair, y, g, out, min_size=None):
+def _binary(pair, y, g, out, min_size=PARALLEL_MIN_SIZE):
     y = _float_array(y, "y")
     g = _float_array(g, "grad")
     if g.shape != y.shape or g.dtype != y.dtype:
         raise ValueError(f"grad must match y: expected {y.dtype} {y.shape}, got {g.dtype} {g.shape}")
     out = _out_like(y, out)
-    kernel = pick(pair, y.size) if min_size is None else pick(pair, y.size, min_size)
-    kernel(y.reshape(-1), g.reshape(-1), out.reshape(-1))
+    pick(pair, y.size, min_size)(y.reshape(-1), g.reshape(-1), out.reshape(-1))
     return out
 
 

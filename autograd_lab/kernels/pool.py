@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit_pair, parallel_enabled, prange
+from ._jit import jit_pair, pick, prange
 from .activation import _float_array
 from .conv import _pair2, out_size
 
@@ -101,11 +101,10 @@ def max_pool2d_fwd(x: np.ndarray, kernel_size, stride=None) -> tuple[np.ndarray,
     ho, wo = out_size(x.shape[2], kh, sh, 0), out_size(x.shape[3], kw, sw, 0)
     out = np.empty(x.shape[:2] + (ho, wo), dtype=x.dtype)
     idx = np.empty(out.shape, dtype=np.int32 if x.shape[2] * x.shape[3] < 2**31 else np.int64)
-    par = x.size >= _POOL_MIN_SIZE and parallel_enabled()
     if kh == 2 and kw == 2:
-        (_FWD_2X2[1] if par else _FWD_2X2[0])(x, sh, sw, out, idx)
+        pick(_FWD_2X2, x.size, _POOL_MIN_SIZE)(x, sh, sw, out, idx)
     else:
-        (_FWD[1] if par else _FWD[0])(x, kh, kw, sh, sw, out, idx)
+        pick(_FWD, x.size, _POOL_MIN_SIZE)(x, kh, kw, sh, sw, out, idx)
     return out, idx
 
 
@@ -116,7 +115,7 @@ def max_pool2d_bwd(grad: np.ndarray, indices: np.ndarray, x_shape: tuple[int, ..
         raise ValueError(f"grad {g.shape} and indices {indices.shape} must have one shape, "
                          f"and x_shape {x_shape} must be 4-d")
     dx = np.empty(x_shape, dtype=g.dtype)
-    (_BWD[1] if dx.size >= _POOL_MIN_SIZE and parallel_enabled() else _BWD[0])(g, np.ascontiguousarray(indices), dx)
+    pick(_BWD, dx.size, _POOL_MIN_SIZE)(g, np.ascontiguousarray(indices), dx)
     return dx
 
 
