@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Checker", "format_value"]
+__all__ = ["Checker", "data_of", "format_value", "library", "named", "shaped_mistakes"]
 
 
 def format_value(value: Any, digits: int = 6) -> str:
@@ -212,6 +212,38 @@ class Checker:
                   f"(tolerance atol={atol:g}, rtol={rtol:g}).",
                   expected=expected, received=received, hint=hint)
         return got
+
+
+def library() -> Any:
+    """The ``autograd_lab`` package, imported late: the chapter 00 checkers need no library."""
+    import autograd_lab
+    return autograd_lab
+
+
+def data_of(value: Any) -> Any:
+    """The numpy data of a Variable, anything else unchanged."""
+    return value.data if hasattr(value, "data") and hasattr(value, "grad_fn") else value
+
+
+def named(fn: Callable[[], Any], name: str) -> Callable[[], Any]:
+    """``fn`` renamed to ``name`` (the name a failure message shows for it); returns ``fn``."""
+    fn.__name__ = name
+    return fn
+
+
+def shaped_mistakes(shape: tuple[int, ...],
+                    *pairs: tuple[Callable[[], Any], str]) -> list[tuple[np.ndarray, str]]:
+    """(value, hint) pairs for :meth:`Checker.close`, keeping only the wrong formulas that can
+    be computed and have the right shape (the others could not have been returned)."""
+    out = []
+    for make, hint in pairs:
+        try:
+            value = np.asarray(make())
+        except ValueError:
+            continue
+        if value.shape == shape:
+            out.append((value, hint))
+    return out
 
 
 def _text(value: Any) -> str:

@@ -6,19 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Checker
+from ._common import Checker, data_of, library, named, shaped_mistakes
 
 __all__ = ["ch05_unbroadcast", "ch05_sum_backward", "ch05_matmul_backward", "ch05_softmax"]
-
-
-def _al() -> Any:
-    import autograd_lab as al  # imported late: the checkers of chapter 00 need no library
-    return al
-
-
-def _array(value: Any) -> Any:
-    """The numpy data of a Variable, anything else unchanged."""
-    return value.data if hasattr(value, "data") and hasattr(value, "grad_fn") else value
 
 
 # -- ch05-unbroadcast -----------------------------------------------------------------------
@@ -64,7 +54,7 @@ def ch05_unbroadcast(unbroadcast: Callable[[np.ndarray, tuple], np.ndarray], *,
         with ck.case(name):
             grad = np.round(rng.normal(size=big), 3)
             before = grad.copy()
-            got = _array(ck.call(unbroadcast, grad, small))
+            got = data_of(ck.call(unbroadcast, grad, small))
             ck.check(got is not None, "your unbroadcast returned None.",
                      hint="Did you forget the `return` statement?")
             expected = _unbroadcast_reference(before, small)
@@ -125,30 +115,11 @@ def _sum_grad(g: np.ndarray, shape: tuple[int, ...], axis: Any, keepdims: bool) 
     return np.broadcast_to(g, shape).copy()
 
 
-def _mistakes(shape: tuple[int, ...], *pairs: tuple[Callable[[], Any], str]) -> list:
-    """(value, hint) pairs for ``Checker.close``, keeping only wrong formulas that can be
-    computed and have the right shape (the others could not have been returned)."""
-    out = []
-    for make, hint in pairs:
-        try:
-            value = np.asarray(make())
-        except ValueError:
-            continue
-        if value.shape == shape:
-            out.append((value, hint))
-    return out
-
-
-def _named(fn: Callable[[], Any], name: str) -> Callable[[], Any]:
-    fn.__name__ = name
-    return fn
-
-
 def ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) -> None:
     """Check ``SumFunction.apply(x, axis, keepdims)``: numpy's sum, and a backward that spreads
     the incoming gradient back over the summed axes (a gradient shaped like x)."""
     ck = Checker("ch05-sum-backward", seed=seed, hidden=hidden)
-    al = _al()
+    al = library()
     rng = ck.rng
     cases: list[tuple[tuple[int, ...], Any, bool]] = [
         ((3, 4), None, False), ((3, 4), 0, False), ((3, 4), 1, True), ((3, 3), 1, False),
@@ -163,12 +134,12 @@ def ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) 
     for shape, axis, keepdims in cases:
         with ck.case(f"x of shape {shape}, axis={axis}, keepdims={keepdims}"):
             x = al.Variable(np.round(rng.normal(size=shape), 3), requires_grad=True)
-            y = ck.call(_named(lambda: SumFunction.apply(x, axis, keepdims), "SumFunction"))
+            y = ck.call(named(lambda: SumFunction.apply(x, axis, keepdims), "SumFunction"))
             expected_y = x.data.sum(axis=axis, keepdims=keepdims)
-            ck.close(_array(y), expected_y, what="forward result",
+            ck.close(data_of(y), expected_y, what="forward result",
                      hint="forward returns x.data.sum(axis=axis, keepdims=keepdims).")
             g = np.round(rng.normal(size=np.shape(expected_y)), 3)
-            ck.call(_named(lambda: y.backward(al.Variable(g)), "SumFunction.backward"),
+            ck.call(named(lambda: y.backward(al.Variable(g)), "SumFunction.backward"),
                     hint=shape_hint)
             ck.check(x.grad is not None, "x.grad is None after backward.",
                      hint="backward must return the gradient for x as its first value.")
@@ -184,11 +155,11 @@ def ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) 
                     pass
             mistakes.append((np.ones(shape), "The gradient is all ones: multiply by (broadcast) "
                              "the incoming grad_output, do not ignore it."))
-            ck.close(_array(x.grad), expected, what="gradient of x", hint=shape_hint,
+            ck.close(data_of(x.grad), expected, what="gradient of x", hint=shape_hint,
                      mistakes=mistakes)
     with ck.case("gradcheck of sum over axis 1 of a (2, 3) input"):
         x = al.Variable(rng.normal(size=(2, 3)), requires_grad=True)
-        fn = _named(lambda: al.gradcheck(lambda v: SumFunction.apply(v, 1, False), (x,)),
+        fn = named(lambda: al.gradcheck(lambda v: SumFunction.apply(v, 1, False), (x,)),
                     "gradcheck")
         ck.call(fn, hint=shape_hint)
     ck.done()
@@ -199,7 +170,7 @@ def ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) ->
     """Check ``MatMul.apply(a, b)`` for 2-D a (n, k) and b (k, m):
     grad_a = grad @ b.T (n, k) and grad_b = a.T @ grad (k, m)."""
     ck = Checker("ch05-matmul-backward", seed=seed, hidden=hidden)
-    al = _al()
+    al = library()
     rng = ck.rng
     cases = [(4, 4, 4), (2, 3, 4), (1, 5, 1), (3, 1, 2)]  # square first: wrong formulas still run
     if hidden:
@@ -211,24 +182,24 @@ def ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) ->
         with ck.case(f"a ({n}, {k}) @ b ({k}, {m})"):
             a = al.Variable(np.round(rng.normal(size=(n, k)), 3), requires_grad=True)
             b = al.Variable(np.round(rng.normal(size=(k, m)), 3), requires_grad=True)
-            y = ck.call(_named(lambda: MatMul.apply(a, b), "MatMul"))
-            ck.close(_array(y), a.data @ b.data, what="forward result",
+            y = ck.call(named(lambda: MatMul.apply(a, b), "MatMul"))
+            ck.close(data_of(y), a.data @ b.data, what="forward result",
                      hint="forward returns a.data @ b.data wrapped in a Variable.")
             g = np.round(rng.normal(size=(n, m)), 3)
-            ck.call(_named(lambda: y.backward(al.Variable(g)), "MatMul.backward"), hint=shape_hint)
+            ck.call(named(lambda: y.backward(al.Variable(g)), "MatMul.backward"), hint=shape_hint)
             ck.check(a.grad is not None and b.grad is not None, "a.grad or b.grad is None.",
                      hint="backward returns two gradients: (grad_a, grad_b).")
             A, B = a.data, b.data
             ga, gb = g @ B.T, A.T @ g
-            ck.close(_array(a.grad), ga, what="gradient of a", hint=shape_hint,
-                     mistakes=_mistakes(
+            ck.close(data_of(a.grad), ga, what="gradient of a", hint=shape_hint,
+                     mistakes=shaped_mistakes(
                          ga.shape,
                          (lambda: g @ B, "grad_a = grad @ b is missing the transpose: grad @ b.T."),
                          (lambda: B.T @ g.T, "Wrong order: grad_a = grad @ b.T (grad on the left)."),
                          (lambda: (A.T @ g).T, "That is grad_b transposed: did you swap the two "
                           "gradients? Return (grad_a, grad_b) in the order of forward's inputs.")))
-            ck.close(_array(b.grad), gb, what="gradient of b", hint=shape_hint,
-                     mistakes=_mistakes(
+            ck.close(data_of(b.grad), gb, what="gradient of b", hint=shape_hint,
+                     mistakes=shaped_mistakes(
                          gb.shape,
                          (lambda: A @ g, "grad_b = a @ grad is missing the transpose: a.T @ grad."),
                          (lambda: g.T @ A, "Wrong order: grad_b = a.T @ grad (grad on the right)."),
@@ -237,14 +208,14 @@ def ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) ->
     with ck.case("only b requires grad (a is data)"):
         a = al.Variable(rng.normal(size=(3, 2)))
         b = al.Variable(rng.normal(size=(2, 4)), requires_grad=True)
-        y = ck.call(_named(lambda: MatMul.apply(a, b), "MatMul"))
+        y = ck.call(named(lambda: MatMul.apply(a, b), "MatMul"))
         g = rng.normal(size=(3, 4))
-        ck.call(_named(lambda: y.backward(al.Variable(g)), "MatMul.backward"), hint=shape_hint)
-        ck.close(_array(b.grad), a.data.T @ g, what="gradient of b", hint=shape_hint)
+        ck.call(named(lambda: y.backward(al.Variable(g)), "MatMul.backward"), hint=shape_hint)
+        ck.close(data_of(b.grad), a.data.T @ g, what="gradient of b", hint=shape_hint)
     with ck.case("gradcheck of (3, 2) @ (2, 4)"):
         a = al.Variable(rng.normal(size=(3, 2)), requires_grad=True)
         b = al.Variable(rng.normal(size=(2, 4)), requires_grad=True)
-        ck.call(_named(lambda: al.gradcheck(MatMul.apply, (a, b)), "gradcheck"), hint=shape_hint)
+        ck.call(named(lambda: al.gradcheck(MatMul.apply, (a, b)), "gradcheck"), hint=shape_hint)
     ck.done()
 
 
@@ -258,7 +229,7 @@ def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
     """Check ``Softmax.apply(x, axis)``: a numerically stable softmax along ``axis`` whose
     backward is ``y * (g - sum(g * y, axis, keepdims=True))`` and passes gradcheck."""
     ck = Checker("ch05-softmax", seed=seed, hidden=hidden)
-    al = _al()
+    al = library()
     rng = ck.rng
     stable = ("Subtract the maximum along the axis before exp (x - x.max(axis, keepdims=True)): "
               "softmax does not change, and exp never overflows.")
@@ -273,23 +244,23 @@ def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
     for name, data, axis in cases:
         with ck.case(name):
             x = al.Variable(data.copy(), requires_grad=True)
-            y = ck.call(_named(lambda: Softmax.apply(x, axis), "Softmax"))
+            y = ck.call(named(lambda: Softmax.apply(x, axis), "Softmax"))
             ck.check(np.array_equal(x.data, data), "your forward changed its input x.",
                      hint="Compute on new arrays (z = x.data - m), never x.data -= m.")
             expected = _softmax(data, axis)
-            ck.close(_array(y), expected, what="forward result",
+            ck.close(data_of(y), expected, what="forward result",
                      hint="softmax(x) = exp(x) / exp(x).sum(axis, keepdims=True) along the "
                           "given axis.",
-                     mistakes=_mistakes(data.shape, (
+                     mistakes=shaped_mistakes(data.shape, (
                          lambda: _softmax(data, 0 if axis in (-1, data.ndim - 1) else -1),
                          "You normalised along the wrong axis: use the axis argument.")))
             g = np.round(rng.normal(size=data.shape), 3)
-            ck.call(_named(lambda: y.backward(al.Variable(g)), "Softmax.backward"))
+            ck.call(named(lambda: y.backward(al.Variable(g)), "Softmax.backward"))
             s = expected
             right = s * (g - (g * s).sum(axis=axis, keepdims=True))
             ck.check(x.grad is not None, "x.grad is None after backward.",
                      hint="backward returns (grad_x, None): one gradient per forward argument.")
-            ck.close(_array(x.grad), right, what="gradient of x",
+            ck.close(data_of(x.grad), right, what="gradient of x",
                      hint="With y = softmax(x) saved in forward: grad_x = y * (g - (g * y).sum("
                           "axis, keepdims=True)).",
                      mistakes=[(g * s * (1 - s), "That is only the diagonal of the Jacobian "
@@ -304,8 +275,8 @@ def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
         with ck.case(name):
             x = al.Variable(data)
             with np.errstate(all="ignore"):
-                y = ck.call(_named(lambda: Softmax.apply(x, -1), "Softmax"))
-            out = np.asarray(_array(y), dtype=np.float64)
+                y = ck.call(named(lambda: Softmax.apply(x, -1), "Softmax"))
+            out = np.asarray(data_of(y), dtype=np.float64)
             ck.check(bool(np.all(np.isfinite(out))), "the result is not finite.",
                      expected=_softmax(data, -1), received=out, hint=stable)
             ck.close(out, _softmax(data, -1), what="forward result", hint=stable)
@@ -313,6 +284,6 @@ def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
     for axis, shape in axes:
         with ck.case(f"gradcheck on a {shape} input along axis {axis}"):
             x = al.Variable(rng.normal(size=shape), requires_grad=True)
-            ck.call(_named(lambda: al.gradcheck(lambda v: Softmax.apply(v, axis), (x,)),
+            ck.call(named(lambda: al.gradcheck(lambda v: Softmax.apply(v, axis), (x,)),
                            "gradcheck"))
     ck.done()

@@ -7,15 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Checker
+from ._common import Checker, library
 
 __all__ = ["SNIPPETS", "VISIBLE_SNIPPETS", "snippet_raises", "ch06_predict_raises",
            "ch06_train_step", "ch06_version_check"]
-
-
-def _al() -> Any:
-    import autograd_lab as al
-    return al
 
 
 # -- ch06-predict-raises ---------------------------------------------------------------------
@@ -90,7 +85,7 @@ _WHY = {
 
 def snippet_raises(code: str) -> bool:
     """Run one snippet (with ``al`` and ``np`` defined) and say whether it raised."""
-    namespace: dict[str, Any] = {"al": _al(), "np": np}
+    namespace: dict[str, Any] = {"al": library(), "np": np}
     try:
         exec(textwrap.dedent(code), namespace)  # noqa: S102 - our own fixed snippets
     except Exception:
@@ -152,7 +147,7 @@ def ch06_train_step(train_step: Callable[..., float], *, seed: int = 0,
     mean((X @ w + b - y) ** 2) that updates the leaves ``w`` and ``b`` in place under
     ``no_grad``, leaves no stale gradient behind, and returns the loss before the update."""
     ck = Checker("ch06-train-step", seed=seed, hidden=hidden)
-    al = _al()
+    al = library()
     rng = ck.rng
     configs = [(8, 3, 0.1, 3)] + ([(20, 2, 0.05, 5), (5, 4, 0.2, 4)] if hidden else [])
     inplace_hint = ("Update the parameters in place inside `with al.no_grad():` "
@@ -218,7 +213,7 @@ def ch06_version_check(VersionedCtx: type, *, seed: int = 0, hidden: bool = Fals
     that returns the saved Variables (None passes through) and raises RuntimeError naming both
     versions when a saved Variable was changed in place after it was saved."""
     ck = Checker("ch06-version-check", seed=seed, hidden=hidden)
-    al = _al()
+    al = library()
     rng = ck.rng
     raise_hint = ("In save_for_backward keep each tensor together with tensor._version at "
                   "that moment; in saved_tensors compare the stored number with the tensor's "

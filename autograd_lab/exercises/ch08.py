@@ -11,19 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Checker
+from ._common import Checker, library, named, shaped_mistakes
 
 __all__ = ["ch08_linear", "ch08_sgd_momentum", "ch08_adam", "ch08_training_loop"]
-
-
-def _al() -> Any:
-    import autograd_lab as al
-    return al
-
-
-def _named(fn: Callable[[], Any], name: str) -> Callable[[], Any]:
-    fn.__name__ = name
-    return fn
 
 
 # -- ch08-linear ----------------------------------------------------------------------------
@@ -33,14 +23,14 @@ def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False) -> None:
     drawn from U(-1/sqrt(in), 1/sqrt(in)) with ``np.random.default_rng(seed)``, and whose
     forward is ``x @ weight.T + bias`` (a differentiable Variable expression)."""
     ck = Checker("ch08-linear", seed=seed, hidden=hidden)
-    al = _al()
+    al = library()
     nn = al.nn
     rng = ck.rng
     init_hint = ("Call super().__init__() first, then assign nn.Parameter objects to self.weight "
                  "and self.bias (or self.bias = None when bias=False).")
 
     def make(*args: Any, **kwargs: Any) -> Any:
-        return ck.call(_named(lambda: MyLinear(*args, **kwargs), "MyLinear"), hint=init_hint)
+        return ck.call(named(lambda: MyLinear(*args, **kwargs), "MyLinear"), hint=init_hint)
 
     with ck.case("MyLinear(3, 2) registers weight (2, 3) and bias (2,) as Parameters"):
         layer = make(3, 2, seed=0)
@@ -77,14 +67,14 @@ def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False) -> None:
             got = getattr(y, "data", y)
             ck.close(got, expected, atol=1e-5, rtol=1e-5, what="output",
                      hint="forward returns x @ self.weight.T + self.bias.",
-                     mistakes=_mistakes(expected.shape, (lambda: x.data @ W + b,
+                     mistakes=shaped_mistakes(expected.shape, (lambda: x.data @ W + b,
                                                          "Use weight.T: weight is (out, in).")))
             ck.check(getattr(y, "grad_fn", None) is not None,
                      "the output has no grad_fn: nothing was recorded for backward.",
                      hint="Compute with Variables (x @ self.weight.T + self.bias), not with "
                           "their numpy .data, so that the graph is recorded.")
             g = np.round(rng.normal(size=(batch, n_out)), 3)
-            ck.call(_named(lambda: y.backward(al.Variable(g)), "backward"))
+            ck.call(named(lambda: y.backward(al.Variable(g)), "backward"))
             ck.close(getattr(layer.weight.grad, "data", None), g.T @ x.data, atol=1e-5,
                      rtol=1e-5, what="weight.grad", hint="Let autograd do it: build the output "
                      "from self.weight with Variable operations.")
@@ -130,7 +120,7 @@ def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False) -> None:
         ck.check(not np.array_equal(a1.weight.data, other.weight.data),
                  "seed=7 and seed=8 give the same weights.", hint="Pass seed to default_rng.")
     with ck.case("inside nn.Sequential: dotted names and a state_dict"):
-        model = ck.call(_named(lambda: nn.Sequential(MyLinear(3, 4, seed=0), nn.ReLU(),
+        model = ck.call(named(lambda: nn.Sequential(MyLinear(3, 4, seed=0), nn.ReLU(),
                                                      MyLinear(4, 2, seed=1)), "nn.Sequential"))
         keys = list(model.state_dict())
         want = ["0.weight", "0.bias", "2.weight", "2.bias"]
@@ -140,18 +130,6 @@ def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False) -> None:
         ck.check(tuple(out.shape) == (5, 2), "the model output has the wrong shape.",
                  expected=(5, 2), received=tuple(out.shape))
     ck.done()
-
-
-def _mistakes(shape: tuple[int, ...], *pairs: tuple[Callable[[], Any], str]) -> list:
-    out = []
-    for make, hint in pairs:
-        try:
-            value = np.asarray(make())
-        except ValueError:
-            continue
-        if value.shape == shape:
-            out.append((value, hint))
-    return out
 
 
 # -- shared by the optimizer exercises -----------------------------------------------------
@@ -175,7 +153,7 @@ def _run_steps(ck: Checker, mine: Any, ref: Any, ours: list[Any], theirs: list[A
                simulate: Callable[[list[list[np.ndarray | None]]], list[tuple[list, str]]] | None
                = None) -> None:
     """Give both optimizers the same gradients step after step; compare after every step."""
-    al = _al()
+    al = library()
     for step, step_grads in enumerate(grads, start=1):
         start = [p.data.copy() for p in ours]
         _set_grads(al, (ours, theirs), step_grads)
@@ -207,7 +185,7 @@ def _check_in_place(ck: Checker, params: list[Any], before: list[Any]) -> None:
 
 
 def _check_zero_grad(ck: Checker, make: Callable[[list[Any]], Any]) -> None:
-    al = _al()
+    al = library()
     with ck.case("zero_grad() clears every gradient"):
         params = [al.nn.Parameter(np.ones(s)) for s in SHAPES]
         opt = make(params)
@@ -273,14 +251,14 @@ def ch08_sgd_momentum(SGDMomentum: type, *, seed: int = 0, hidden: bool = False)
     ``zero_grad()``, step by step against ``autograd_lab.optim.SGD`` (PyTorch's rule:
     g += wd * p; b = g on the first step, else b = momentum * b + g; p -= lr * b)."""
     ck = Checker("ch08-sgd-momentum", seed=seed, hidden=hidden)
-    al = _al()
+    al = library()
     rng = ck.rng
     hint = ("Per parameter p with a gradient: d = p.grad.data + weight_decay * p.data; if "
             "momentum: b = d.copy() on the first step, else b = momentum * b + d, and d = b; "
             "then p.data -= lr * d. Skip parameters whose grad is None.")
 
     def make(params: Any, **kw: Any) -> Any:
-        return ck.call(_named(lambda: SGDMomentum(params, **kw), "SGDMomentum"),
+        return ck.call(named(lambda: SGDMomentum(params, **kw), "SGDMomentum"),
                        hint="The constructor is SGDMomentum(params, lr, momentum=0.0, "
                             "weight_decay=0.0); keep params as a list.")
 
@@ -368,7 +346,7 @@ def ch08_adam(MyAdam: type, *, seed: int = 0, hidden: bool = False) -> None:
     t += 1; m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g*g;
     p -= lr * (m / (1 - b1**t)) / (sqrt(v / (1 - b2**t)) + eps)."""
     ck = Checker("ch08-adam", seed=seed, hidden=hidden)
-    al = _al()
+    al = library()
     rng = ck.rng
     hint = ("Per parameter with a gradient g: t += 1; m = beta1 * m + (1 - beta1) * g; "
             "v = beta2 * v + (1 - beta2) * g * g; m_hat = m / (1 - beta1**t); "
@@ -376,7 +354,7 @@ def ch08_adam(MyAdam: type, *, seed: int = 0, hidden: bool = False) -> None:
             "m and v start at zeros, one pair (and one t) per parameter.")
 
     def make(params: Any, **kw: Any) -> Any:
-        return ck.call(_named(lambda: MyAdam(params, **kw), "MyAdam"),
+        return ck.call(named(lambda: MyAdam(params, **kw), "MyAdam"),
                        hint="The constructor is MyAdam(params, lr=1e-3, betas=(0.9, 0.999), "
                             "eps=1e-8); keep params as a list.")
 
@@ -411,7 +389,7 @@ def ch08_adam(MyAdam: type, *, seed: int = 0, hidden: bool = False) -> None:
 
 # -- ch08-fit -------------------------------------------------------------------------------
 def _reference_loop(model: Any, opt: Any, X: Any, y: Any, steps: int) -> list[float]:
-    F = _al().functional
+    F = library().functional
     losses = []
     for _ in range(steps):
         opt.zero_grad()
@@ -450,7 +428,7 @@ def ch08_training_loop(training_loop: Callable[..., Any], *, seed: int = 0,
     steps of zero_grad, mean squared error of model(X) against y, backward, opt.step(); returns the
     loss of every step (computed before that step's update) as Python floats."""
     ck = Checker("ch08-training-loop", seed=seed, hidden=hidden)
-    al = _al()
+    al = library()
     nn, optim = al.nn, al.optim
     rng = ck.rng
     hint = ("Each step: opt.zero_grad(); loss = F.mse_loss(model(X), y); loss.backward(); "

@@ -6,24 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Checker
+from ._common import Checker, data_of, library, named
 
 __all__ = ["ch09_log_softmax", "ch09_cross_entropy", "ch09_batches", "ch09_train_step"]
-
-
-def _al() -> Any:
-    import autograd_lab as al  # imported late, like the other chapters' checkers
-    return al
-
-
-def _array(value: Any) -> Any:
-    """The numpy data of a Variable, anything else unchanged."""
-    return value.data if hasattr(value, "data") and hasattr(value, "grad_fn") else value
-
-
-def _named(fn: Callable[[], Any], name: str) -> Callable[[], Any]:
-    fn.__name__ = name
-    return fn
 
 
 def _log_softmax_ref(x: np.ndarray) -> np.ndarray:
@@ -52,7 +37,7 @@ def ch09_log_softmax(log_softmax: Callable[[Any], Any], *, seed: int = 0,
     """Check ``log_softmax(x)`` for a Variable x of shape (N, C): log-probabilities along the
     last axis, finite for huge logits, built from Variable operations so that backward works."""
     ck = Checker("ch09-log-softmax", seed=seed, hidden=hidden)
-    al = _al()
+    al = library()
     rng = ck.rng
     cases = [
         ("a (3, 5) batch of logits", np.round(rng.normal(size=(3, 5)), 3)),
@@ -71,7 +56,7 @@ def ch09_log_softmax(log_softmax: Callable[[Any], Any], *, seed: int = 0,
             _needs_variable(ck, out, "log_softmax")
             ck.check(np.array_equal(x.data, data), "your log_softmax changed its input x.",
                      hint="Compute new Variables (x - m); do not write into x or x.data.")
-            got = np.asarray(_array(out), dtype=np.float64)
+            got = np.asarray(data_of(out), dtype=np.float64)
             expected = _log_softmax_ref(data)
             ck.check(got.shape == expected.shape, f"the result has shape {got.shape}, expected "
                      f"{expected.shape}.", hint="Reduce with keepdims=True so that the row "
@@ -89,14 +74,14 @@ def ch09_log_softmax(log_softmax: Callable[[Any], Any], *, seed: int = 0,
                                (np.exp(expected), "These are probabilities (softmax); "
                                 "return their logarithm.")])
             g = np.round(rng.normal(size=data.shape), 3)
-            ck.call(_named(lambda: out.backward(al.Variable(g)), "backward"), hint=_VARIABLE)
+            ck.call(named(lambda: out.backward(al.Variable(g)), "backward"), hint=_VARIABLE)
             ck.check(x.grad is not None, "x.grad is None after backward.", hint=_VARIABLE)
             p = np.exp(expected)
-            ck.close(_array(x.grad), g - p * g.sum(axis=-1, keepdims=True), atol=1e-7,
+            ck.close(data_of(x.grad), g - p * g.sum(axis=-1, keepdims=True), atol=1e-7,
                      what="gradient of x", hint=_VARIABLE)
     with ck.case("gradcheck on a (2, 4) float64 input"):
         x = al.Variable(rng.normal(size=(2, 4)), requires_grad=True)
-        ck.call(_named(lambda: al.gradcheck(log_softmax, (x,)), "gradcheck"), hint=_VARIABLE)
+        ck.call(named(lambda: al.gradcheck(log_softmax, (x,)), "gradcheck"), hint=_VARIABLE)
     ck.done()
 
 
@@ -107,7 +92,7 @@ def ch09_cross_entropy(cross_entropy: Callable[[Any, np.ndarray], Any], *, seed:
     logits (N, C) and integer targets (N,), equal to ``F.cross_entropy`` in value and gradient,
     also for logits in the thousands."""
     ck = Checker("ch09-cross-entropy", seed=seed, hidden=hidden)
-    al = _al()
+    al = library()
     import autograd_lab.functional as F
     rng = ck.rng
     cases = [("4 samples, 3 classes", 4, 3, 1.0), ("8 samples, 10 classes", 8, 10, 2.0),
@@ -127,7 +112,7 @@ def ch09_cross_entropy(cross_entropy: Callable[[Any, np.ndarray], Any], *, seed:
             ref = F.cross_entropy(ref_logits, targets)
             ref.backward()
             expected = float(ref.item())
-            got = np.asarray(_array(loss), dtype=np.float64)
+            got = np.asarray(data_of(loss), dtype=np.float64)
             ck.check(got.size == 1, f"the loss has shape {got.shape}; it should be one number.",
                      hint="Average the per-sample losses over the batch: .mean() or .sum() / N.")
             per_sample = -_log_softmax_ref(data)[np.arange(n), targets]
@@ -142,10 +127,10 @@ def ch09_cross_entropy(cross_entropy: Callable[[Any, np.ndarray], Any], *, seed:
                                 "log-probability of the target."),
                                (-_log_softmax_ref(data).mean(), "You averaged over all "
                                 "classes; pick only each sample's target class.")])
-            ck.call(_named(lambda: loss.sum().backward(), "backward"), hint=_VARIABLE)
+            ck.call(named(lambda: loss.sum().backward(), "backward"), hint=_VARIABLE)
             ck.check(logits.grad is not None, "logits.grad is None after backward.",
                      hint=_VARIABLE)
-            ck.close(_array(logits.grad), ref_logits.grad.data, atol=1e-7,
+            ck.close(data_of(logits.grad), ref_logits.grad.data, atol=1e-7,
                      what="gradient of the logits",
                      hint="It should be (softmax(logits) - onehot(targets)) / N; build the loss "
                           "from Variable operations only.")
@@ -162,13 +147,13 @@ def _collect(ck: Checker, batches: Callable[..., Any], x: np.ndarray, y: np.ndar
              **kwargs: Any) -> list[tuple[np.ndarray, np.ndarray]]:
     def run() -> Any:
         return list(batches(x, y, **kwargs))
-    out = ck.call(_named(run, "batches"))
+    out = ck.call(named(run, "batches"))
     result = []
     for k, item in enumerate(out):
         ck.check(isinstance(item, (tuple, list)) and len(item) == 2,
                  f"batch {k} is not a pair (xb, yb).", received=item,
                  hint="yield xb, yb: the inputs and the labels of the same samples.")
-        xb, yb = (np.asarray(_array(v)) for v in item)
+        xb, yb = (np.asarray(data_of(v)) for v in item)
         ck.check(len(xb) == len(yb), f"batch {k} has {len(xb)} inputs but {len(yb)} labels.",
                  hint="Index x and y with the same indices.")
         result.append((xb, yb))
@@ -269,7 +254,7 @@ def ch09_train_step(train_step: Callable[..., float], *, seed: int = 0,
     ``optimizer.zero_grad()``, ``loss.backward()``, ``optimizer.step()``; returns the loss of
     this batch (before the update) as a Python float."""
     ck = Checker("ch09-train-step", seed=seed, hidden=hidden)
-    al = _al()
+    al = library()
     import autograd_lab.nn as nn
     from autograd_lab.optim import SGD, Adam
     rng = ck.rng

@@ -6,24 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Checker
+from ._common import Checker, data_of, library, named
 
 __all__ = ["ch10_output_size", "ch10_conv2d_forward", "ch10_conv2d_backward", "ch10_max_pool"]
-
-
-def _al() -> Any:
-    import autograd_lab as al  # imported late, like the other chapters' checkers
-    return al
-
-
-def _array(value: Any) -> Any:
-    """The numpy data of a Variable, anything else unchanged."""
-    return value.data if hasattr(value, "data") and hasattr(value, "grad_fn") else value
-
-
-def _named(fn: Callable[[], Any], name: str) -> Callable[[], Any]:
-    fn.__name__ = name
-    return fn
 
 
 def _conv_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: int,
@@ -100,7 +85,7 @@ def ch10_conv2d_forward(conv2d_forward: Callable[..., np.ndarray], *, seed: int 
             w = np.round(rng.normal(size=ws), 3)
             b = np.round(rng.normal(size=ws[0]), 3)
             args = (x.copy(), w.copy(), b.copy())
-            got = _array(ck.call(conv2d_forward, *args, stride=s, padding=p))
+            got = data_of(ck.call(conv2d_forward, *args, stride=s, padding=p))
             ck.check(np.array_equal(args[0], x) and np.array_equal(args[1], w),
                      "your conv2d_forward changed x or weight.",
                      hint="Pad into a new array (np.pad returns one) and do not write into x.")
@@ -134,7 +119,7 @@ def ch10_conv2d_backward(conv2d_backward: Callable[..., tuple], *, seed: int = 0
             ck.check(isinstance(got, (tuple, list)) and len(got) == 3,
                      "conv2d_backward should return three arrays (dx, dweight, dbias).",
                      received=got, hint="return dx, dw, db")
-            dx, dw, db = (_array(v) for v in got)
+            dx, dw, db = (data_of(v) for v in got)
             ex, ew, eb = conv2d_bwd_ref(g, x, w, s, p)
             ck.close(db, eb, atol=1e-9, what="dbias",
                      hint="Every output position of channel o adds bias[o]: dbias[o] is the sum "
@@ -176,7 +161,7 @@ def ch10_max_pool(MaxPool: Any, *, seed: int = 0, hidden: bool = False) -> None:
     leftover rows and columns dropped), and a backward that sends each output gradient to the
     position of its window's (first) maximum."""
     ck = Checker("ch10-max-pool", seed=seed, hidden=hidden)
-    al = _al()
+    al = library()
     rng = ck.rng
     back_hint = ("backward: start from zeros shaped like x and add each grad_output[n, c, i, j] "
                  "at the position of its window's maximum (remember it in forward, e.g. "
@@ -191,20 +176,20 @@ def ch10_max_pool(MaxPool: Any, *, seed: int = 0, hidden: bool = False) -> None:
         with ck.case(name):
             data = rng.permutation(np.prod(shape)).reshape(shape).astype(np.float64) / 10
             x = al.Variable(data.copy(), requires_grad=True)
-            y = ck.call(_named(lambda: MaxPool.apply(x, k), "MaxPool"))
+            y = ck.call(named(lambda: MaxPool.apply(x, k), "MaxPool"))
             expected, _ = _pool_ref(data, k)
-            ck.check(np.shape(_array(y)) == expected.shape, f"the output has shape "
-                     f"{np.shape(_array(y))}, expected {expected.shape}.",
+            ck.check(np.shape(data_of(y)) == expected.shape, f"the output has shape "
+                     f"{np.shape(data_of(y))}, expected {expected.shape}.",
                      hint="H_out = H // k and W_out = W // k: a window that does not fit is "
                           "left out, as in PyTorch.")
-            ck.close(_array(y), expected, what="forward output",
+            ck.close(data_of(y), expected, what="forward output",
                      hint="Each output element is the max of one k×k window; windows start at "
                           "rows and columns 0, k, 2k, ...")
             g = np.round(rng.normal(size=expected.shape), 3)
-            ck.call(_named(lambda: y.backward(al.Variable(g)), "MaxPool.backward"),
+            ck.call(named(lambda: y.backward(al.Variable(g)), "MaxPool.backward"),
                     hint=back_hint)
             ck.check(x.grad is not None, "x.grad is None after backward.", hint=back_hint)
-            ck.close(_array(x.grad), _pool_grad(data, k, g), what="gradient of x",
+            ck.close(data_of(x.grad), _pool_grad(data, k, g), what="gradient of x",
                      hint=back_hint)
     with ck.case("ties: the gradient goes to ONE position per window (the first maximum)"):
         data = np.array([[[[0.0, 0.0, 1.0, 2.0],
@@ -212,23 +197,23 @@ def ch10_max_pool(MaxPool: Any, *, seed: int = 0, hidden: bool = False) -> None:
                            [3.0, 1.0, 5.0, 0.0],
                            [1.0, 3.0, 0.0, 4.0]]]])
         x = al.Variable(data.copy(), requires_grad=True)
-        y = ck.call(_named(lambda: MaxPool.apply(x, 2), "MaxPool"))
-        ck.close(_array(y), _pool_ref(data, 2)[0], what="forward output")
+        y = ck.call(named(lambda: MaxPool.apply(x, 2), "MaxPool"))
+        ck.close(data_of(y), _pool_ref(data, 2)[0], what="forward output")
         g = np.array([[[[1.0, 2.0], [3.0, 4.0]]]])
-        ck.call(_named(lambda: y.backward(al.Variable(g)), "MaxPool.backward"), hint=back_hint)
+        ck.call(named(lambda: y.backward(al.Variable(g)), "MaxPool.backward"), hint=back_hint)
         expected = _pool_grad(data, 2, g)
         mask = np.zeros_like(data)
         for i in range(2):
             for j in range(2):
                 win = data[0, 0, 2 * i:2 * i + 2, 2 * j:2 * j + 2]
                 mask[0, 0, 2 * i:2 * i + 2, 2 * j:2 * j + 2] = (win == win.max()) * g[0, 0, i, j]
-        ck.close(_array(x.grad), expected, what="gradient of x", hint=back_hint,
+        ck.close(data_of(x.grad), expected, what="gradient of x", hint=back_hint,
                  mistakes=[(mask, "With a mask x == max, a window with several equal maxima "
                             "(common after ReLU: many zeros) passes its gradient to all of "
                             "them, so the gradient is counted twice. Send it to one position "
                             "only: the first maximum, as argmax finds it.")])
     with ck.case("gradcheck of a (1, 2, 4, 6) input, k=2"):
         x = al.Variable(rng.normal(size=(1, 2, 4, 6)), requires_grad=True)
-        ck.call(_named(lambda: al.gradcheck(lambda v: MaxPool.apply(v, 2), (x,)), "gradcheck"),
+        ck.call(named(lambda: al.gradcheck(lambda v: MaxPool.apply(v, 2), (x,)), "gradcheck"),
                 hint=back_hint)
     ck.done()
