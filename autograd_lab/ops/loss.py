@@ -74,7 +74,7 @@ class CrossEntropy(Function):
             return wrap(loss.reshape(target.shape))
         total = loss.sum(dtype=np.float64)
         if reduction == "mean":
-            total = total / max(loss.size, 1) if loss.size else np.nan
+            total = total / loss.size if loss.size else np.nan
         return wrap(np.asarray(total, dtype=data.dtype))
 
     @staticmethod
