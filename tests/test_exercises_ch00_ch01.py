@@ -5,19 +5,14 @@ fail typical wrong ones with a message that names the exercise and gives a hint.
 """
 from __future__ import annotations
 
-import json
-import pathlib
-import re
-
 import numpy as np
 import pytest
 
 from autograd_lab.exercises import check
 from autograd_lab.exercises._common import Checker, format_value
 
-from ._checker_helpers import SEEDS, failure
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from ._checker_helpers import (SEEDS, assert_calls_own_checker, failure, graded_cells,
+                              solution_cells)
 
 
 # -- correct solutions ----------------------------------------------------------------
@@ -296,20 +291,10 @@ def test_ch01_gradcheck_rejects_typical_mistakes(wrong, words):
 # -- the notebooks use these checkers consistently -----------------------------------------
 @pytest.mark.parametrize("name", ["00_welcome.ipynb", "01_derivatives.ipynb"])
 def test_graded_cells_call_their_own_checker(name):
-    path = ROOT / "solutions" / name
-    if not path.exists():
-        pytest.skip(f"{name} not written yet")
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    graded = [c for c in cells if c.get("metadata", {}).get("nbgrader", {}).get("grade")]
+    graded = graded_cells(solution_cells(name))
     assert len(graded) >= 2
     for cell in graded:
-        meta = cell["metadata"]["nbgrader"]
-        source = "".join(cell["source"])
-        checker = meta["grade_id"].replace("-", "_")
-        assert meta["points"] > 0 and meta["locked"] and meta["schema_version"] == 3
-        assert "from autograd_lab.exercises import check" in source
-        assert re.search(rf"check\.{checker}\(", source), meta["grade_id"]
-        assert "### BEGIN HIDDEN TESTS" in source and "hidden=True" in source
+        checker = assert_calls_own_checker(cell)
         assert callable(getattr(check, checker))
 
 

@@ -5,9 +5,6 @@ wrong ones with a message that names the exercise and gives a useful hint.
 """
 from __future__ import annotations
 
-import json
-import pathlib
-import re
 import textwrap
 
 import numpy as np
@@ -17,9 +14,8 @@ import autograd_lab as al
 from autograd_lab.exercises import check
 from autograd_lab.exercises.ch06 import SNIPPETS, VISIBLE_SNIPPETS, snippet_raises
 
-from ._checker_helpers import SEEDS, failure
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from ._checker_helpers import (SEEDS, assert_calls_own_checker, assert_has_heading_and_solution,
+                              failure, graded_cells, solution_cells)
 
 
 # -- chapter 05: correct solutions ----------------------------------------------------------
@@ -456,27 +452,16 @@ NOTEBOOKS = {"05_tensors_broadcasting.ipynb": {"ch05-unbroadcast", "ch05-sum-bac
 
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))
 def test_graded_cells_call_their_own_checker(name):
-    cells = json.loads((ROOT / "solutions" / name).read_text(encoding="utf-8"))["cells"]
-    graded = [c for c in cells if c.get("metadata", {}).get("nbgrader", {}).get("grade")]
+    cells = solution_cells(name)
+    graded = graded_cells(cells)
     assert {c["metadata"]["nbgrader"]["grade_id"] for c in graded} == NOTEBOOKS[name]
-    sources = ["".join(c["source"]) for c in cells]
     for cell in graded:
-        meta = cell["metadata"]["nbgrader"]
-        source = "".join(cell["source"])
-        checker = meta["grade_id"].replace("-", "_")
-        assert meta["points"] > 0 and meta["locked"] and meta["schema_version"] == 3
-        assert "from autograd_lab.exercises import check" in source
-        assert re.search(rf"check\.{checker}\(", source), meta["grade_id"]
-        assert "### BEGIN HIDDEN TESTS" in source and "hidden=True" in source
-        assert any(f"Exercise {meta['grade_id']}" in s for s in sources)  # the heading
-        solution = [c for c in cells if c.get("metadata", {}).get("nbgrader", {}).get(
-            "grade_id") == meta["grade_id"] + "-code"]
-        assert len(solution) == 1 and "### BEGIN SOLUTION" in "".join(solution[0]["source"])
+        assert_calls_own_checker(cell)
+        assert_has_heading_and_solution(cell, cells)
 
 
 def test_chapter_06_shows_exactly_the_checked_snippets():
-    path = ROOT / "solutions" / "06_grad_modes_inplace.ipynb"
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    cells = solution_cells("06_grad_modes_inplace.ipynb")
     text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
     for name, code in SNIPPETS.items():
         assert f"**Snippet {name}**\n\n```python\n{textwrap.dedent(code).rstrip()}\n```" in text

@@ -7,9 +7,7 @@ Python with the "is it a numba kernel" case switched off, which keeps the tests 
 """
 from __future__ import annotations
 
-import json
 import math
-import pathlib
 import re
 
 import numpy as np
@@ -21,9 +19,8 @@ import autograd_lab.functional as F
 from autograd_lab import nn
 from autograd_lab.exercises import ch07, check
 
-from ._checker_helpers import SEEDS, failure
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from ._checker_helpers import (SEEDS, assert_calls_own_checker, assert_has_heading_and_solution,
+                              failure, graded_cells, solution_cells)
 
 
 @pytest.fixture
@@ -705,33 +702,17 @@ NOTEBOOKS = {"07_fast_kernels.ipynb": {"ch07-affine-relu-forward", "ch07-affine-
 
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))
 def test_graded_cells_call_their_own_checker(name):
-    path = ROOT / "solutions" / name
-    if not path.exists():
-        pytest.skip(f"solutions/{name} not written yet")
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    graded = [c for c in cells if c.get("metadata", {}).get("nbgrader", {}).get("grade")]
+    cells = solution_cells(name)
+    graded = graded_cells(cells)
     assert {c["metadata"]["nbgrader"]["grade_id"] for c in graded} == NOTEBOOKS[name]
-    sources = ["".join(c["source"]) for c in cells]
     for cell in graded:
-        meta = cell["metadata"]["nbgrader"]
-        source = "".join(cell["source"])
-        checker = meta["grade_id"].replace("-", "_")
-        assert meta["points"] > 0 and meta["locked"] and meta["schema_version"] == 3
-        assert "from autograd_lab.exercises import check" in source
-        assert re.search(rf"check\.{checker}\(", source), meta["grade_id"]
-        assert "### BEGIN HIDDEN TESTS" in source and "hidden=True" in source
-        assert any(f"Exercise {meta['grade_id']}" in s for s in sources)  # the heading
-        solution = [c for c in cells if c.get("metadata", {}).get("nbgrader", {}).get(
-            "grade_id") == meta["grade_id"] + "-code"]
-        assert len(solution) == 1 and "### BEGIN SOLUTION" in "".join(solution[0]["source"])
+        assert_calls_own_checker(cell)
+        assert_has_heading_and_solution(cell, cells)
 
 
 def test_chapter_07_timing_cells_are_ignored_by_nbval():
     """A cell that measures time prints numbers that change from run to run."""
-    path = ROOT / "solutions" / "07_fast_kernels.ipynb"
-    if not path.exists():
-        pytest.skip("solutions/07_fast_kernels.ipynb not written yet")
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    cells = solution_cells("07_fast_kernels.ipynb")
     timing = [c for c in cells if c["cell_type"] == "code"
               and re.search(r"best_time\(|perf_counter\(", "".join(c["source"]))
               and "def best_time" not in "".join(c["source"])]
