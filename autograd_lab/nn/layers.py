@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import functional as F
 from ..factories import Generator, _rng
+from ..ops.shape import flatten
 from ..variable import Variable
 from .init import default_init_
 from .module import Module, Parameter
@@ -129,11 +130,7 @@ class Flatten(Module):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, x: Variable) -> Variable:
-        shape = x.shape
-        start = self.start_dim % len(shape)
-        end = self.end_dim % len(shape)
-        merged = int(np.prod(shape[start:end + 1]))
-        return x.reshape(shape[:start] + (merged,) + shape[end + 1:])
+        return flatten(x, self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
