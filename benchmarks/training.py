@@ -263,7 +263,6 @@ def write_markdown(rows: list[dict[str, Any]], path: str, threads: int | None, s
 
 if __name__ == "__main__":
     import argparse
-    import time
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=None, help="cap BLAS/numba/torch threads")
