@@ -54,3 +54,10 @@ def assert_has_heading_and_solution(cell: dict, cells: list[dict]) -> None:
     solution = [c for c in cells if c.get("metadata", {}).get("nbgrader", {}).get(
         "grade_id") == grade_id + "-code"]
     assert len(solution) == 1 and "### BEGIN SOLUTION" in "".join(solution[0]["source"])
+
+
+def assert_all_passed(out: str, count: int, hidden: bool) -> None:
+    """``out`` holds the closing lines of ``count`` checkers, each naming the hidden cases
+    exactly when they ran."""
+    assert out.count("All ") == count
+    assert out.count("passed (with hidden cases).") == (count if hidden else 0)

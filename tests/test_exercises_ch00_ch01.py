@@ -11,8 +11,8 @@ import pytest
 from autograd_lab.exercises import check
 from autograd_lab.exercises._common import Checker, format_value
 
-from ._checker_helpers import (SEEDS, assert_calls_own_checker, failure, graded_cells,
-                              solution_cells)
+from ._checker_helpers import (SEEDS, assert_all_passed, assert_calls_own_checker, failure,
+                              graded_cells, solution_cells)
 
 
 # -- correct solutions ----------------------------------------------------------------
@@ -193,8 +193,7 @@ def test_ch01_correct_solutions_pass(seed, hidden, capsys):
     run(check.ch01_central_difference, central_difference, seed, hidden)
     run(check.ch01_numerical_gradient, numerical_gradient, seed, hidden)
     run(check.ch01_gradcheck, make_gradcheck(), seed, hidden)
-    out = capsys.readouterr().out
-    assert out.count("All ") == 3 and ("(with hidden cases)" in out) == hidden
+    assert_all_passed(capsys.readouterr().out, 3, hidden)
 
 
 @pytest.mark.parametrize("wrong,words", [

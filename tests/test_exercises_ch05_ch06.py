@@ -14,8 +14,9 @@ import autograd_lab as al
 from autograd_lab.exercises import check
 from autograd_lab.exercises.ch06 import SNIPPETS, VISIBLE_SNIPPETS, snippet_raises
 
-from ._checker_helpers import (SEEDS, assert_calls_own_checker, assert_has_heading_and_solution,
-                              failure, graded_cells, solution_cells)
+from ._checker_helpers import (SEEDS, assert_all_passed, assert_calls_own_checker,
+                              assert_has_heading_and_solution, failure, graded_cells,
+                              solution_cells)
 
 
 # -- chapter 05: correct solutions ----------------------------------------------------------
@@ -97,8 +98,7 @@ def test_ch05_correct_solutions_pass(seed, hidden, capsys):
     check.ch05_matmul_backward(make_matmul(lambda a, b, g: (g @ b.T, a.T @ g)),
                                seed=seed, hidden=hidden)
     check.ch05_softmax(make_softmax(), seed=seed, hidden=hidden)
-    out = capsys.readouterr().out
-    assert out.count("All ") == 4 and ("(with hidden cases)" in out) == hidden
+    assert_all_passed(capsys.readouterr().out, 4, hidden)
 
 
 def test_ch05_variable_based_solutions_pass(capsys):
@@ -301,8 +301,7 @@ def test_ch06_correct_solutions_pass(seed, hidden, capsys):
     check.ch06_train_step(train_step, seed=seed, hidden=hidden)
     check.ch06_train_step(train_step_zero_first, seed=seed, hidden=hidden)
     check.ch06_version_check(VersionedCtx, seed=seed, hidden=hidden)
-    out = capsys.readouterr().out
-    assert out.count("All ") == 4 and ("(with hidden cases)" in out) == hidden
+    assert_all_passed(capsys.readouterr().out, 4, hidden)
 
 
 def test_ch06_predict_raises_feedback():

@@ -11,7 +11,7 @@ import pytest
 import autograd_lab as al
 from autograd_lab.exercises import check
 
-from ._checker_helpers import SEEDS, failure
+from ._checker_helpers import SEEDS, assert_all_passed, failure
 
 
 # -- chapter 09: correct solutions ----------------------------------------------------------
@@ -59,8 +59,7 @@ def test_ch09_correct_solutions_pass(seed, hidden, capsys):
     check.ch09_cross_entropy(cross_entropy_onehot, seed=seed, hidden=hidden)
     check.ch09_batches(batches, seed=seed, hidden=hidden)
     check.ch09_train_step(train_step, seed=seed, hidden=hidden)
-    out = capsys.readouterr().out
-    assert out.count("All ") == 6 and ("(with hidden cases)" in out) == hidden
+    assert_all_passed(capsys.readouterr().out, 6, hidden)
 
 
 def test_ch09_the_library_passes_its_own_checks(capsys):
@@ -338,8 +337,7 @@ def test_ch10_correct_solutions_pass(seed, hidden, capsys):
     check.ch10_conv2d_backward(conv2d_backward, seed=seed, hidden=hidden)
     check.ch10_conv2d_backward(conv2d_backward_library, seed=seed, hidden=hidden)
     check.ch10_max_pool(make_maxpool(), seed=seed, hidden=hidden)
-    out = capsys.readouterr().out
-    assert out.count("All ") == 6 and ("(with hidden cases)" in out) == hidden
+    assert_all_passed(capsys.readouterr().out, 6, hidden)
 
 
 def test_ch10_forward_reference_agrees_with_torch():
