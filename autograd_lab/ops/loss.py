@@ -66,7 +66,7 @@ class CrossEntropy(Function):
     def forward(ctx, x, target, reduction):
         data = _float_data(x)
         rows = _rows(data)
-        t = target.reshape(-1)
+        t = np.ascontiguousarray(target.reshape(-1), dtype=np.int64)  # as the kernels take it, once
         loss, stats = K.cross_entropy_fwd(rows, t, check=False)  # targets checked by the caller
         ctx.save_for_backward(x)
         ctx.stats, ctx.target, ctx.reduction = stats, t, reduction
