@@ -183,7 +183,7 @@ def _workers(n_chunks: int, flops: int) -> int:
 
 
 def _run_split(task, chunks: list[tuple[int, int]], workers: int) -> list:
-    """Run ``task(list_of_chunks)`` on ``workers`` threads (contiguous shares); return the results."""
+    """Run ``task(list_of_chunks)`` on ``workers`` threads (chunks dealt round-robin); return the results."""
     global _executor
     if workers <= 1:
         return [task(chunks)]
