@@ -161,10 +161,13 @@ def bench_model(kind: str, seeds: tuple[int, ...] = (0, 1, 2, 3, 4), epochs: int
     images = kind == "cnn"
     accs, accs_fixed = [], []
     for seed in seeds:  # the seed picks the split, the initial weights and the batch order ...
-        for split_seed, out in ((seed, accs), (0, accs_fixed)):  # ... or only the latter two
+        acc = {}
+        for split_seed in dict.fromkeys((seed, 0)):  # ... or only the latter two (one run for seed 0)
             xs, ys, xt, yt = load_digits(as_images=images, seed=split_seed)
             model = train_ours(make_model(kind, seed), xs, ys, _batches(len(xs), epochs, seed), lr)
-            out.append(_accuracy(predict_ours(model, xt), yt))
+            acc[split_seed] = _accuracy(predict_ours(model, xt), yt)
+        accs.append(acc[seed])
+        accs_fixed.append(acc[0])
     x_train, y_train, x_test, y_test = load_digits(as_images=images)
     order = _batches(len(x_train), epochs, 0)
     torch = _torch() if with_torch else None
