@@ -6,6 +6,7 @@ each student is one robustness case from ``tests/fixtures/course_nb.py``.
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,14 @@ def test_out_folder_with_other_files_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CourseError, match="not empty"):
         grade(tmp_path / "subs", tmp_path / "out", solutions=tmp_path / "sol")
     assert (tmp_path / "out" / "precious.txt").read_text() == "keep me"
+
+
+def test_an_empty_default_key_folder_is_named_in_the_error(tmp_path: Path, monkeypatch) -> None:
+    from autograd_lab.course import grading
+    (tmp_path / "key").mkdir()
+    monkeypatch.setattr(grading, "default_dir", lambda name: tmp_path / "key")
+    with pytest.raises(CourseError, match=re.escape(f"{tmp_path / 'key'} holds no notebooks")):
+        grade(tmp_path / "submissions", tmp_path / "out")
 
 
 def test_no_student_folders_is_a_clear_error(tmp_path: Path) -> None:

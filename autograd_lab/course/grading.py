@@ -208,9 +208,10 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
     seconds. Returns the rows of ``grades.csv``.
     """
     submissions, out = Path(submissions), Path(out)
-    key = {p.stem: p for p in list_notebooks(solutions or default_dir("solutions"))}
+    key_dir = Path(solutions) if solutions is not None else default_dir("solutions")
+    key = {p.stem: p for p in list_notebooks(key_dir)}
     if not key:
-        raise CourseError(f"The key folder {solutions} holds no notebooks.")
+        raise CourseError(f"The key folder {key_dir} holds no notebooks.")
     students = _students(submissions)
     expected = _expected(key, submissions, students, notebooks)
     _prepare_out(out)
