@@ -233,10 +233,16 @@ class MyNode:
         return self.fn_cls.backward(self, *grads)
 
 
-def my_apply(fn_cls, *args):
+def new_node(fn_cls, args):
+    """The node of one call: its inputs and which of them need a gradient."""
     ctx = MyNode(fn_cls)
     ctx.inputs = args
     ctx.needs_input_grad = tuple(isinstance(a, al.Variable) and a.requires_grad for a in args)
+    return ctx
+
+
+def my_apply(fn_cls, *args):
+    ctx = new_node(fn_cls, args)
     record = al.is_grad_enabled() and any(ctx.needs_input_grad)
     with al.no_grad():
         out = fn_cls.forward(ctx, *args)
@@ -324,9 +330,7 @@ def test_ch03_mul_wrong_ones():
 
 def test_ch03_own_apply_wrong_ones():
     def grad_mode_on(fn_cls, *args):
-        ctx = MyNode(fn_cls)
-        ctx.inputs = args
-        ctx.needs_input_grad = tuple(isinstance(a, al.Variable) and a.requires_grad for a in args)
+        ctx = new_node(fn_cls, args)
         out = fn_cls.forward(ctx, *args)
         if any(ctx.needs_input_grad):
             out.requires_grad = True
@@ -334,9 +338,7 @@ def test_ch03_own_apply_wrong_ones():
         return out
 
     def wrong_order(fn_cls, *args):
-        ctx = MyNode(fn_cls)
-        ctx.inputs = args
-        ctx.needs_input_grad = tuple(isinstance(a, al.Variable) and a.requires_grad for a in args)
+        ctx = new_node(fn_cls, args)
         with al.no_grad():
             out = fn_cls.forward(ctx, *args)
         out.grad_fn = ctx
@@ -344,9 +346,7 @@ def test_ch03_own_apply_wrong_ones():
         return out
 
     def always_records(fn_cls, *args):
-        ctx = MyNode(fn_cls)
-        ctx.inputs = args
-        ctx.needs_input_grad = tuple(isinstance(a, al.Variable) and a.requires_grad for a in args)
+        ctx = new_node(fn_cls, args)
         with al.no_grad():
             out = fn_cls.forward(ctx, *args)
         out.requires_grad = True
@@ -354,9 +354,7 @@ def test_ch03_own_apply_wrong_ones():
         return out
 
     def ignores_no_grad(fn_cls, *args):
-        ctx = MyNode(fn_cls)
-        ctx.inputs = args
-        ctx.needs_input_grad = tuple(isinstance(a, al.Variable) and a.requires_grad for a in args)
+        ctx = new_node(fn_cls, args)
         with al.no_grad():
             out = fn_cls.forward(ctx, *args)
         if any(ctx.needs_input_grad):
