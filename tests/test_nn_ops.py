@@ -301,3 +301,13 @@ def test_float32_stays_float32_through_forward_and_backward():
     assert loss.dtype == np.float32
     loss.backward()
     assert x.grad.dtype == w.grad.dtype == np.float32
+
+
+def test_cross_entropy_of_an_empty_batch_has_an_empty_gradient_like_torch():
+    import autograd_lab as al
+    import autograd_lab.functional as F
+    x = al.Variable(np.zeros((0, 3)), requires_grad=True)
+    loss = F.cross_entropy(x, np.zeros(0, dtype=np.int64))
+    assert np.isnan(loss.item())            # PyTorch: mean over no rows is nan
+    loss.backward()
+    assert x.grad.shape == (0, 3)

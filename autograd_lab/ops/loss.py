@@ -81,7 +81,7 @@ class CrossEntropy(Function):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         n = ctx.target.size
-        scale = 1.0 / n if ctx.reduction == "mean" else 1.0
+        scale = 1.0 / n if ctx.reduction == "mean" and n else 1.0  # an empty batch has no gradient to scale
         if is_grad_enabled():  # differentiable: softmax(x) - onehot, scaled by grad
             onehot = np.zeros(x.shape, dtype=x.dtype)
             rows_view = _rows(onehot)
