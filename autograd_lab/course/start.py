@@ -5,8 +5,8 @@ kept as it is, so running ``start`` again simply reopens the course where they l
 """
 from __future__ import annotations
 
-import shutil
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
