@@ -4,6 +4,7 @@
     autograd-lab check NOTEBOOK                       run a notebook, print a score per exercise
     autograd-lab release [--solutions DIR] [--out DIR]   solutions/ -> course/ (instructors)
     autograd-lab grade SUBMISSIONS --out DIR          batch-grade a class (instructors)
+    autograd-lab export NOTEBOOKS... --to DIR         rebuild mygrad/ from saved notebooks
 
 Course modules are imported inside each command, so ``autograd-lab --help`` is quick
 and the learner's commands do not need the instructor's nbgrader.
@@ -51,6 +52,30 @@ def _grade(args: argparse.Namespace) -> int:
         total = sum(r.max_points for r in rows if r.student == student)
         print(f"  {student}: {got:g} / {total:g}")
     return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .course.library import export
+    for path in export(args.notebooks, args.to, modules=args.modules):
+        print(f"wrote {path}")
+    return 0
+
+
+def add_export(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "export", help="rebuild your mygrad/ package from saved notebooks",
+        description="Rebuild DIR/mygrad/ from the %%mygrad cells of saved notebooks (a working "
+                    "folder, single notebooks, or the key's solutions/: its export is the "
+                    "reference library). Later notebooks' cells replace earlier ones of the same "
+                    "module and section.")
+    p.add_argument("notebooks", nargs="+", type=Path, metavar="NOTEBOOKS",
+                   help="notebooks or folders of notebooks, e.g. autograd_lab_work")
+    p.add_argument("--to", type=Path, required=True, metavar="DIR",
+                   help="folder to write mygrad/ into (e.g. . to use it with `import mygrad`)")
+    p.add_argument("--modules", nargs="+", default=None, metavar="MODULE",
+                   help="write only these modules (e.g. variable function); the other files in "
+                        "DIR/mygrad/ are left as they are")
+    p.set_defaults(func=_export)
 
 
 def add_start(sub: argparse._SubParsersAction) -> None:
@@ -110,7 +135,7 @@ def add_train(sub: argparse._SubParsersAction) -> None:
 
 
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    add_start, add_check, add_release, add_grade, add_train,
+    add_start, add_check, add_release, add_grade, add_train, add_export,
 ]
 
 
