@@ -151,6 +151,8 @@ def choose_modules(chapter: int, *, including: bool = False,
         else:
             reason = "missing"
         chosen = own if not reason else reference / f"{module.name}.py"
+        if not chosen.is_file():  # neither yours nor a key's module (a chapter without one)
+            continue
         files[module.name] = chosen
         choices.append(Choice(module.name, chosen, not reason, reason))
     return choices
