@@ -654,12 +654,13 @@ def _check_variable_order(ck: Checker, order: Any, root: Any, names: dict[str, A
     counts: dict[int, int] = {}
     for item in order:
         if id(item) not in known:
-            extra = ("a Variable that does not require grad (it needs no gradient, and the "
-                     "engine must not visit it)" if getattr(item, "requires_grad", True) is False
-                     else "something that is not a Variable of this graph")
-            ck.fail(f"the list contains {name(item) if id(item) in label else extra}.",
+            if getattr(item, "requires_grad", True) is False:
+                what = (f"{name(item)}, a Variable that does not require grad (it gets no "
+                        "gradient, so the engine need not visit it)")
+            else:
+                what = f"{repr(item)[:60]}, which is not a Variable that root depends on"
+            ck.fail(f"the list contains {what}.",
                     expected="only the Variables root depends on that require grad",
-                    received=repr(item)[:120],
                     hint="Follow v.grad_fn.inputs, and skip inputs that are not Variables or do "
                          "not require grad (they get no gradient).")
         counts[id(item)] = counts.get(id(item), 0) + 1
@@ -767,6 +768,22 @@ def _order_diagnosis(backward: Callable[..., Any], root: Any) -> str:
     return ""
 
 
+def _call_backward(ck: Checker, backward: Callable[..., Any], root: Any) -> None:
+    """backward(root); if it raises because its order repeats Variables, say that."""
+    try:
+        backward(root)
+    except NotImplementedError as err:
+        raise ck._not_done(err) from None
+    except Exception as err:  # the learner's bug: find its cause if we can
+        diagnosis = _order_diagnosis(backward, root)
+        hint = ("A Variable that comes twice in the order is handled twice: its node's saved "
+                "tensors are already freed (or its gradient already taken) the second time."
+                + diagnosis) if diagnosis else (
+                "Read the traceback above to find the failing line in your code.")
+        name = getattr(backward, "__name__", "backward")
+        raise ck.error(f"your {name} raised {type(err).__name__}: {err}", hint=hint) from err
+
+
 def ch04_engine_backward(backward: Callable[..., Any], mygrad: ModuleType | None = None, *,
                          seed: int = 0, hidden: bool = False) -> None:
     """Check mygrad's ``backward(root, gradient=None, retain_graph=None, create_graph=False)``
@@ -778,18 +795,22 @@ def ch04_engine_backward(backward: Callable[..., Any], mygrad: ModuleType | None
                   "input's entry; a leaf (grad_fn None) adds its gradient into .grad.")
     with ck.case("the l1...l4 example: loss 40, gradients 28, 8, 10"):
         g = _seed_graph(pkg)
-        ck.call(backward, g["loss"])
+        _call_backward(ck, backward, g["loss"])
         ck.close(_values(g["loss"]), 40.0, what="loss")
-        for name, want in (("w1", 28.0), ("w2", 8.0), ("w3", 10.0)):
+        one_user = ("l1 is used by l2 and by l3, and only one of their gradients reached it: add "
+                    "the gradients of all of a Variable's users (grads[id(x)] = grads[id(x)] + gx "
+                    "when there is an entry already).")
+        for name, want, mistakes in (("w1", 28.0, [(8.0, one_user), (20.0, one_user)]),
+                                     ("w2", 8.0, []), ("w3", 10.0, [])):
             _grad_close(ck, g[name], want, f"{name}.grad",
-                        grads_hint + _order_diagnosis(backward, g["loss"]))
+                        grads_hint + _order_diagnosis(backward, g["loss"]), mistakes=mistakes)
         ck.check(g["l1"].grad is None and g["input"].grad is None,
                  "a non-leaf (l1) or a Variable that needs no grad (input) got a .grad.",
                  hint="Only leaves that require grad (and Variables that asked for "
                       "retain_grad) keep a gradient in .grad.")
     with ck.case("x*y reused: out = h*h + h gives x.grad = 39, y.grad = 26"):
         g = _h_graph(pkg)
-        ck.call(backward, g["out"])
+        _call_backward(ck, backward, g["out"])
         diagnosis = _order_diagnosis(backward, g["out"])
         _grad_close(ck, g["x"], 39.0, "x.grad", grads_hint + diagnosis,
                     mistakes=[(3 * 39.0, "x got three times its gradient: the Variable h was "

@@ -297,6 +297,8 @@ def _axis_mistakes(data: np.ndarray, axis: int) -> list[tuple[np.ndarray, str]]:
     """Softmaxes that used another axis than ``axis`` in one or both steps, with a hint naming
     the step. (Subtracting the maximum along the wrong axis is not harmless: it subtracts a
     different number inside one softmax slice.)"""
+    if data.ndim < 2:
+        return []  # one axis only: there is no wrong one
     right = axis % data.ndim
     out = []
     for other in [a for a in range(data.ndim) if a != right] + [None]:
@@ -305,12 +307,14 @@ def _axis_mistakes(data: np.ndarray, axis: int) -> list[tuple[np.ndarray, str]]:
         for max_axis, sum_axis, step in ((other, other, "both the maximum and the sum"),
                                          (other, right, "the maximum"),
                                          (right, other, "the sum")):
+            if sum_axis == right and max_axis is None:
+                continue  # subtracting one number from every element is right, not a mistake
             with np.errstate(all="ignore"):
                 e = np.exp(data - data.max(axis=max_axis, keepdims=True))
                 wrong = e / e.sum(axis=sum_axis, keepdims=True)
-            out.append((wrong, f"Wrong axis: you took {step} {where}; softmax works along "
-                        f"{told}. Use axis=axis (and keepdims=True) in x.data.max(...) and in "
-                        "e.sum(...)."))
+            out.append((wrong, f"You used the wrong axis: you took {step} {where}; softmax "
+                        f"works along {told}. Use axis=axis (and keepdims=True) both in "
+                        "x.data.max(...) and in e.sum(...)."))
     return out
 
 
