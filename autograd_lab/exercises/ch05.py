@@ -414,10 +414,10 @@ def _op_cases(pkg: Any, rng: np.random.Generator) -> list[tuple[str, Callable[..
 
 
 def mygrad_ops(pkg: Any) -> None:
-    """The loader's check of ``mygrad/ops.py``: programs compared with autograd_lab, then a
-    numerical gradcheck of every operation and unbroadcast's error."""
+    """The loader's check of ``mygrad/ops.py``: a numerical gradcheck of every operation (so a
+    failure names the operation), unbroadcast's error, then whole programs compared with
+    autograd_lab."""
     from ._library import ops as compare_with_autograd_lab
-    compare_with_autograd_lab(pkg)
     ck = Checker("mygrad-ops")
     rng = np.random.default_rng(7)
     for name, fn, inputs in _op_cases(pkg, rng):
@@ -431,3 +431,4 @@ def mygrad_ops(pkg: Any) -> None:
         ck.close(data_of(got), np.full(3, 2.0), what="unbroadcast(ones((2, 3)), (3,))")
         ck.raises(ValueError, pkg.unbroadcast, np.ones((3, 4)), (2, 4))
     ck.done()
+    compare_with_autograd_lab(pkg)
