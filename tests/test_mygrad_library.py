@@ -275,3 +275,10 @@ def test_loader_with_nothing_written_uses_the_key_everywhere(tmp_path: Path, cap
     assert len(capsys.readouterr().out.strip().splitlines()) == 5
     with pkg.no_grad():
         assert not (pkg.Variable(1.0, requires_grad=True) * 2).requires_grad
+
+
+def test_the_keys_solution_markers_stay_out_of_the_module(tmp_path: Path) -> None:
+    code = ("def f(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION\n")
+    text = write_section(tmp_path, "variable", "f", code).read_text()
+    assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
+    assert "def f(x):\n    return 2 * x\n" in text

@@ -175,9 +175,18 @@ def header(module: str, sections: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+_GRADING_MARKER = re.compile(r"^[ \t]*### (?:BEGIN|END) (?:SOLUTION|HIDDEN TESTS)[ \t]*\n?",
+                             re.MULTILINE)
+
+
+def library_code(code: str) -> str:
+    """A cell's code as it goes into the module: without the key's solution markers."""
+    return _GRADING_MARKER.sub("", code).strip("\n")
+
+
 def render_module(module: str, sections: dict[str, str]) -> str:
     """The whole text of ``mygrad/<module>.py`` with these sections (already ordered)."""
-    body = "".join(f"\n\n# --- section: {name} ---\n{code.strip(chr(10))}\n"
+    body = "".join(f"\n\n# --- section: {name} ---\n{library_code(code)}\n"
                    for name, code in sections.items())
     return header(module, sections) + body
 

@@ -18,7 +18,6 @@ def _inputs_to_visit(v):
 def topological_order(root):
     """Every Variable root depends on (that requires grad), once each, root first and every
     Variable before the Variables it came from. Iterative: no recursion limit on deep graphs."""
-    ### BEGIN SOLUTION
     order, visited = [], {id(root)}
     stack = [(root, iter(_inputs_to_visit(root)))]
     while stack:
@@ -32,7 +31,6 @@ def topological_order(root):
             stack.pop()
             order.append(v)
     return order[::-1]            # root first, leaves last
-    ### END SOLUTION
 
 
 # --- section: backward ---
@@ -82,7 +80,6 @@ def backward(root, gradient=None, retain_graph=None, create_graph=False):
     retain_graph = create_graph if retain_graph is None else retain_graph
     enabled, GradMode.enabled = GradMode.enabled, bool(create_graph)
     try:
-        ### BEGIN SOLUTION
         grads = {id(root): gradient}
         for v in topological_order(root):
             g = grads.pop(id(v))              # complete: every user of v came earlier
@@ -101,7 +98,6 @@ def backward(root, gradient=None, retain_graph=None, create_graph=False):
                     grads[id(x)] = grads[id(x)] + gx if id(x) in grads else gx
             if not retain_graph:
                 node.release()
-        ### END SOLUTION
     finally:
         GradMode.enabled = enabled
 

@@ -11,7 +11,6 @@ __all__ = ['Div', 'Index', 'Log', 'LogSoftmax', 'MatMul', 'Mean', 'Pow', 'Reshap
 # --- section: unbroadcast ---
 def unbroadcast(grad, shape):
     """Sum the numpy array grad down to shape: the backward of broadcasting shape to grad.shape."""
-    ### BEGIN SOLUTION
     shape = tuple(shape)
     lead = grad.ndim - len(shape)
     out = grad.sum(axis=tuple(range(lead))) if lead > 0 else grad
@@ -22,7 +21,6 @@ def unbroadcast(grad, shape):
         raise ValueError(f"cannot sum a gradient of shape {grad.shape} down to shape {shape}: "
                          f"{shape} does not broadcast to {grad.shape}")
     return out
-    ### END SOLUTION
 
 
 class Unbroadcast(Function):
@@ -140,10 +138,8 @@ class Sum(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        ### BEGIN SOLUTION
         g = Reshape.apply(grad_output, _kept_shape(ctx.x_shape, ctx.axis))
         return BroadcastTo.apply(g, ctx.x_shape), None, None
-        ### END SOLUTION
 
 
 class Mean(Function):
@@ -223,9 +219,7 @@ class MatMul(Function):
     @staticmethod
     def backward(ctx, grad_output):
         a, b = ctx.saved_tensors
-        ### BEGIN SOLUTION
         return grad_output @ b.T, a.T @ grad_output
-        ### END SOLUTION
 
 
 Variable.__matmul__ = lambda self, other: MatMul.apply(self, as_variable(other))
@@ -237,22 +231,18 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x, axis=-1):
-        ### BEGIN SOLUTION
         z = x.data - x.data.max(axis=axis, keepdims=True)     # no overflow: the largest is e**0
         e = np.exp(z)
         y = Variable(e / e.sum(axis=axis, keepdims=True))
         ctx.axis = axis
         ctx.save_for_backward(y)
         return y
-        ### END SOLUTION
 
     @staticmethod
     def backward(ctx, grad_output):
-        ### BEGIN SOLUTION
         y, = ctx.saved_tensors
         g = grad_output
         return y * (g - (g * y).sum(axis=ctx.axis, keepdims=True)), None
-        ### END SOLUTION
 
 
 class LogSoftmax(Function):
