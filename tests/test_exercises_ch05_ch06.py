@@ -1,4 +1,4 @@
-"""The checkers of chapters 05 and 06.
+"""The checkers of chapter 05 (chapter 06 has tests/test_exercises_ch06.py).
 
 Each checker must pass a correct solution (with and without hidden cases) and fail typical
 wrong ones with a message that names the exercise and gives a useful hint.
@@ -12,7 +12,6 @@ import pytest
 
 import autograd_lab as al
 from autograd_lab.exercises import check
-from autograd_lab.exercises.ch06 import SNIPPETS, VISIBLE_SNIPPETS, snippet_raises
 
 from ._checker_helpers import (SEEDS, assert_all_passed, assert_calls_own_checker,
                               assert_has_heading_and_solution, failure, graded_cells,
@@ -243,210 +242,9 @@ def test_ch05_softmax_wrong_axis():
     assert "wrong axis" in msg
 
 
-# -- chapter 06 -------------------------------------------------------------------------------
-PREDICTIONS = {"a": True, "b": False, "c": True, "d": False, "e": False, "f": True, "g": True,
-               "h": False}
-
-
-def train_step(w, b, X, y, lr):
-    loss = ((X @ w + b - y) ** 2).mean()
-    loss.backward()
-    with al.no_grad():
-        w -= lr * w.grad
-        b -= lr * b.grad
-    w.grad = None
-    b.grad = None
-    return loss.item()
-
-
-def train_step_zero_first(w, b, X, y, lr):
-    for p in (w, b):
-        if p.grad is not None:
-            p.grad.zero_()
-    loss = ((X @ w + b - y) ** 2).mean()
-    loss.backward()
-    with al.no_grad():
-        w.sub_(lr * w.grad)
-        b.sub_(lr * b.grad)
-    return float(loss.data)
-
-
-class VersionedCtx:
-    def save_for_backward(self, *tensors):
-        self._saved = [(t, None if t is None else t._version) for t in tensors]
-
-    @property
-    def saved_tensors(self):
-        for t, v in self._saved:
-            if t is not None and t._version != v:
-                raise RuntimeError(f"modified by an inplace operation: is at version "
-                                   f"{t._version}; expected version {v} instead")
-        return tuple(t for t, _ in self._saved)
-
-
-def test_snippet_truth_is_what_the_chapter_teaches():
-    assert {name: snippet_raises(code) for name, code in SNIPPETS.items()} == PREDICTIONS
-    assert set(VISIBLE_SNIPPETS) < set(SNIPPETS)
-
-
-def test_snippet_h_gives_a_silently_wrong_gradient():
-    ns = {"al": al, "np": np}
-    exec(textwrap.dedent(SNIPPETS["h"]), ns)
-    assert ns["x"].grad.data.tolist() == [20.0, 4.0]  # 2 * 10, not 2 * 1
-
-
-@pytest.mark.parametrize("seed,hidden", SEEDS)
-def test_ch06_correct_solutions_pass(seed, hidden, capsys):
-    check.ch06_predict_raises(dict(PREDICTIONS), seed=seed, hidden=hidden)
-    check.ch06_train_step(train_step, seed=seed, hidden=hidden)
-    check.ch06_train_step(train_step_zero_first, seed=seed, hidden=hidden)
-    check.ch06_version_check(VersionedCtx, seed=seed, hidden=hidden)
-    assert_all_passed(capsys.readouterr().out, 4, hidden)
-
-
-def test_ch06_predict_raises_feedback():
-    wrong = dict(PREDICTIONS, e=True)
-    msg = failure(check.ch06_predict_raises, wrong)
-    assert "snippet e raises" in msg and "relu saves its output" in msg
-    assert "not True or False" in failure(check.ch06_predict_raises, dict(PREDICTIONS, a="yes"))
-    assert "no prediction" in failure(check.ch06_predict_raises, {"a": True})
-    assert "not a dict" in failure(check.ch06_predict_raises, [True] * 8)
-    hidden_only = dict(PREDICTIONS, h=True)
-    check.ch06_predict_raises(hidden_only)  # h is only checked when grading
-    assert "snippet h" in failure(check.ch06_predict_raises, hidden_only, hidden=True)
-
-
-def _inplace_without_no_grad(w, b, X, y, lr):
-    loss = ((X @ w + b - y) ** 2).mean()
-    loss.backward()
-    w -= lr * w.grad
-    b -= lr * b.grad
-    return loss.item()
-
-
-def _rebinding(w, b, X, y, lr):
-    loss = ((X @ w + b - y) ** 2).mean()
-    loss.backward()
-    with al.no_grad():
-        w = w - lr * w.grad
-        b = b - lr * b.grad
-    return loss.item()
-
-
-def _no_zeroing(w, b, X, y, lr):
-    loss = ((X @ w + b - y) ** 2).mean()
-    loss.backward()
-    with al.no_grad():
-        w -= lr * w.grad
-        b -= lr * b.grad
-    return loss.item()
-
-
-def _uphill(w, b, X, y, lr):
-    loss = ((X @ w + b - y) ** 2).mean()
-    loss.backward()
-    with al.no_grad():
-        w += lr * w.grad
-        b += lr * b.grad
-    w.grad = b.grad = None
-    return loss.item()
-
-
-def _loss_after(w, b, X, y, lr):
-    train_step(w, b, X, y, lr)
-    return ((X @ w + b - y) ** 2).mean().item()
-
-
-@pytest.mark.parametrize("wrong,words", [
-    (_inplace_without_no_grad, "no_grad"),
-    (_rebinding, "Rebinding"),
-    (_no_zeroing, "clear them every step"),
-    (_uphill, "uphill"),
-    (_loss_after, "before the update"),
-    (lambda w, b, X, y, lr: None, "returned None"),
-])
-def test_ch06_train_step_rejects_typical_mistakes(wrong, words):
-    msg = failure(check.ch06_train_step, wrong)
-    assert "ch06-train-step" in msg and words in msg
-
-
-class _Lazy(VersionedCtx):  # reads the version at unpack time: never raises
-    def save_for_backward(self, *tensors):
-        self._tensors = tensors
-
-    @property
-    def saved_tensors(self):
-        self._saved = [(t, None if t is None else t._version) for t in self._tensors]
-        return super().saved_tensors
-
-
-class _AgainstZero(VersionedCtx):
-    def save_for_backward(self, *tensors):
-        self._saved = [(t, 0) for t in tensors]
-
-    @property
-    def saved_tensors(self):
-        for t, v in self._saved:
-            if t is not None and t._version != v:
-                raise RuntimeError(f"at version {t._version}; expected version {v}")
-        return tuple(t for t, _ in self._saved)
-
-
-class _Vague(VersionedCtx):
-    @property
-    def saved_tensors(self):
-        try:
-            return super().saved_tensors
-        except RuntimeError:
-            raise RuntimeError("a saved tensor changed") from None
-
-
-class _ClassLevel(VersionedCtx):
-    store: list = []
-
-    def save_for_backward(self, *tensors):
-        type(self).store = [(t, None if t is None else t._version) for t in tensors]
-        self._saved = type(self).store
-
-    @property
-    def saved_tensors(self):
-        self._saved = type(self).store
-        return super().saved_tensors
-
-
-class _Copies(VersionedCtx):
-    @property
-    def saved_tensors(self):
-        return tuple(None if t is None else t.clone() for t in super().saved_tensors)
-
-
-class _WrongType(VersionedCtx):
-    @property
-    def saved_tensors(self):
-        try:
-            return super().saved_tensors
-        except RuntimeError as err:
-            raise ValueError(str(err)) from None
-
-
-@pytest.mark.parametrize("cls,words", [
-    (_Lazy, "did not raise"),
-    (_AgainstZero, "not with 0"),
-    (_Vague, "name both versions"),
-    (_ClassLevel, "not on the class"),
-    (_Copies, "saved objects"),
-    (_WrongType, "wrong kind of error"),
-])
-def test_ch06_version_check_rejects_typical_mistakes(cls, words):
-    msg = failure(check.ch06_version_check, cls)
-    assert "ch06-version-check" in msg and words in msg
-
-
 # -- the notebooks use these checkers consistently ------------------------------------------
 NOTEBOOKS = {"05_tensors_broadcasting.ipynb": {"ch05-unbroadcast", "ch05-sum-backward",
-                                               "ch05-matmul-backward", "ch05-softmax"},
-             "06_grad_modes_inplace.ipynb": {"ch06-predict-raises", "ch06-train-step",
-                                             "ch06-version-check"}}
+                                               "ch05-matmul-backward", "ch05-softmax"}}
 
 
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))
@@ -457,10 +255,3 @@ def test_graded_cells_call_their_own_checker(name):
     for cell in graded:
         assert_calls_own_checker(cell)
         assert_has_heading_and_solution(cell, cells)
-
-
-def test_chapter_06_shows_exactly_the_checked_snippets():
-    cells = solution_cells("06_grad_modes_inplace.ipynb")
-    text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
-    for name, code in SNIPPETS.items():
-        assert f"**Snippet {name}**\n\n```python\n{textwrap.dedent(code).rstrip()}\n```" in text

@@ -27,6 +27,8 @@ from .notebooks import (RAISES_TAG, CourseError, exercise_id_of_solution, is_gra
                         read_notebook)
 
 STUB_HINT = "write your code here, then run the check cell below"
+GLOSSARY = "GLOSSARY.md"
+"""The bilingual glossary the chapters link; released as it is (the same bytes)."""
 
 
 def stub_for(grade_id: str) -> str:
@@ -163,7 +165,8 @@ def release(solutions: Path, out: Path) -> list[Path]:
     """Write the student copy of every notebook in ``solutions`` into ``out``; return the paths.
 
     Files are rewritten only when their text changes. Notebooks in ``out`` without a
-    solution counterpart are left alone (and reported by the course tests).
+    solution counterpart are left alone (and reported by the course tests). The glossary
+    (:data:`GLOSSARY`), which every chapter links, is copied byte for byte.
     """
     sources = list_notebooks(solutions)
     if not sources:
@@ -175,5 +178,12 @@ def release(solutions: Path, out: Path) -> list[Path]:
         text = released_text(source)
         if not target.exists() or target.read_text(encoding="utf-8") != text:
             target.write_text(text, encoding="utf-8", newline="\n")
+        written.append(target)
+    glossary = Path(solutions) / GLOSSARY
+    if glossary.is_file():
+        target = Path(out) / GLOSSARY
+        data = glossary.read_bytes()
+        if not target.exists() or target.read_bytes() != data:
+            target.write_bytes(data)
         written.append(target)
     return written

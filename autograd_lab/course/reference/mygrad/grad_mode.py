@@ -41,6 +41,14 @@ class enable_grad(set_grad_enabled):
 
 
 # --- section: detach ---
+def _counter(v):
+    """v's version counter: a one-element list that detach() shares with the new Variable."""
+    counter = v.__dict__.get("_counter")
+    if counter is None:
+        counter = v._counter = [0]
+    return counter
+
+
 def detach(self):
     """A new leaf sharing this Variable's data (and its version counter), outside the graph."""
     out = Variable(self.data)
@@ -63,14 +71,6 @@ Variable.requires_grad_ = requires_grad_
 
 
 # --- section: versions ---
-def _counter(v):
-    """v's version counter: a one-element list that detach() shares with the new Variable."""
-    counter = v.__dict__.get("_counter")
-    if counter is None:
-        counter = v._counter = [0]
-    return counter
-
-
 def bump_version(v):
     """Count one more in-place change of v's data."""
     _counter(v)[0] += 1
@@ -82,8 +82,10 @@ Variable._version = property(lambda self: _counter(self)[0])
 # --- section: saved versions ---
 def save_for_backward(ctx, *tensors):
     """Keep the tensors and the version each one has now."""
+    ### BEGIN SOLUTION
     ctx._saved = tensors
     ctx._saved_versions = tuple(None if t is None else t._version for t in tensors)
+    ### END SOLUTION
 
 
 def saved_tensors(ctx):
@@ -93,6 +95,7 @@ def saved_tensors(ctx):
             f"Trying to backward through {type(ctx).__name__} a second time, but its saved "
             "tensors were freed after the first backward. Pass retain_graph=True to the first "
             "backward() if you need to call it twice.")
+    ### BEGIN SOLUTION
     versions = ctx.__dict__.get("_saved_versions", ())
     for i, (t, version) in enumerate(zip(ctx._saved, versions)):
         if t is not None and t._version != version:
@@ -100,7 +103,8 @@ def saved_tensors(ctx):
                 f"one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: saved tensor {i} of {type(ctx).__name__} (shape {t.shape}) "
                 f"is at version {t._version}; expected version {version} instead.")
-    return ctx._saved
+    return tuple(ctx._saved)
+    ### END SOLUTION
 
 
 Context.save_for_backward = save_for_backward

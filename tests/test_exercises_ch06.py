@@ -1,0 +1,450 @@
+"""Chapter 06: its checkers, its prediction snippets, and the learner's ``mygrad/grad_mode.py``.
+
+Each checker must pass a correct solution (with and without hidden cases) and fail typical
+wrong ones with a message that names the exercise and a hint naming the real cause. The
+version-check exercise is the section ``saved versions`` of the learner's library: the wrong
+solutions here are installed on a fresh copy of the key's ``mygrad``.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import autograd_lab as al
+from autograd_lab.course.library import MODULES, PACKAGE, REFERENCE_ROOT, export
+from autograd_lab.course.loader import build_package
+from autograd_lab.exercises import check
+from autograd_lab.exercises.ch06 import (RULES, SNIPPETS, VISIBLE_SNIPPETS, mygrad_grad_mode,
+                                         snippet_raises)
+
+from ._checker_helpers import (ROOT, SEEDS, assert_all_passed, assert_calls_own_checker,
+                               assert_has_heading_and_solution, failure, graded_cells,
+                               solution_cells)
+
+NOTEBOOK = "06_grad_modes_inplace.ipynb"
+
+
+def reference_package():
+    """A fresh ``mygrad`` built from the key's modules of chapters 02-06 (new classes each call)."""
+    files = {m.name: REFERENCE_ROOT / PACKAGE / f"{m.name}.py" for m in MODULES
+             if m.chapter <= 6}
+    return build_package(files)
+
+
+# -- ch06-predict-raises ------------------------------------------------------------------------
+PREDICTIONS = {"a": False, "b": True, "c": True, "d": False, "e": False, "f": True, "g": True,
+               "h": False}
+
+
+def test_snippet_truth_is_what_the_chapter_teaches():
+    assert {name: snippet_raises(code) for name, code in SNIPPETS.items()} == PREDICTIONS
+    assert set(VISIBLE_SNIPPETS) < set(SNIPPETS) and set(RULES) == set(SNIPPETS)
+
+
+def test_snippets_behave_as_in_pytorch():
+    torch = pytest.importorskip("torch")
+    for name, code in SNIPPETS.items():
+        namespace = {"torch": torch}
+        try:
+            exec(textwrap.dedent(code).replace("al.", "torch."), namespace)  # noqa: S102
+            raised = False
+        except RuntimeError:
+            raised = True
+        assert raised == PREDICTIONS[name], f"snippet {name} differs from PyTorch"
+
+
+def test_snippets_are_new_not_the_chapters_demos():
+    """No snippet repeats a code cell of the chapter (the old exercise copied three demos)."""
+    cells = solution_cells(NOTEBOOK)
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    for name, snippet in SNIPPETS.items():
+        lines = [ln for ln in textwrap.dedent(snippet).splitlines()
+                 if ln.strip() and not ln.startswith("x = al.tensor") and
+                 not ln.startswith("w = al.tensor")]
+        body = "\n".join(lines)
+        assert body not in code, f"snippet {name} repeats a demo of the chapter"
+
+
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+def test_ch06_correct_solutions_pass(seed, hidden, capsys):
+    check.ch06_predict_raises(dict(PREDICTIONS), seed=seed, hidden=hidden)
+    check.ch06_train_step(train_step, seed=seed, hidden=hidden)
+    check.ch06_train_step(train_step_zero_first, seed=seed, hidden=hidden)
+    check.ch06_version_check(reference_package(), seed=seed, hidden=hidden)
+    assert_all_passed(capsys.readouterr().out, 4, hidden)
+
+
+def test_ch06_predict_raises_explains_the_first_wrong_one_and_hides_the_rest(capsys):
+    wrong = dict(PREDICTIONS, b=False, e=True)
+    msg = failure(check.ch06_predict_raises, wrong)
+    assert "2 of 6 predictions are wrong" in msg
+    assert "Snippet b: you predicted that it runs, but it raises" in msg
+    assert RULES["b"] in msg and "1 more" in msg
+    # nothing about snippet e: not its name, not its rule, and no per-snippet tick marks
+    assert "Snippet e" not in msg and RULES["e"] not in msg
+    out = capsys.readouterr().out
+    assert "✓ snippet" not in out
+    only = failure(check.ch06_predict_raises, dict(PREDICTIONS, d=True))
+    assert "Snippet d: you predicted that it raises, but it runs" in only
+    assert "the only wrong one" in only and RULES["d"] in only
+
+
+def test_ch06_predict_raises_input_errors():
+    assert "not True or False" in failure(check.ch06_predict_raises, dict(PREDICTIONS, a="yes"))
+    assert "not True or False" in failure(check.ch06_predict_raises, dict(PREDICTIONS, a=None))
+    assert "no prediction" in failure(check.ch06_predict_raises, {"a": True})
+    assert "not a dict" in failure(check.ch06_predict_raises, [True] * 8)
+
+
+def test_ch06_predict_raises_hidden_snippets_only_when_graded(capsys):
+    hidden_only = dict(PREDICTIONS, h=True)
+    check.ch06_predict_raises(hidden_only)  # h is only checked when grading
+    assert "checked when the notebook is graded" in capsys.readouterr().out
+    msg = failure(check.ch06_predict_raises, hidden_only, hidden=True)
+    assert "Snippet h: you predicted that it raises, but it runs" in msg and RULES["h"] in msg
+
+
+# -- ch06-train-step (on autograd_lab) ----------------------------------------------------------
+def train_step(w, b, X, y, lr):
+    loss = ((X @ w + b - y) ** 2).mean()
+    loss.backward()
+    with al.no_grad():
+        w -= lr * w.grad
+        b -= lr * b.grad
+    w.grad = None
+    b.grad = None
+    return loss.item()
+
+
+def train_step_zero_first(w, b, X, y, lr):
+    for p in (w, b):
+        if p.grad is not None:
+            p.grad.zero_()
+    loss = ((X @ w + b - y) ** 2).mean()
+    loss.backward()
+    with al.no_grad():
+        w.sub_(lr * w.grad)
+        b.sub_(lr * b.grad)
+    return float(loss.data)
+
+
+def _inplace_without_no_grad(w, b, X, y, lr):
+    loss = ((X @ w + b - y) ** 2).mean()
+    loss.backward()
+    w -= lr * w.grad
+    b -= lr * b.grad
+    return loss.item()
+
+
+def _rebinding(w, b, X, y, lr):
+    loss = ((X @ w + b - y) ** 2).mean()
+    loss.backward()
+    with al.no_grad():
+        w = w - lr * w.grad
+        b = b - lr * b.grad
+    return loss.item()
+
+
+def _no_zeroing(w, b, X, y, lr):
+    loss = ((X @ w + b - y) ** 2).mean()
+    loss.backward()
+    with al.no_grad():
+        w -= lr * w.grad
+        b -= lr * b.grad
+    return loss.item()
+
+
+def _uphill(w, b, X, y, lr):
+    loss = ((X @ w + b - y) ** 2).mean()
+    loss.backward()
+    with al.no_grad():
+        w += lr * w.grad
+        b += lr * b.grad
+    w.grad = b.grad = None
+    return loss.item()
+
+
+def _loss_after(w, b, X, y, lr):
+    train_step(w, b, X, y, lr)
+    return ((X @ w + b - y) ** 2).mean().item()
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (_inplace_without_no_grad, "no_grad"),
+    (_rebinding, "Rebinding"),
+    (_no_zeroing, "clear them every step"),
+    (_uphill, "uphill"),
+    (_loss_after, "before the update"),
+    (lambda w, b, X, y, lr: None, "returned None"),
+])
+def test_ch06_train_step_rejects_typical_mistakes(wrong, words):
+    msg = failure(check.ch06_train_step, wrong)
+    assert "ch06-train-step" in msg and words in msg
+
+
+# -- ch06-version-check: the learner's section "saved versions" ---------------------------------
+FREED = ("Trying to backward through {name} a second time, but its saved tensors were freed "
+         "after the first backward. Pass retain_graph=True to the first backward() if you need "
+         "to call it twice.")
+
+
+def _freed_check(ctx):
+    if ctx._saved is None:
+        raise RuntimeError(FREED.format(name=type(ctx).__name__))
+
+
+def _save_right(ctx, *tensors):
+    ctx._saved = tensors
+    ctx._saved_versions = tuple(None if t is None else t._version for t in tensors)
+
+
+def _unpack_right(ctx):
+    _freed_check(ctx)
+    for t, v in zip(ctx._saved, ctx.__dict__.get("_saved_versions", ())):
+        if t is not None and t._version != v:
+            raise RuntimeError(f"modified by an inplace operation: is at version {t._version}; "
+                               f"expected version {v} instead.")
+    return tuple(ctx._saved)
+
+
+def _save_lazy(ctx, *tensors):  # versions read at unpack time: never raises
+    ctx._saved = tensors
+
+
+def _unpack_lazy(ctx):
+    _freed_check(ctx)
+    ctx._saved_versions = tuple(None if t is None else t._version for t in ctx._saved)
+    return _unpack_right(ctx)
+
+
+def _unpack_against_zero(ctx):
+    _freed_check(ctx)
+    for t in ctx._saved:
+        if t is not None and t._version != 0:
+            raise RuntimeError(f"at version {t._version}; expected version 0 instead.")
+    return tuple(ctx._saved)
+
+
+def _unpack_vague(ctx):
+    try:
+        return _unpack_right(ctx)
+    except RuntimeError:
+        raise RuntimeError("a saved tensor was changed") from None
+
+
+_GLOBAL: dict = {}
+
+
+def _save_global(ctx, *tensors):
+    _save_right(ctx, *tensors)
+    _GLOBAL["saved"] = (ctx._saved, ctx._saved_versions)
+
+
+def _unpack_global(ctx):
+    _freed_check(ctx)
+    ctx._saved, ctx._saved_versions = _GLOBAL["saved"]
+    return _unpack_right(ctx)
+
+
+def _unpack_copies(ctx):
+    return tuple(None if t is None else t.detach() for t in _unpack_right(ctx))
+
+
+def _unpack_value_error(ctx):
+    try:
+        return _unpack_right(ctx)
+    except RuntimeError as err:
+        raise ValueError(str(err)) from None
+
+
+def _save_no_none(ctx, *tensors):
+    ctx._saved = tensors
+    ctx._saved_versions = tuple(t._version for t in tensors)
+
+
+def _unpack_no_default(ctx):
+    _freed_check(ctx)
+    for t, v in zip(ctx._saved, ctx._saved_versions):
+        if t is not None and t._version != v:
+            raise RuntimeError(f"is at version {t._version}; expected version {v} instead.")
+    return tuple(ctx._saved)
+
+
+def _unpack_without_freed_check(ctx):
+    for t, v in zip(ctx._saved, ctx.__dict__.get("_saved_versions", ())):
+        if t is not None and t._version != v:
+            raise RuntimeError(f"is at version {t._version}; expected version {v} instead.")
+    return tuple(ctx._saved)
+
+
+def _unpack_first_only(ctx):
+    _freed_check(ctx)
+    pairs = list(zip(ctx._saved, ctx.__dict__.get("_saved_versions", ())))[:1]
+    for t, v in pairs:
+        if t is not None and t._version != v:
+            raise RuntimeError(f"is at version {t._version}; expected version {v} instead.")
+    return tuple(ctx._saved)
+
+
+def _unpack_list(ctx):
+    return list(_unpack_right(ctx))
+
+
+def _stub(ctx, *tensors):
+    raise NotImplementedError("Exercise ch06-version-check: write your code here, then run the "
+                              "check cell below")
+
+
+def install(save, unpack, as_property=True):
+    """A fresh key's mygrad whose Context uses these two functions, as the notebook cell does."""
+    pkg = reference_package()
+    pkg.Context.save_for_backward = save
+    pkg.Context.saved_tensors = property(unpack) if as_property else unpack
+    return pkg
+
+
+def test_the_right_functions_written_here_pass(capsys):
+    for seed, hidden in SEEDS:
+        check.ch06_version_check(install(_save_right, _unpack_right), seed=seed, hidden=hidden)
+    assert capsys.readouterr().out.count("passed") == len(SEEDS)
+
+
+@pytest.mark.parametrize("save,unpack,hidden,words", [
+    (_save_lazy, _unpack_lazy, False, "Read each version in save_for_backward"),
+    (_save_right, _unpack_against_zero, False, "not with 0"),
+    (_save_right, _unpack_vague, False, "name both versions"),
+    (_save_global, _unpack_global, False, "not on Context or in a global"),
+    (_save_right, _unpack_copies, False, "not copies"),
+    (_save_right, _unpack_value_error, False, "wrong kind of error"),
+    (_save_no_none, _unpack_right, False, "None has no _version"),
+    (_save_right, _unpack_no_default, False, "A new Context has _saved = ()"),
+    (_save_right, _unpack_without_freed_check, False, "Keep the given first lines"),
+    (_save_right, _unpack_first_only, True, "Check every saved tensor"),
+    (_save_right, _unpack_list, False, "Return tuple(...)"),
+])
+def test_ch06_version_check_rejects_typical_mistakes(save, unpack, hidden, words):
+    msg = failure(check.ch06_version_check, install(save, unpack), hidden=hidden)
+    assert "ch06-version-check" in msg and words in msg, msg
+
+
+def test_ch06_version_check_not_a_property():
+    msg = failure(check.ch06_version_check, install(_save_right, _unpack_right,
+                                                    as_property=False))
+    assert "not a property" in msg and "property(saved_tensors)" in msg
+
+
+def test_ch06_version_check_stub_reports_not_done():
+    with pytest.raises(NotImplementedError, match="ch06-version-check is not done yet"):
+        check.ch06_version_check(install(_stub, _unpack_right))
+
+
+# -- the learner's grad_mode.py: the loader's check, and the key's export -----------------------
+def test_loader_check_passes_the_key_and_fails_a_broken_counter(capsys):
+    mygrad_grad_mode(reference_package())
+    assert "All 3 cases of mygrad-grad-mode-versions passed." in capsys.readouterr().out
+    pkg = reference_package()
+    pkg.Variable.detach = lambda self: pkg.Variable(self.data)  # a fresh counter: not shared
+    with pytest.raises(AssertionError, match="detach"):
+        mygrad_grad_mode(pkg)
+    pkg = reference_package()
+    add = pkg.Variable.add_
+    pkg.Variable.__iadd__ = lambda self, other: (add(self, other), None)[1]  # forgets `self`
+    with pytest.raises(AssertionError, match="__iadd__ must return self"):
+        mygrad_grad_mode(pkg)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """The key's library with grad_mode.py rebuilt from the notebook by `export`."""
+    folder = tmp_path_factory.mktemp("export06")
+    shutil.copytree(REFERENCE_ROOT / PACKAGE, folder / PACKAGE,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / PACKAGE / "grad_mode.py").unlink()
+    export([ROOT / "solutions" / NOTEBOOK], folder, modules=["grad_mode"])
+    return folder
+
+
+def test_export_of_the_notebook_is_the_reference_grad_mode(exported):
+    mine = (exported / PACKAGE / "grad_mode.py").read_text(encoding="utf-8")
+    assert mine == (REFERENCE_ROOT / PACKAGE / "grad_mode.py").read_text(encoding="utf-8"), (
+        "run: python3 -m autograd_lab export solutions --to autograd_lab/course/reference "
+        "--modules grad_mode")
+
+
+DONE_WHEN = """
+import numpy as np
+import mygrad
+w = mygrad.Variable([1.0, 2.0], requires_grad=True)
+with mygrad.no_grad():
+    y = w * 2
+assert y.grad_fn is None and not y.requires_grad
+d = (w * 3).detach()
+assert d.is_leaf and not d.requires_grad
+c = mygrad.Variable([1.0, 1.0])
+versions = [c._version]
+c.add_(1.0); versions.append(c._version)
+c.mul_(2.0); versions.append(c._version)
+c += 1.0; versions.append(c._version)
+assert versions == [0, 1, 2, 3], versions
+loss = (w * c).sum()
+c.mul_(2.0)
+try:
+    loss.backward()
+except RuntimeError as err:
+    assert "version 4" in str(err) and "version 3" in str(err), err
+    print("stale saved tensor refused")
+else:
+    raise SystemExit("backward used a stale saved tensor")
+"""
+
+
+def test_done_when_in_a_fresh_process(exported):
+    """Issue 9's done-when for chapter 06, on the export, with nothing of autograd_lab imported."""
+    done = subprocess.run([sys.executable, "-c", DONE_WHEN], cwd=exported, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "stale saved tensor refused"
+
+
+# -- the notebook uses these checkers consistently ----------------------------------------------
+def test_graded_cells_call_their_own_checker():
+    cells = solution_cells(NOTEBOOK)
+    graded = graded_cells(cells)
+    assert {c["metadata"]["nbgrader"]["grade_id"] for c in graded} == {
+        "ch06-predict-raises", "ch06-train-step", "ch06-version-check"}
+    for cell in graded:
+        assert_calls_own_checker(cell)
+        assert_has_heading_and_solution(cell, cells)
+
+
+def test_chapter_06_shows_exactly_the_checked_snippets():
+    cells = solution_cells(NOTEBOOK)
+    text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    for name, code in SNIPPETS.items():
+        assert f"**Snippet {name}**\n\n```python\n{textwrap.dedent(code).rstrip()}\n```" in text
+
+
+def test_chapter_06_builds_grad_mode_and_loads_mygrad_first():
+    cells = [c for c in solution_cells(NOTEBOOK) if c["cell_type"] == "code"]
+    assert "load_mygrad(chapter=6)" in "".join(cells[0]["source"])
+    sections = [("".join(c["source"]).splitlines() or [""])[0] for c in cells]
+    assert [s for s in sections if s.startswith("%%mygrad")] == [
+        "%%mygrad grad_mode no_grad", "%%mygrad grad_mode detach", "%%mygrad grad_mode versions",
+        "%%mygrad grad_mode in-place", "%%mygrad grad_mode saved versions"]
+    assert any("load_mygrad(chapter=6, including=True)" in "".join(c["source"]) for c in cells)
+
+
+def test_no_answers_in_the_prose_after_the_prediction_check():
+    """The markdown of the student copy must not list the snippets' verdicts."""
+    cells = solution_cells(NOTEBOOK)
+    text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    for name in SNIPPETS:
+        assert f"Snippet {name} is" not in text and f"snippet {name} raises" not in text
+        assert f"In {name} the" not in text
+    assert "are the instructive pair" not in text
