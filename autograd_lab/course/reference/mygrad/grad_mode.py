@@ -82,10 +82,8 @@ Variable._version = property(lambda self: _counter(self)[0])
 # --- section: saved versions ---
 def save_for_backward(ctx, *tensors):
     """Keep the tensors and the version each one has now."""
-    ### BEGIN SOLUTION
     ctx._saved = tensors
     ctx._saved_versions = tuple(None if t is None else t._version for t in tensors)
-    ### END SOLUTION
 
 
 def saved_tensors(ctx):
@@ -95,7 +93,6 @@ def saved_tensors(ctx):
             f"Trying to backward through {type(ctx).__name__} a second time, but its saved "
             "tensors were freed after the first backward. Pass retain_graph=True to the first "
             "backward() if you need to call it twice.")
-    ### BEGIN SOLUTION
     versions = ctx.__dict__.get("_saved_versions", ())
     for i, (t, version) in enumerate(zip(ctx._saved, versions)):
         if t is not None and t._version != version:
@@ -104,7 +101,6 @@ def saved_tensors(ctx):
                 f"inplace operation: saved tensor {i} of {type(ctx).__name__} (shape {t.shape}) "
                 f"is at version {t._version}; expected version {version} instead.")
     return tuple(ctx._saved)
-    ### END SOLUTION
 
 
 Context.save_for_backward = save_for_backward
