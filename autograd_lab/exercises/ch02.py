@@ -95,7 +95,8 @@ def ch02_variable_class(Variable: type, *, seed: int = 0, hidden: bool = False) 
         rg = _attr(ck, v, "requires_grad", "Store the flag: self.requires_grad = requires_grad.")
         ck.check(rg is False, "requires_grad should default to False.", expected=False,
                  received=rg, hint="def __init__(self, data, requires_grad=False).")
-        fn = _attr(ck, v, "grad_fn", "A new Variable was made by no operation: self.grad_fn = None.")
+        fn = _attr(ck, v, "grad_fn",
+                   "A new Variable was made by no operation: self.grad_fn = None.")
         ck.check(fn is None, "grad_fn of a new Variable should be None.", expected=None,
                  received=fn, hint="A Variable you make yourself was made by no Function: "
                                    "self.grad_fn = None (apply sets it later, chapter 03).")

@@ -50,7 +50,8 @@ def _is_function_class(ck: Checker, cls: Any, name: str, ns: dict[str, Any]) -> 
     ck.check(isinstance(cls, type) and function is not None and issubclass(cls, function),
              f"{name} is not a subclass of your Function.", expected=f"class {name}(Function)",
              received=cls, hint=f"Write class {name}(Function): with static forward and "
-                                "backward, and pass the class itself (not an instance, not .apply).")
+                                "backward, and pass the class itself (not an instance, not "
+                                ".apply).")
 
 
 @contextlib.contextmanager
@@ -255,7 +256,8 @@ def _own_apply_cases(ck: Checker, Function: type, Variable: type, GradMode: Any)
         ck.check(out is not None, "apply returned None.", hint="Return forward's output.")
         ck.check(isinstance(out, Variable), "apply did not return a Variable.",
                  received=type(out).__name__, hint="Return the output of forward.")
-        ck.close(out.data, a.data * b.data, what="output", hint="output = cls.forward(ctx, *inputs)")
+        ck.close(out.data, a.data * b.data, what="output",
+                 hint="output = cls.forward(ctx, *inputs)")
     with ck.case("forward runs with grad mode off; afterwards it is on again"):
         out = apply(refs.Mul, var((2,)), var((2,)))
         ctx = getattr(out, "grad_fn", None)
