@@ -1,33 +1,43 @@
 """The checkers of chapters 02 and 03: each passes a correct solution (with and without hidden
-cases) and fails typical wrong ones with a message naming the exercise and giving a hint."""
+cases) and fails typical wrong ones with a message naming the exercise and a hint that names the
+real cause. The chapters' exercises are parts of the learner's library ``mygrad``; the correct
+solutions here are the key's own (the shipped reference library), the wrong ones are built from
+it by replacing one piece, as a learner's notebook would."""
 from __future__ import annotations
+
+import textwrap
 
 import numpy as np
 import pytest
 
-import autograd_lab as al
-from autograd_lab.exercises import check
+from autograd_lab.course.library import PACKAGE, REFERENCE_ROOT, parse_sections
+from autograd_lab.course.loader import build_package
+from autograd_lab.exercises import check, ch02, ch03
 
 from ._checker_helpers import SEEDS, failure
 
+REFERENCE = REFERENCE_ROOT / PACKAGE
+
+
+def library_namespace() -> dict:
+    """A notebook-like namespace: the key's variable.py and function.py sections, run in order
+    in one dict (as the chapters' %%mygrad cells run in the notebook)."""
+    ns: dict = {"np": np, "__name__": "notebook"}
+    for module in ("variable", "function"):
+        sections = parse_sections((REFERENCE / f"{module}.py").read_text(encoding="utf-8"))
+        for code in sections.values():
+            exec(code, ns)  # noqa: S102 - the key's own code
+    return ns
+
+
+def run(code: str, ns: dict | None = None) -> dict:
+    """Run a learner's cell in ``ns`` (a fresh library namespace by default); return ``ns``."""
+    ns = library_namespace() if ns is None else ns
+    exec(textwrap.dedent(code), ns)  # noqa: S102 - test code
+    return ns
+
 
 # ---------------------------------------------------------------- chapter 02: solutions
-class MyVariable:
-    def __init__(self, data, requires_grad=False, grad_fn=None):
-        self.data = np.asarray(data)
-        self.grad = None
-        self.requires_grad = bool(requires_grad)
-        self.grad_fn = grad_fn
-
-    @property
-    def is_leaf(self):
-        return self.grad_fn is None
-
-    @property
-    def shape(self):
-        return self.data.shape
-
-
 def output_requires_grad(inputs, grad_enabled=True):
     return grad_enabled and any(getattr(a, "requires_grad", False) for a in inputs)
 
@@ -59,46 +69,104 @@ def find_leaves(var):
 
 
 @pytest.mark.parametrize("seed,hidden", SEEDS)
-@pytest.mark.parametrize("name,solution", [
-    ("ch02_variable_class", MyVariable), ("ch02_propagation_rule", output_requires_grad),
-    ("ch02_hand_gradients", hand_gradients), ("ch02_find_leaves", find_leaves)])
-def test_ch02_correct_solutions_pass(name, solution, seed, hidden, capsys):
+@pytest.mark.parametrize("name", ["ch02_variable_class", "ch02_propagation_rule",
+                                  "ch02_hand_gradients", "ch02_find_leaves"])
+def test_ch02_correct_solutions_pass(name, seed, hidden, capsys):
+    solution = {"ch02_variable_class": library_namespace()["Variable"],
+                "ch02_propagation_rule": output_requires_grad,
+                "ch02_hand_gradients": hand_gradients, "ch02_find_leaves": find_leaves}[name]
     getattr(check, name)(solution, seed=seed, hidden=hidden)
     assert "passed" in capsys.readouterr().out.splitlines()[-1]
 
 
-def test_ch02_variable_class_wrong_ones():
-    class MethodLeaf(MyVariable):
-        def is_leaf(self):  # a method, not a property
-            return self.grad_fn is None
+def variable_with(code: str) -> type:
+    """The key's Variable with one piece replaced (``code`` defines ``class Wrong(Variable)``)."""
+    return run(code)["Wrong"]
 
-    class StoredLeaf(MyVariable):
-        def __init__(self, data, requires_grad=False, grad_fn=None):
-            super().__init__(data, requires_grad, grad_fn)
-            self.__dict__["_leaf"] = grad_fn is None
 
-        is_leaf = property(lambda self: self._leaf)
+@pytest.mark.parametrize("code,hint", [
+    ("""
+     class Wrong(Variable):
+         def is_leaf(self):                 # a method, not a property
+             return self.grad_fn is None
+     """, "@property"),
+    ("""
+     class Wrong(Variable):
+         def __init__(self, data, requires_grad=False):
+             super().__init__(data, requires_grad)
+             self.__dict__["_leaf"] = True  # a flag stored once
+         is_leaf = property(lambda self: self._leaf)
+     """, "Compute is_leaf from grad_fn each time"),
+    ("""
+     class Wrong(Variable):
+         def __init__(self, data, requires_grad=False):
+             super().__init__(data, requires_grad)
+             del self.grad
+     """, "no attribute 'grad'"),
+    ("""
+     class Wrong(Variable):
+         def __init__(self, data, requires_grad=False):
+             super().__init__(data, requires_grad)
+             self.data = data                # the list itself
+     """, "np.asarray"),
+    ("""
+     class Wrong(Variable):
+         def __init__(self, data, requires_grad=False):
+             super().__init__(data, requires_grad)
+             self.data = np.asarray(data.data if isinstance(data, Variable) else data)
+     """, "convert when data.dtype.kind"),
+    ("""
+     class Wrong(Variable):
+         def __init__(self, data, requires_grad=False):
+             super().__init__(data, requires_grad)
+             self.data = self.data.astype(np.float64)
+     """, "keep float data as it is"),
+    ("""
+     class Wrong(Variable):
+         def __init__(self, data, requires_grad=False):
+             super().__init__(0.0, requires_grad)
+             data = np.asarray(data)         # a Variable becomes a 0-d object array
+             self.data = data.astype(np.float64) if data.dtype.kind not in "fcO" else data
+     """, "np.asarray cannot read a Variable"),
+    ("""
+     class Wrong(Variable):
+         def __init__(self, data, requires_grad=False):
+             super().__init__(data, requires_grad)
+             self.requires_grad = requires_grad
+     """, "bool(requires_grad)"),
+    ("""
+     class Wrong(Variable):
+         def numpy(self):
+             return self.data.copy()
+     """, "the same array, no copy"),
+    ("""
+     class Wrong(Variable):
+         def item(self):
+             return self.data.reshape(())
+     """, "ndarray.item()"),
+    ("""
+     class Wrong(Variable):
+         def __repr__(self):
+             return f"Variable({np.array2string(self.data, separator=', ')})"
+     """, "', requires_grad=True'"),
+    ("""
+     class Wrong(Variable):
+         def __repr__(self):
+             body = np.array2string(self.data, separator=', ')
+             return f"Variable({body}, requires_grad=True)" if self.requires_grad \
+                 else f"Variable({body})"
+     """, "type(self.grad_fn).__name__"),
+])
+def test_ch02_variable_class_wrong_ones(code, hint):
+    msg = failure(check.ch02_variable_class, variable_with(code))
+    assert msg.startswith("Exercise ch02-variable-class failed") and hint in msg, msg
 
-    class NoGrad:
-        def __init__(self, data, requires_grad=False, grad_fn=None):
-            self.data = np.asarray(data)
-            self.requires_grad = requires_grad
-            self.grad_fn = grad_fn
 
-    class ListData(MyVariable):
-        def __init__(self, data, requires_grad=False, grad_fn=None):
-            super().__init__(data, requires_grad, grad_fn)
-            self.data = data
-
+def test_ch02_variable_class_stub_says_not_done():
     class Stub:
-        def __init__(self, data, requires_grad=False, grad_fn=None):
+        def __init__(self, data, requires_grad=False):
             raise NotImplementedError("Exercise ch02-variable-class: write your code here")
 
-    msg = failure(check.ch02_variable_class, MethodLeaf)
-    assert "ch02-variable-class" in msg and "@property" in msg
-    assert "Compute is_leaf from grad_fn" in failure(check.ch02_variable_class, StoredLeaf)
-    assert "no attribute 'grad'" in failure(check.ch02_variable_class, NoGrad)
-    assert "np.asarray" in failure(check.ch02_variable_class, ListData)
     with pytest.raises(NotImplementedError, match="ch02-variable-class is not done yet"):
         check.ch02_variable_class(Stub)
 
@@ -192,188 +260,346 @@ def test_ch02_find_leaves_wrong_ones():
     assert "raised AttributeError" in failure(check.ch02_find_leaves, no_none_check)
 
 
-# ---------------------------------------------------------------- chapter 03: solutions
-class MyReLU(al.Function):
+# ---------------------------------------------------------------- chapter 03: apply
+FUNCTION_HEAD = """
+class Function:
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.Node = type(cls.__name__ + "Backward", (Context,), {"function": cls})
+
+    @classmethod
+    def apply(cls, *inputs):
+"""
+
+KEY_APPLY = """
+ctx = cls.Node()
+ctx.needs_input_grad = tuple(isinstance(x, Variable) and x.requires_grad for x in inputs)
+enabled = GradMode.enabled
+GradMode.enabled = False
+try:
+    output = cls.forward(ctx, *inputs)
+finally:
+    GradMode.enabled = enabled
+if not isinstance(output, Variable):
+    output = Variable(output)
+if enabled and any(ctx.needs_input_grad):
+    ctx.inputs = inputs
+    output.requires_grad = True
+    output.grad_fn = ctx
+return output
+"""
+
+
+def function_with(apply_body: str) -> type:
+    """A learner's Function whose apply has this body (on the key's Variable and Context)."""
+    body = textwrap.indent(textwrap.dedent(apply_body).strip("\n"), " " * 8)
+    return run(FUNCTION_HEAD + body + "\n")["Function"]
+
+
+def key_apply_with(old: str, new: str) -> type:
+    assert old in KEY_APPLY, old
+    return function_with(KEY_APPLY.replace(old, new))
+
+
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+def test_ch03_own_apply_key_passes(seed, hidden, capsys):
+    check.ch03_own_apply(function_with(KEY_APPLY), seed=seed, hidden=hidden)
+    check.ch03_own_apply(library_namespace()["Function"], seed=seed, hidden=hidden)
+    assert capsys.readouterr().out.count("cases of ch03-own-apply passed") == 2
+
+
+def test_ch03_own_apply_reading_grad_mode_while_it_is_off_names_that_cause():
+    """The issue's case: grad mode read inside the switched-off region (as inside no_grad). The
+    output then never gets a node; the hint must say why, not just 'set out.grad_fn = ctx'."""
+    reads_inside = function_with("""
+        ctx = cls.Node()
+        ctx.needs_input_grad = tuple(isinstance(x, Variable) and x.requires_grad for x in inputs)
+        enabled = GradMode.enabled
+        GradMode.enabled = False
+        try:
+            output = cls.forward(ctx, *inputs)
+            if not isinstance(output, Variable):
+                output = Variable(output)
+            if GradMode.enabled and any(ctx.needs_input_grad):
+                ctx.inputs = inputs
+                output.requires_grad = True
+                output.grad_fn = ctx
+        finally:
+            GradMode.enabled = enabled
+        return output
+    """)
+    msg = failure(check.ch03_own_apply, reads_inside)
+    assert "reads grad mode while it is switched off" in msg
+    assert "before switching it off" in msg
+    assert "output.grad_fn = ctx" not in msg  # not the wrong cause
+
+
+def test_ch03_own_apply_not_restoring_grad_mode_names_that_cause():
+    never_restores = key_apply_with("""try:
+    output = cls.forward(ctx, *inputs)
+finally:
+    GradMode.enabled = enabled""", "output = cls.forward(ctx, *inputs)")
+    msg = failure(check.ch03_own_apply, never_restores)
+    assert "grad mode is still off after apply returned" in msg and "finally" in msg
+    no_finally = key_apply_with("""try:
+    output = cls.forward(ctx, *inputs)
+finally:
+    GradMode.enabled = enabled""", """output = cls.forward(ctx, *inputs)
+GradMode.enabled = enabled""")
+    msg = failure(check.ch03_own_apply, no_finally)
+    assert "grad mode stayed off after forward raised" in msg and "finally" in msg
+    restores_true = key_apply_with("finally:\n    GradMode.enabled = enabled",
+                                   "finally:\n    GradMode.enabled = True")
+    msg = failure(check.ch03_own_apply, restores_true)
+    assert "switched grad mode on although it was off" in msg and "not True" in msg
+
+
+def test_ch03_own_apply_checker_gives_grad_mode_back():
+    never_restores = key_apply_with("""try:
+    output = cls.forward(ctx, *inputs)
+finally:
+    GradMode.enabled = enabled""", "output = cls.forward(ctx, *inputs)")
+    grad_mode = never_restores.apply.__func__.__globals__["GradMode"]
+    failure(check.ch03_own_apply, never_restores)
+    assert grad_mode.enabled is True
+
+
+@pytest.mark.parametrize("old,new,hint", [
+    ("GradMode.enabled = False\n", "", "grad mode was on inside forward"),
+    ("if enabled and any(ctx.needs_input_grad):", "if enabled:", "any(ctx.needs_input_grad)"),
+    ("if enabled and any(ctx.needs_input_grad):", "if any(ctx.needs_input_grad):",
+     "recorded a node while grad mode was off"),
+    ("    output.grad_fn = ctx\n", "", "also set output.grad_fn = ctx"),
+    ("    ctx.inputs = inputs\n", "", "ctx.inputs = inputs"),
+    ("ctx = cls.Node()", "ctx = Context()", "cls.Node()"),
+    ("if not isinstance(output, Variable):\n    output = Variable(output)\n", "",
+     "wrap anything that is not a Variable"),
+    ("isinstance(x, Variable) and x.requires_grad", "getattr(x, 'requires_grad', True)",
+     "A number never needs a gradient"),
+])
+def test_ch03_own_apply_wrong_ones(old, new, hint):
+    msg = failure(check.ch03_own_apply, key_apply_with(old, new))
+    assert msg.startswith("Exercise ch03-own-apply failed") and hint in msg, msg
+
+
+def test_ch03_own_apply_stub_says_not_done():
+    stub = function_with('raise NotImplementedError("Exercise ch03-own-apply: write your code")')
+    with pytest.raises(NotImplementedError, match="ch03-own-apply is not done yet"):
+        check.ch03_own_apply(stub)
+
+
+# ---------------------------------------------------------------- chapter 03: Mul and ReLU
+def op_with(name: str, forward: str, backward: str) -> type:
+    """The key's library with Function ``name`` replaced by one with these method bodies."""
+    def body(code: str) -> str:
+        return textwrap.indent(textwrap.dedent(code).strip("\n"), " " * 8)
+    args = "a, b" if name == "Mul" else "x"
+    return run(f"""
+class {name}(Function):
+    @staticmethod
+    def forward(ctx, {args}):
+{body(forward)}
+
+    @staticmethod
+    def backward(ctx, grad_output):
+{body(backward)}
+""")[name]
+
+
+MUL_FORWARD = "ctx.save_for_backward(a, b)\nreturn Variable(a.data * b.data)"
+MUL_BACKWARD = ("a, b = ctx.saved_tensors\n"
+                "return sum_to(grad_output * b, a.shape), sum_to(grad_output * a, b.shape)")
+RELU_FORWARD = "ctx.save_for_backward(x)\nreturn Variable(np.maximum(x.data, 0))"
+RELU_BACKWARD = "x, = ctx.saved_tensors\nreturn grad_output * Variable(x.data > 0)"
+
+
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+def test_ch03_mul_and_relu_keys_pass(seed, hidden, capsys):
+    ns = library_namespace()
+    check.ch03_mul_function(ns["Mul"], seed=seed, hidden=hidden)
+    check.ch03_relu_function(ns["ReLU"], seed=seed, hidden=hidden)
+    check.ch03_mul_function(op_with("Mul", MUL_FORWARD, MUL_BACKWARD), seed=seed, hidden=hidden)
+    clone_style = """
+        x, = ctx.saved_tensors
+        grad_input = grad_output.clone()
+        grad_input[x <= 0] = 0
+        return grad_input
+    """
+    check.ch03_relu_function(op_with("ReLU", RELU_FORWARD, clone_style), seed=seed, hidden=hidden)
+    out = capsys.readouterr().out
+    assert out.count("cases of ch03-mul-function passed") == 2
+    assert out.count("cases of ch03-relu-function passed") == 2
+
+
+def test_ch03_forgetting_save_for_backward_names_that_cause():
+    """The issue's case: without ctx.save_for_backward, unpacking saved_tensors fails with 'not
+    enough values to unpack'; the hint must say that forward saved nothing."""
+    msg = failure(check.ch03_mul_function,
+                  op_with("Mul", "return Variable(a.data * b.data)", MUL_BACKWARD))
+    assert "not enough values to unpack" in msg and "forward saved nothing" in msg
+    assert "ctx.save_for_backward(a, b)" in msg
+    assert "return one gradient per input" not in msg and "return grad_a" not in msg
+    msg = failure(check.ch03_relu_function,
+                  op_with("ReLU", "return Variable(np.maximum(x.data, 0))", RELU_BACKWARD))
+    assert "forward saved nothing" in msg and "ctx.save_for_backward(x)" in msg
+
+
+@pytest.mark.parametrize("forward,backward,hint", [
+    (MUL_FORWARD, "a, b = ctx.saved_tensors\nreturn grad_output * a, grad_output * b",
+     "That is the other input's gradient"),
+    (MUL_FORWARD, "a, b = ctx.saved_tensors\nreturn b, a", "Multiply by grad_output"),
+    (MUL_FORWARD, "a, b = ctx.saved_tensors\nreturn grad_output * b, grad_output * a",
+     "sum_to(grad, b.shape)"),
+    (MUL_FORWARD, "a, b = ctx.saved_tensors\nreturn sum_to(grad_output * b, a.shape)",
+     "did not return two gradients"),
+    ("ctx.save_for_backward(a, b)\nreturn Variable(a.data + b.data)", MUL_BACKWARD,
+     "You added"),
+])
+def test_ch03_mul_wrong_ones(forward, backward, hint):
+    msg = failure(check.ch03_mul_function, op_with("Mul", forward, backward))
+    assert msg.startswith("Exercise ch03-mul-function failed") and hint in msg, msg
+
+
+@pytest.mark.parametrize("forward,backward,hint", [
+    # the old tutorial's mask passes the gradient at exactly 0; PyTorch gives 0 there
+    (RELU_FORWARD, """
+        x, = ctx.saved_tensors
+        grad_input = grad_output.clone()
+        grad_input[x < 0] = 0
+        return grad_input
+     """, "PyTorch (and autograd_lab) use 0"),
+    (RELU_FORWARD, """
+        x, = ctx.saved_tensors
+        grad_output[x <= 0] = 0
+        return grad_output
+     """, "changed grad_output in place"),
+    (RELU_FORWARD, "x, = ctx.saved_tensors\nreturn Variable(x.data > 0)", "mask of positive"),
+    (RELU_FORWARD, "return grad_output", "unchanged"),
+    ("ctx.save_for_backward(x)\nx.data[x.data < 0] = 0\nreturn x", RELU_BACKWARD,
+     "changed its input in place"),
+    ("ctx.save_for_backward(x)\nreturn Variable(np.minimum(x.data, 0))", RELU_BACKWARD,
+     "min(x, 0)"),
+    ("ctx.save_for_backward(x)\nreturn Variable(np.maximum(x.data, 0).astype(np.float64))",
+     RELU_BACKWARD, "keeps the input's dtype"),
+])
+def test_ch03_relu_wrong_ones(forward, backward, hint):
+    msg = failure(check.ch03_relu_function, op_with("ReLU", forward, backward))
+    assert msg.startswith("Exercise ch03-relu-function failed") and hint in msg, msg
+
+
+def test_ch03_relu_key_matches_autograd_lab_and_pytorch_at_zero():
+    """The convention the checker enforces is PyTorch's: relu'(0) = 0."""
+    import autograd_lab as al
+    data = np.array([-1.0, 0.0, 2.0])
+    x = al.tensor(data, requires_grad=True)
+    al.relu(x).sum().backward()
+    ns = library_namespace()
+    y = ns["ReLU"].apply(ns["Variable"](data, requires_grad=True))
+    mine = y.grad_fn.function.backward(y.grad_fn, ns["Variable"](np.ones(3)))
+    np.testing.assert_array_equal(mine.data, x.grad.data)
+    np.testing.assert_array_equal(mine.data, [0.0, 0.0, 1.0])
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(data, requires_grad=True)
+    torch.relu(t).sum().backward()
+    np.testing.assert_array_equal(mine.data, t.grad.numpy())
+
+
+# ---------------------------------------------------------------- chapter 03: find the bug
+OLD_STYLE = """
+class {name}(Function):
     @staticmethod
     def forward(ctx, input_):
         ctx.save_for_backward(input_)
-        return input_.clamp(min=0)
+        return Variable(np.maximum(input_.data, 0))
 
     @staticmethod
     def backward(ctx, grad_output):
         input_, = ctx.saved_tensors
         grad_input = grad_output.clone()
-        grad_input[input_ < 0] = 0
+        grad_input[{mask} < 0] = 0
         return grad_input
+"""
 
 
-class MyMul(al.Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return a * b
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        a, b = ctx.saved_tensors
-        return grad_output * b, grad_output * a
-
-
-class MyNode:
-    def __init__(self, fn_cls):
-        self.fn_cls = fn_cls
-        self.saved_tensors = ()
-        self.needs_input_grad = ()
-        self.inputs = ()
-
-    def save_for_backward(self, *tensors):
-        self.saved_tensors = tensors
-
-    def backward(self, *grads):
-        return self.fn_cls.backward(self, *grads)
-
-
-def new_node(fn_cls, args):
-    """The node of one call: its inputs and which of them need a gradient."""
-    ctx = MyNode(fn_cls)
-    ctx.inputs = args
-    ctx.needs_input_grad = tuple(isinstance(a, al.Variable) and a.requires_grad for a in args)
-    return ctx
-
-
-def my_apply(fn_cls, *args):
-    ctx = new_node(fn_cls, args)
-    record = al.is_grad_enabled() and any(ctx.needs_input_grad)
-    with al.no_grad():
-        out = fn_cls.forward(ctx, *args)
-    if record:
-        out.requires_grad = True
-        out.grad_fn = ctx
-    return out
+def old_style(mask: str, ns: dict | None = None) -> type:
+    return run(OLD_STYLE.format(name="FixedReLU", mask=mask), ns)["FixedReLU"]
 
 
 @pytest.mark.parametrize("seed,hidden", SEEDS)
-@pytest.mark.parametrize("name,solution", [
-    ("ch03_relu_function", MyReLU), ("ch03_mul_function", MyMul), ("ch03_own_apply", my_apply)])
-def test_ch03_correct_solutions_pass(name, solution, seed, hidden, capsys):
-    getattr(check, name)(solution, seed=seed, hidden=hidden)
-    assert "passed" in capsys.readouterr().out.splitlines()[-1]
+def test_ch03_find_the_bug_fix_passes(seed, hidden, capsys):
+    check.ch03_find_the_bug(old_style("input_"), seed=seed, hidden=hidden)
+    assert "cases of ch03-find-the-bug passed" in capsys.readouterr().out.splitlines()[-1]
 
 
-def test_ch03_relu_wrong_ones():
-    class NoClone(MyReLU):
-        @staticmethod
-        def backward(ctx, grad_output):
-            input_, = ctx.saved_tensors
-            grad_output[input_ < 0] = 0
-            return grad_output
-
-    class PassThrough(MyReLU):
-        @staticmethod
-        def backward(ctx, grad_output):
-            return grad_output
-
-    class MaskOnly(MyReLU):
-        @staticmethod
-        def backward(ctx, grad_output):
-            input_, = ctx.saved_tensors
-            return (input_ > 0) * 1.0
-
-    class InPlaceForward(MyReLU):
-        @staticmethod
-        def forward(ctx, input_):
-            ctx.save_for_backward(input_)
-            input_.data[input_.data < 0] = 0
-            return al.Variable(input_.data.copy())
-
-    class OldStyle(al.Function):
-        def forward(self, input_):
-            self.save_for_backward(input_)
-            return input_.clamp(min=0)
-
-        def backward(self, grad_output):
-            return grad_output
-
-    assert "grad_output.clone()" in failure(check.ch03_relu_function, NoClone)
-    assert "zero it where the input was negative" in failure(check.ch03_relu_function, PassThrough)
-    assert "multiply it by grad_output" in failure(check.ch03_relu_function, MaskOnly)
-    assert "changed its input in place" in failure(check.ch03_relu_function, InPlaceForward)
-    msg = failure(check.ch03_relu_function, OldStyle)
-    assert "LegacyFunctionError" in msg and "@staticmethod" in msg
-    assert "subclass of al.Function" in failure(check.ch03_relu_function, MyReLU.apply)
+def test_ch03_find_the_bug_unfixed_raises_type_error_without_a_global_input():
+    """What the chapter shows: in Python 3 `input` is the built-in function."""
+    buggy = old_style("input")
+    ns = buggy.backward.__globals__
+    assert "input" not in ns
+    y = buggy.apply(ns["Variable"]([-1.0, 2.0], requires_grad=True))
+    with pytest.raises(TypeError, match="not supported between instances"):
+        y.grad_fn.function.backward(y.grad_fn, ns["Variable"](np.ones(2)))
+    msg = failure(check.ch03_find_the_bug, buggy)
+    assert "raised TypeError" in msg and "still reads the name `input`" in msg
+    assert "built-in input()" in msg
+    assert "input_ < 0" not in msg  # a nudge, not the answer
 
 
-def test_ch03_mul_wrong_ones():
-    class Swapped(MyMul):
-        @staticmethod
-        def backward(ctx, grad_output):
-            a, b = ctx.saved_tensors
-            return grad_output * a, grad_output * b
-
-    class OneGradient(MyMul):
-        @staticmethod
-        def backward(ctx, grad_output):
-            a, b = ctx.saved_tensors
-            return grad_output * b
-
-    class NoChain(MyMul):
-        @staticmethod
-        def backward(ctx, grad_output):
-            a, b = ctx.saved_tensors
-            return b, a
-
-    assert "a's gradient is grad_output * b" in failure(check.ch03_mul_function, Swapped)
-    msg = failure(check.ch03_mul_function, OneGradient)
-    assert "incorrect number of gradients" in msg and "two gradients" in msg
-    assert "Multiply by grad_output" in failure(check.ch03_mul_function, NoChain)
+def test_ch03_find_the_bug_unfixed_is_silently_wrong_with_a_global_input():
+    ns = library_namespace()
+    buggy = old_style("input", ns)
+    decoy = ns["input"] = ns["Variable"](np.ones(2))
+    y = buggy.apply(ns["Variable"]([-1.0, 2.0], requires_grad=True))
+    g = y.grad_fn.function.backward(y.grad_fn, ns["Variable"](np.ones(2)))
+    np.testing.assert_array_equal(g.data, [1.0, 1.0])  # wrong: relu'(-1) is 0
+    msg = failure(check.ch03_find_the_bug, buggy)
+    assert "the global `input`" in msg or "still reads the name `input`" in msg
+    assert ns["input"] is decoy  # the checker put the learner's global back
 
 
-def test_ch03_own_apply_wrong_ones():
-    def grad_mode_on(fn_cls, *args):
-        ctx = new_node(fn_cls, args)
-        out = fn_cls.forward(ctx, *args)
-        if any(ctx.needs_input_grad):
-            out.requires_grad = True
-            out.grad_fn = ctx
-        return out
+def test_ch03_find_the_bug_other_wrong_mask_is_not_blamed_on_input():
+    msg = failure(check.ch03_find_the_bug, old_style("grad_output"))
+    assert "global `input`" not in msg and "something other than the input" in msg
 
-    def wrong_order(fn_cls, *args):
-        ctx = new_node(fn_cls, args)
-        with al.no_grad():
-            out = fn_cls.forward(ctx, *args)
-        out.grad_fn = ctx
-        out.requires_grad = True
-        return out
 
-    def always_records(fn_cls, *args):
-        ctx = new_node(fn_cls, args)
-        with al.no_grad():
-            out = fn_cls.forward(ctx, *args)
-        out.requires_grad = True
-        out.grad_fn = ctx
-        return out
+def test_ch03_find_the_bug_leaves_no_global_behind():
+    fixed = old_style("input_")
+    check.ch03_find_the_bug(fixed)
+    assert "input" not in fixed.backward.__globals__
 
-    def ignores_no_grad(fn_cls, *args):
-        ctx = new_node(fn_cls, args)
-        with al.no_grad():
-            out = fn_cls.forward(ctx, *args)
-        if any(ctx.needs_input_grad):
-            out.requires_grad = True
-            out.grad_fn = ctx
-        return out
 
-    def no_inputs(fn_cls, *args):
-        out = my_apply(fn_cls, *args)
-        if out.grad_fn is not None:
-            out.grad_fn.inputs = ()
-        return out
+# ---------------------------------------------------------------- the loader's module checks
+def reference_package(tmp_path, function_code: str | None = None):
+    """mygrad built from the key's variable.py and function.py (function.py optionally with
+    its apply replaced by ``function_code``)."""
+    files = {"variable": REFERENCE / "variable.py", "function": REFERENCE / "function.py"}
+    if function_code is not None:
+        text = files["function"].read_text(encoding="utf-8")
+        assert KEY_APPLY.strip().splitlines()[0] in text
+        path = tmp_path / "function.py"
+        path.write_text(text.replace("ctx.needs_input_grad = tuple(isinstance(x, Variable) and "
+                                     "x.requires_grad\n", function_code), encoding="utf-8")
+        files["function"] = path
+    return build_package(files)
 
-    assert "with al.no_grad()" in failure(check.ch03_own_apply, grad_mode_on)
-    assert "before out.grad_fn = ctx" in failure(check.ch03_own_apply, wrong_order)
-    assert "any(ctx.needs_input_grad)" in failure(check.ch03_own_apply, always_records)
-    assert "is_grad_enabled() before" in failure(check.ch03_own_apply, ignores_no_grad)
-    assert "ctx.inputs = args" in failure(check.ch03_own_apply, no_inputs)
 
+def test_mygrad_module_checks_pass_the_key_and_fail_a_broken_module(tmp_path, capsys):
+    pkg = reference_package(tmp_path)
+    ch02.mygrad_variable(pkg)
+    ch03.mygrad_function(pkg)
+    out = capsys.readouterr().out
+    assert "cases of ch02-variable-class passed" in out and "cases of mygrad-function passed" in out
+    broken = reference_package(tmp_path, "ctx.needs_input_grad = tuple(True or x.requires_grad\n")
+    with pytest.raises(AssertionError, match="ch03-own-apply"):
+        ch03.mygrad_function(broken)
+
+
+def test_mygrad_variable_check_fails_a_variable_without_repr(tmp_path):
+    text = (REFERENCE / "variable.py").read_text(encoding="utf-8")
+    path = tmp_path / "variable.py"
+    path.write_text(text.replace("def __repr__", "def _unused_repr"), encoding="utf-8")
+    with pytest.raises(AssertionError, match="repr"):
+        ch02.mygrad_variable(build_package({"variable": path}))
 
 @pytest.mark.parametrize("w", [(2.0, 3.0, 4.0), (1.0, -1.0, 0.5), (-2.23, 0.0, 0.61)])
 def test_ch02_reference_gradients_match_pytorch(w):

@@ -1,6 +1,7 @@
 """Checkers for chapter 02, Variable and the computational graph."""
 from __future__ import annotations
 
+import re
 import types
 from collections.abc import Callable
 from typing import Any
@@ -18,7 +19,7 @@ def _attr(ck: Checker, obj: Any, name: str, hint: str) -> Any:
     """``obj.name`` with the learner's errors (stubs, crashes, missing attributes) reported."""
     def read_attribute() -> Any:
         return getattr(obj, name)
-    read_attribute.__name__ = f"MyVariable.{name}"
+    read_attribute.__name__ = f"Variable.{name}"
     try:
         return ck.call(read_attribute, hint=hint)
     except AssertionError as err:
@@ -27,72 +28,146 @@ def _attr(ck: Checker, obj: Any, name: str, hint: str) -> Any:
         raise
 
 
-def ch02_variable_class(MyVariable: type, *, seed: int = 0, hidden: bool = False) -> None:
-    """Check ``MyVariable(data, requires_grad=False, grad_fn=None)`` with ``data`` (ndarray),
-    ``grad`` (None at first), ``requires_grad``, ``grad_fn``, and properties ``is_leaf``, ``shape``."""
+def _prop(ck: Checker, cls: type, obj: Any, name: str, hint: str) -> Any:
+    """``obj.name`` for an attribute that must be a property (read without brackets)."""
+    ck.check(isinstance(getattr(cls, name, None), property), f"{name} is not a property.",
+             expected=f"v.{name} read without brackets", received=type(
+                 getattr(cls, name, None)).__name__,
+             hint=f"Put @property above def {name}(self), so that v.{name} works without "
+                  "brackets and is computed each time it is read.")
+    return _attr(ck, obj, name, hint)
+
+
+class _Node:
+    """A stand-in graph node: its class name is what a Variable's repr shows."""
+
+
+def _node(name: str) -> Any:
+    return type(name, (_Node,), {})()
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def ch02_variable_class(Variable: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check mygrad's ``Variable(data, requires_grad=False)``: ``data`` (a float ndarray),
+    ``grad`` and ``grad_fn`` (None at first), ``requires_grad``; properties ``is_leaf``,
+    ``shape``, ``ndim``, ``dtype``; ``numpy()``, ``item()`` and a repr like PyTorch's."""
     ck = Checker("ch02-variable-class", seed=seed, hidden=hidden)
-    ck.check(isinstance(MyVariable, type), "MyVariable is not a class.", received=MyVariable,
-             hint="Pass the class itself: check.ch02_variable_class(MyVariable).")
+    ck.check(isinstance(Variable, type), "Variable is not a class.", received=Variable,
+             hint="Pass the class itself: check.ch02_variable_class(Variable).")
+    asarray = "Store the array in __init__: self.data = np.asarray(data)."
     with ck.case("a list becomes a numpy array in .data"):
-        v = ck.call(MyVariable, [1.0, 2.0, 3.0])
-        data = _attr(ck, v, "data", "Store the array in __init__: self.data = np.asarray(data).")
+        v = ck.call(Variable, [1.0, 2.0, 3.0])
+        data = _attr(ck, v, "data", asarray)
         ck.check(isinstance(data, np.ndarray), "data is not a numpy array.",
                  expected="np.ndarray", received=type(data).__name__,
                  hint="Convert what you are given: self.data = np.asarray(data).")
         ck.close(data, np.array([1.0, 2.0, 3.0]), what="data")
+    with ck.case("integers become float64, float32 stays float32"):
+        v = ck.call(Variable, [1, 2, 3])
+        data = _attr(ck, v, "data", asarray)
+        ck.check(np.asarray(data).dtype == np.float64, "integer data was not turned into floats.",
+                 expected="float64", received=str(np.asarray(data).dtype),
+                 hint="Gradients are fractions, so a Variable holds floats: after np.asarray, "
+                      "convert when data.dtype.kind is not 'f' (float) or 'c' (complex).")
+        v = ck.call(Variable, np.ones(2, dtype=np.float32))
+        data = _attr(ck, v, "data", asarray)
+        ck.check(np.asarray(data).dtype == np.float32, "float32 data changed its dtype.",
+                 expected="float32", received=str(np.asarray(data).dtype),
+                 hint="Convert only integers and bools; keep float data as it is.")
+    with ck.case("a Variable passed in: its data is used"):
+        inner = ck.call(Variable, [4.0, 5.0])
+        v = ck.call(Variable, inner)
+        data = _attr(ck, v, "data", asarray)
+        ck.check(isinstance(data, np.ndarray) and data.dtype.kind in "fc",
+                 "Variable(another Variable) did not take the other one's numbers.",
+                 expected="a float array [4., 5.]", received=data,
+                 hint="np.asarray cannot read a Variable: if data is a Variable, use data.data.")
+        ck.close(data, np.array([4.0, 5.0]), what="data")
     with ck.case("a new Variable has grad None, requires_grad False, grad_fn None"):
-        v = ck.call(MyVariable, np.zeros((2, 3)))
+        v = ck.call(Variable, np.zeros((2, 3)))
         grad = _attr(ck, v, "grad", "Start with self.grad = None: there is no gradient yet.")
         ck.check(grad is None, "grad of a new Variable is not None.", expected=None,
                  received=grad, hint="The gradient only exists after a backward pass: "
                                      "self.grad = None in __init__.")
         rg = _attr(ck, v, "requires_grad", "Store the flag: self.requires_grad = requires_grad.")
         ck.check(rg is False, "requires_grad should default to False.", expected=False,
-                 received=rg, hint="def __init__(self, data, requires_grad=False, grad_fn=None).")
-        fn = _attr(ck, v, "grad_fn", "Store it: self.grad_fn = grad_fn.")
-        ck.check(fn is None, "grad_fn should default to None.", expected=None, received=fn,
-                 hint="A Variable you make yourself was made by no Function: grad_fn=None.")
-    with ck.case("requires_grad=True is kept as True"):
-        v = ck.call(MyVariable, np.ones(2), requires_grad=True)
-        rg = _attr(ck, v, "requires_grad", "self.requires_grad = requires_grad")
-        ck.check(rg is True, "requires_grad was not stored.", expected=True, received=rg,
-                 hint="self.requires_grad = bool(requires_grad).")
-    with ck.case("is_leaf is a property: True without grad_fn, False with one"):
-        leaf = ck.call(MyVariable, 1.0, requires_grad=True)
-        is_leaf = _attr(ck, leaf, "is_leaf", "Define is_leaf as a @property.")
-        ck.check(not callable(is_leaf), "is_leaf is a method, not a property.",
-                 expected=True, received="a bound method",
-                 hint="Put @property above def is_leaf(self), so that v.is_leaf (no brackets) works.")
+                 received=rg, hint="def __init__(self, data, requires_grad=False).")
+        fn = _attr(ck, v, "grad_fn",
+                   "A new Variable was made by no operation: self.grad_fn = None.")
+        ck.check(fn is None, "grad_fn of a new Variable should be None.", expected=None,
+                 received=fn, hint="A Variable you make yourself was made by no Function: "
+                                   "self.grad_fn = None (apply sets it later, chapter 03).")
+    with ck.case("requires_grad=True (or 1) is stored as True"):
+        for flag in (True, 1):
+            v = ck.call(Variable, np.ones(2), requires_grad=flag)
+            rg = _attr(ck, v, "requires_grad", "self.requires_grad = requires_grad")
+            ck.check(rg is True, f"requires_grad={flag!r} was not stored as True.",
+                     expected=True, received=rg, hint="Store a real bool: "
+                     "self.requires_grad = bool(requires_grad).")
+    with ck.case("is_leaf is a property: True without grad_fn, False once grad_fn is set"):
+        leaf = ck.call(Variable, 1.0, requires_grad=True)
+        is_leaf = _prop(ck, Variable, leaf, "is_leaf", "return self.grad_fn is None")
         ck.check(is_leaf is True, "a Variable without grad_fn should be a leaf.", expected=True,
-                 received=is_leaf, hint="return self.grad_fn is None")
-        node = types.SimpleNamespace(name="MulBackward")
-        made = ck.call(MyVariable, 2.0, requires_grad=True, grad_fn=node)
-        ck.check(_attr(ck, made, "grad_fn", "self.grad_fn = grad_fn") is node,
-                 "grad_fn is not the object passed in.", hint="self.grad_fn = grad_fn")
-        ck.check(_attr(ck, made, "is_leaf", "return self.grad_fn is None") is False,
-                 "a Variable with a grad_fn should not be a leaf.", expected=False,
-                 received=True, hint="return self.grad_fn is None")
-    with ck.case("is_leaf follows grad_fn when grad_fn changes later"):
-        v = ck.call(MyVariable, np.ones(3))
-        _attr(ck, v, "is_leaf", "return self.grad_fn is None")
-        v.grad_fn = types.SimpleNamespace(name="AddBackward")
-        ck.check(_attr(ck, v, "is_leaf", "return self.grad_fn is None") is False,
+                 received=is_leaf, hint="A leaf is a Variable no operation made.")
+        leaf.grad_fn = _node("MulBackward")
+        ck.check(_attr(ck, leaf, "is_leaf", "return self.grad_fn is None") is False,
                  "is_leaf did not change after grad_fn was set.", expected=False, received=True,
-                 hint="Compute is_leaf from grad_fn each time (a property returning "
-                      "self.grad_fn is None) instead of storing a flag in __init__.")
+                 hint="Compute is_leaf from grad_fn each time it is read (return self.grad_fn "
+                      "is None) instead of storing a flag in __init__.")
     shapes = [(2, 3), (), (4,)]
     if hidden:
         shapes += [tuple(int(n) for n in ck.rng.integers(1, 5, size=k)) for k in (1, 3)]
     for shape in shapes:
-        with ck.case(f"shape of a {shape} array"):
+        with ck.case(f"shape, ndim, dtype of a {shape} array"):
             data = np.round(ck.rng.normal(size=shape), 3)
-            v = ck.call(MyVariable, data)
-            got = _attr(ck, v, "shape", "Define shape as a @property returning self.data.shape.")
-            ck.check(not callable(got), "shape is a method, not a property.",
-                     hint="Put @property above def shape(self).")
+            v = ck.call(Variable, data)
+            got = _prop(ck, Variable, v, "shape", "return self.data.shape")
             ck.check(tuple(got) == shape, "shape is wrong.", expected=shape, received=got,
-                     hint="return self.data.shape")
-            ck.close(_attr(ck, v, "data", "self.data = np.asarray(data)"), data, what="data")
+                     hint="shape is the shape of the array: return self.data.shape")
+            ndim = _prop(ck, Variable, v, "ndim", "return self.data.ndim")
+            ck.check(ndim == len(shape), "ndim is wrong.", expected=len(shape), received=ndim,
+                     hint="return self.data.ndim")
+            dtype = _prop(ck, Variable, v, "dtype", "return self.data.dtype")
+            ck.check(dtype == np.float64, "dtype is wrong.", expected="float64", received=dtype,
+                     hint="return self.data.dtype")
+            ck.close(_attr(ck, v, "data", asarray), data, what="data")
+    with ck.case("numpy() gives the array itself, item() a Python float"):
+        v = ck.call(Variable, [[2.5]])
+        arr = ck.call(v.numpy, hint="return self.data")
+        ck.check(arr is v.data, "numpy() did not return the Variable's own array.",
+                 hint="return self.data (the same array, no copy), as PyTorch's numpy() shares "
+                      "memory with the tensor.")
+        for value in (v, ck.call(Variable, 7.0)):
+            got = ck.call(value.item, hint="return self.data.item()")
+            ck.check(type(got) is float, "item() did not return a Python float.",
+                     expected="float", received=type(got).__name__,
+                     hint="numpy's ndarray.item() turns a one-element array into a Python number.")
+        ck.close(got, 7.0, what="item()")
+    with ck.case("repr shows the numbers, and requires_grad or grad_fn"):
+        body = np.array2string(np.array([1.0, 2.0]), separator=", ")
+        plain = ck.call(Variable, [1.0, 2.0])
+        text = ck.call(lambda: repr(plain), hint="Write __repr__ returning a string.")
+        ck.check(isinstance(text, str) and _squash(text) == _squash(f"Variable({body})"),
+                 "repr of a plain Variable is not Variable(<the numbers>).",
+                 expected=f"Variable({body})", received=text,
+                 hint="Start from body = np.array2string(self.data, separator=', ') and return "
+                      "f'Variable({body})'.")
+        wants = ck.call(Variable, [1.0, 2.0], requires_grad=True)
+        text = repr(wants)
+        ck.check(_squash(text) == _squash(f"Variable({body}, requires_grad=True)"),
+                 "repr of a Variable that requires grad does not say so.",
+                 expected=f"Variable({body}, requires_grad=True)", received=text,
+                 hint="Add ', requires_grad=True' when self.requires_grad is True.")
+        wants.grad_fn = _node("MulBackward")
+        text = repr(wants)
+        want = f"Variable({body}, grad_fn=<MulBackward>)"
+        ck.check(_squash(text) == _squash(want), "repr of a computed Variable does not name its "
+                 "grad_fn as PyTorch does.", expected=want, received=text,
+                 hint="When grad_fn is set, show it instead of requires_grad: "
+                      "', grad_fn=<' + type(self.grad_fn).__name__ + '>'.")
     ck.done()
 
 
@@ -291,5 +366,6 @@ def ch02_find_leaves(find_leaves: Callable[[Variable], list], *, seed: int = 0,
     ck.done()
 
 
-# The loader checks the learner's mygrad/variable.py with this (see exercises/_library.py).
-from ._library import variable as mygrad_variable  # noqa: E402
+def mygrad_variable(pkg: types.ModuleType) -> None:
+    """The loader's check of the learner's ``mygrad/variable.py``: the exercise's cases."""
+    ch02_variable_class(pkg.Variable)

@@ -1,160 +1,393 @@
-"""Checkers for chapter 03, Function."""
+"""Checkers for chapter 03, Function: the learner's ``mygrad/function.py``.
+
+The exercises are parts of the learner's own library, so the checkers run them on the
+learner's classes: ``Variable`` and ``GradMode`` are read from the globals the learner's code
+runs in (the notebook, or the module ``mygrad.function``). There is no engine before chapter
+04, so backward formulas are called by hand, ``node.function.backward(node, grad)``, and
+compared with central differences of the learner's own forward.
+"""
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import types
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from .. import Function, Variable, gradcheck, is_grad_enabled, no_grad, tensor
 from ._common import Checker
 
-__all__ = ["ch03_relu_function", "ch03_mul_function", "ch03_own_apply"]
+__all__ = ["ch03_own_apply", "ch03_mul_function", "ch03_relu_function", "ch03_find_the_bug"]
+
+_MISSING = object()
 
 
-def _away_from_zero(ck: Checker, shape: tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
-    """Random values with |x| >= 0.1, so relu's kink at 0 stays out of the way."""
-    x = ck.rng.normal(size=shape)
-    x = np.where(np.abs(x) < 0.1, np.sign(x + 1e-12) * 0.1 + x, x)
-    return np.round(x, 4).astype(dtype)
+# -- finding the learner's library ------------------------------------------------------------
+def _function_of(cls: Any, name: str) -> Any:
+    """The plain function behind ``cls.name`` (staticmethod, classmethod or plain)."""
+    for klass in getattr(cls, "__mro__", ()):
+        if name in vars(klass):
+            raw = vars(klass)[name]
+            return getattr(raw, "__func__", raw)
+    return None
 
 
-def _is_function_class(ck: Checker, cls: Any, name: str) -> None:
-    ck.check(isinstance(cls, type) and issubclass(cls, Function),
-             f"{name} is not a subclass of al.Function.", expected=f"class {name}(al.Function)",
-             received=cls, hint=f"Write class {name}(al.Function): with static forward and backward, "
-                                "and pass the class itself (not an instance, not .apply).")
+def _names(ck: Checker, cls: Any, method: str, wanted: tuple[str, ...]) -> dict[str, Any]:
+    """The globals ``cls.method`` runs in, checked to hold ``wanted`` (e.g. Variable)."""
+    fn = _function_of(cls, method)
+    ns = getattr(fn, "__globals__", None)
+    ck.check(ns is not None, f"{getattr(cls, '__name__', cls)} has no method {method}.",
+             hint=f"Define {method} inside the class, as in the cell above.")
+    missing = [n for n in wanted if n not in ns]
+    ck.check(not missing, f"the code of {cls.__name__}.{method} cannot see {missing}.",
+             hint="Run the chapter's first cell (load_mygrad) and the %%mygrad cells above "
+                  "this one, in order, then this check again.")
+    return ns
 
 
-def _grad_fn_name(ck: Checker, y: Any, want: str) -> None:
-    ck.check(isinstance(y, Variable), "apply did not return a Variable.", expected="a Variable",
-             received=type(y).__name__, hint="forward must return a Variable, e.g. "
-                                             "input_.clamp(min=0) or al.Variable(array).")
-    name = type(y.grad_fn).__name__ if y.grad_fn is not None else None
+def _is_function_class(ck: Checker, cls: Any, name: str, ns: dict[str, Any]) -> None:
+    function = ns.get("Function")
+    ck.check(isinstance(cls, type) and function is not None and issubclass(cls, function),
+             f"{name} is not a subclass of your Function.", expected=f"class {name}(Function)",
+             received=cls, hint=f"Write class {name}(Function): with static forward and "
+                                "backward, and pass the class itself (not an instance, not "
+                                ".apply).")
+
+
+@contextlib.contextmanager
+def _grad_mode_kept(GradMode: Any) -> Iterator[None]:
+    """Whatever the learner's apply does to grad mode, the notebook gets its old value back."""
+    before = getattr(GradMode, "enabled", True)
+    try:
+        yield
+    finally:
+        GradMode.enabled = before
+
+
+def _data(value: Any) -> Any:
+    return value.data if hasattr(value, "grad_fn") and hasattr(value, "data") else value
+
+
+def _numeric_grads(f: Callable[..., np.ndarray], arrays: list[np.ndarray], g: np.ndarray,
+                   eps: float = 1e-6) -> list[np.ndarray]:
+    """Central differences of sum(g * f(*arrays)) with respect to each array (float64)."""
+    grads = []
+    for i, a in enumerate(arrays):
+        grad = np.zeros_like(a, dtype=np.float64)
+        for idx in np.ndindex(a.shape):
+            plus = [x.copy() for x in arrays]
+            minus = [x.copy() for x in arrays]
+            plus[i][idx] += eps
+            minus[i][idx] -= eps
+            grad[idx] = np.sum(g * (f(*plus) - f(*minus))) / (2 * eps)
+        grads.append(grad)
+    return grads
+
+
+def _saved_nothing(node: Any) -> bool:
+    try:
+        return len(node.saved_tensors) == 0
+    except Exception:  # a broken Context: let the original error speak
+        return False
+
+
+def _backward(ck: Checker, cls: type, node: Any, grad: Any, inputs: str) -> tuple:
+    """``cls.backward(node, grad)`` as a tuple; a crash names its real cause where it can."""
+    def call() -> Any:
+        return cls.backward(node, grad)
+    call.__name__ = f"{cls.__name__}.backward"
+    try:
+        result = call()
+    except NotImplementedError as err:
+        raise ck._not_done(err) from None
+    except Exception as err:
+        if _saved_nothing(node):
+            raise ck.error(
+                f"your {cls.__name__}.backward raised {type(err).__name__}: {err} -- because "
+                "ctx.saved_tensors is empty: forward saved nothing.",
+                hint=f"backward can only read what forward kept: call "
+                     f"ctx.save_for_backward({inputs}) in forward, before it returns.") from err
+        raise ck.error(f"your {cls.__name__}.backward raised {type(err).__name__}: {err}",
+                       hint="Read the traceback above to find the failing line.") from err
+    return result if isinstance(result, tuple) else (result,)
+
+
+def _check_node(ck: Checker, y: Any, cls: type, Variable: type) -> Any:
+    ck.check(isinstance(y, Variable), f"{cls.__name__}.apply did not return a Variable.",
+             expected="a Variable", received=type(y).__name__,
+             hint="forward must return a Variable, e.g. Variable(np.maximum(x.data, 0)).")
+    want = cls.__name__ + "Backward"
+    node = getattr(y, "grad_fn", None)
+    name = type(node).__name__ if node is not None else None
     ck.check(name == want, "the output's grad_fn is not the node of your Function.",
              expected=f"<{want}>", received=f"<{name}>" if name else "None",
-             hint="Call the Function through .apply(...), which records the node; inside forward, "
-                  "return a new Variable.")
+             hint="Call the Function through .apply(...): apply records the node. Inside "
+                  "forward, compute and return a new Variable.")
+    return node
 
 
-def _named(fn: Callable, name: str) -> Callable:
-    """``fn`` under the name the learner knows, for the "your ... raised" message."""
+# -- ch03-own-apply ----------------------------------------------------------------------------
+def _probe_functions(Function: type, Variable: type, GradMode: Any) -> types.SimpleNamespace:
+    """Functions built on the learner's Function, with plain numpy inside."""
+
+    class RefMul(Function):
+        """a * b"""
+
+        @staticmethod
+        def forward(ctx: Any, a: Any, b: Any) -> Any:
+            ctx.save_for_backward(a, b)
+            ctx.grad_mode_in_forward = GradMode.enabled
+            ctx.seen_in_forward = True
+            return Variable(a.data * b.data)
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> tuple:
+            a, b = ctx.saved_tensors
+            return Variable(grad.data * b.data), Variable(grad.data * a.data)
+
+    class RefScale(Function):
+        """x * k for a Python number k"""
+
+        @staticmethod
+        def forward(ctx: Any, x: Any, k: float) -> Any:
+            ctx.k = k
+            return Variable(x.data * k)
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> tuple:
+            return Variable(grad.data * ctx.k), None
+
+    class RefRaw(RefScale):
+        """x * k, returned as a plain numpy array"""
+
+        @staticmethod
+        def forward(ctx: Any, x: Any, k: float) -> Any:
+            ctx.k = k
+            return x.data * k
+
+    class RefSwitchesOn(Function):
+        """x, with grad mode switched on inside forward (to see when apply reads grad mode)"""
+
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            GradMode.enabled = True
+            return Variable(x.data.copy())
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            return grad
+
+    class RefFails(Function):
+        """a forward that raises"""
+
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            raise ValueError("this forward fails on purpose")
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            return grad
+
+    return types.SimpleNamespace(Mul=RefMul, Scale=RefScale, Raw=RefRaw,
+                                 SwitchesOn=RefSwitchesOn, Fails=RefFails)
+
+
+def _why_not_recorded(ck: Checker, out: Any, refs: types.SimpleNamespace, var: Callable,
+                      GradMode: Any) -> None:
+    """The output of a recorded call has no grad_fn: find out why, and say it."""
+    if getattr(out, "requires_grad", False):
+        ck.fail("the output requires grad but has no grad_fn.",
+                hint="After output.requires_grad = True, also set output.grad_fn = ctx, so "
+                     "the output remembers the node that made it.")
+    with _grad_mode_kept(GradMode):
+        probe = refs.SwitchesOn.apply(var((2,)))
+    if getattr(probe, "grad_fn", None) is not None:
+        ck.fail("apply did not record the node although grad mode was on when it was called.",
+                hint="apply reads grad mode while it is switched off for forward, so it always "
+                     "reads False. Read GradMode.enabled once, before switching it off, keep it "
+                     "in a variable (enabled = GradMode.enabled) and decide with that.")
+    ck.fail("apply did not record the node: the output has no grad_fn.",
+            hint="When grad mode was on and any(ctx.needs_input_grad): set "
+                 "output.requires_grad = True and output.grad_fn = ctx.")
+
+
+def ch03_own_apply(Function: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check mygrad's ``Function.apply``: a new node ``cls.Node()`` is forward's ``ctx``;
+    ``ctx.needs_input_grad`` has one bool per argument; forward runs with grad mode off (and
+    grad mode is restored, even if forward raises); a non-Variable result is wrapped; the node
+    is recorded as ``output.grad_fn`` (with ``ctx.inputs``) exactly when grad mode was on and
+    some input requires grad."""
+    ck = Checker("ch03-own-apply", seed=seed, hidden=hidden)
+    ck.check(isinstance(Function, type), "Function is not a class.", received=Function,
+             hint="Pass the class itself: check.ch03_own_apply(Function).")
+    ns = _names(ck, Function, "apply", ("Variable", "GradMode"))
+    Variable, GradMode = ns["Variable"], ns["GradMode"]
+    with _grad_mode_kept(GradMode):
+        GradMode.enabled = True
+        _own_apply_cases(ck, Function, Variable, GradMode)
+    ck.done()
+
+
+def _own_apply_cases(ck: Checker, Function: type, Variable: type, GradMode: Any) -> None:
+    rng = ck.rng
+    refs = _probe_functions(Function, Variable, GradMode)
+
+    def var(shape: tuple[int, ...], requires_grad: bool = True) -> Any:
+        return Variable(np.round(rng.normal(size=shape), 3), requires_grad=requires_grad)
+
+    def apply(cls: type, *args: Any, hint: str | None = None) -> Any:
+        before = GradMode.enabled
+        out = ck.call(_renamed(cls.apply, "Function.apply"), *args, hint=hint)
+        after, GradMode.enabled = GradMode.enabled, before
+        if before and after is not True:
+            ck.fail("grad mode is still off after apply returned.",
+                    expected="GradMode.enabled == True again", received=after,
+                    hint="Put the value you read before forward back afterwards (in a finally: "
+                         "block, so it is restored even if forward raises).")
+        if not before and after is not False:
+            ck.fail("apply switched grad mode on although it was off before.",
+                    expected="GradMode.enabled == False after apply", received=after,
+                    hint="Restore the value you read before forward, not True.")
+        return out
+
+    with ck.case("forward's value comes back as a Variable"):
+        a, b = var((3,)), var((3,))
+        out = apply(refs.Mul, a, b)
+        ck.check(out is not None, "apply returned None.", hint="Return forward's output.")
+        ck.check(isinstance(out, Variable), "apply did not return a Variable.",
+                 received=type(out).__name__, hint="Return the output of forward.")
+        ck.close(out.data, a.data * b.data, what="output",
+                 hint="output = cls.forward(ctx, *inputs)")
+    with ck.case("forward runs with grad mode off; afterwards it is on again"):
+        out = apply(refs.Mul, var((2,)), var((2,)))
+        ctx = getattr(out, "grad_fn", None)
+        if ctx is None or not hasattr(ctx, "grad_mode_in_forward"):
+            _why_not_recorded(ck, out, refs, var, GradMode)
+        ck.check(ctx.grad_mode_in_forward is False, "grad mode was on inside forward.",
+                 expected="GradMode.enabled == False inside forward", received=True,
+                 hint="Switch it off around the call: GradMode.enabled = False, then forward, "
+                      "then switch it back.")
+    with ck.case("the node: grad_fn is forward's ctx, named after the Function"):
+        a, b = var((2, 2)), var((2, 2), requires_grad=False)
+        out = apply(refs.Mul, a, b)
+        node = getattr(out, "grad_fn", None)
+        if node is None:
+            _why_not_recorded(ck, out, refs, var, GradMode)
+        ck.check(getattr(node, "seen_in_forward", False),
+                 "the output's grad_fn is not the ctx that forward received.",
+                 hint="Make one node, ctx = cls.Node(), pass it to forward and record that same "
+                      "object: output.grad_fn = ctx.")
+        ck.check(type(node).__name__ == "RefMulBackward",
+                 "the node is not an instance of the Function's own node class.",
+                 expected="<RefMulBackward>", received=f"<{type(node).__name__}>",
+                 hint="__init_subclass__ gives each Function a node class, cls.Node: create "
+                      "the ctx with cls.Node().")
+        ck.check(out.requires_grad is True and out.is_leaf is False,
+                 "the output must require grad and not be a leaf.",
+                 expected="requires_grad True, is_leaf False",
+                 received=f"requires_grad {out.requires_grad}, is_leaf {out.is_leaf}",
+                 hint="Set output.requires_grad = True when you record the node.")
+        inputs = getattr(node, "inputs", None)
+        ck.check(isinstance(inputs, tuple) and len(inputs) == 2 and inputs[0] is a
+                 and inputs[1] is b, "node.inputs is not the tuple of the arguments.",
+                 expected="(a, b)", received=inputs, hint="ctx.inputs = inputs: the edges of "
+                 "the graph, pointing back to what the output was computed from.")
+    with ck.case("needs_input_grad: one bool per argument"):
+        cases = [((var((2,)), var((2,), False)), (True, False)),
+                 ((var((2,), False), var((2,))), (False, True))]
+        for args, want in cases:
+            out = apply(refs.Mul, *args)
+            needs = getattr(out.grad_fn, "needs_input_grad", None)
+            ck.check(needs is not None and tuple(bool(n) for n in needs) == want,
+                     "needs_input_grad is wrong.", expected=want, received=needs,
+                     hint="One bool per argument: isinstance(x, Variable) and x.requires_grad.")
+        out = apply(refs.Scale, var((3,)), 2.0)
+        needs = getattr(out.grad_fn, "needs_input_grad", None)
+        ck.check(needs is not None and tuple(bool(n) for n in needs) == (True, False),
+                 "needs_input_grad is wrong for (Variable, number).", expected=(True, False),
+                 received=needs, hint="A number never needs a gradient: test isinstance(x, "
+                                      "Variable) before reading x.requires_grad.")
+    with ck.case("a numpy array returned by forward is wrapped as a Variable"):
+        x = var((4,))
+        out = apply(refs.Raw, x, 2.5, hint="This forward returns a numpy array: wrap anything "
+                    "that is not a Variable as one, Variable(output), before recording.")
+        ck.check(isinstance(out, Variable), "forward's numpy array was not made a Variable.",
+                 received=type(out).__name__,
+                 hint="If forward's result is not a Variable, wrap it: Variable(output).")
+        ck.close(out.data, 2.5 * x.data, what="output")
+    with ck.case("no input requires grad: nothing is recorded"):
+        out = apply(refs.Mul, var((2,), False), var((2,), False))
+        ck.check(out.grad_fn is None and out.requires_grad is False,
+                 "an output whose inputs need no gradient got a graph node.",
+                 expected="grad_fn None, requires_grad False",
+                 received=f"grad_fn {out.grad_fn!r}, requires_grad {out.requires_grad}",
+                 hint="Record only if any(ctx.needs_input_grad).")
+    with ck.case("grad mode off (as inside no_grad): nothing is recorded"):
+        GradMode.enabled = False
+        try:
+            out = apply(refs.Mul, var((2,)), var((2,)))
+        finally:
+            GradMode.enabled = True
+        ck.check(out.grad_fn is None and out.requires_grad is False,
+                 "apply recorded a node while grad mode was off.",
+                 expected="grad_fn None, requires_grad False",
+                 received=f"grad_fn {out.grad_fn!r}, requires_grad {out.requires_grad}",
+                 hint="Record only if grad mode was on when apply was called: "
+                      "enabled and any(ctx.needs_input_grad).")
+    with ck.case("forward raises: the error comes through and grad mode is on again"):
+        ck.raises(ValueError, _renamed(refs.Fails.apply, "Function.apply"), var((2,)),
+                  hint="Let forward's error pass (do not catch it).")
+        ck.check(GradMode.enabled is True, "grad mode stayed off after forward raised.",
+                 expected="GradMode.enabled == True", received=GradMode.enabled,
+                 hint="Restore grad mode in a finally: block: try: forward ... finally: "
+                      "GradMode.enabled = enabled.")
+    for depth in [2] + ([3, 5] if ck.hidden else []):
+        with ck.case(f"a graph of {depth} levels can be walked back by hand"):
+            a, b = var((3,)), var((3,))
+            h = apply(refs.Mul, a, b)
+            want_a, want_b = b.data.copy(), a.data.copy()
+            for level in range(depth - 1):
+                k = float(level + 2)
+                h = apply(refs.Scale, h, k)
+                want_a, want_b = want_a * k, want_b * k
+            grads = _walk(ck, h, Variable)
+            ck.check(id(a) in grads and id(b) in grads, "walking node.inputs from the output "
+                     "did not reach the leaves.", hint="Each node keeps its inputs "
+                     "(ctx.inputs = inputs) and each output its node (output.grad_fn = ctx).")
+            ck.close(grads[id(a)], want_a, what="gradient of a")
+            ck.close(grads[id(b)], want_b, what="gradient of b")
+
+
+def _renamed(fn: Callable, name: str) -> Callable:
     def call(*args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
     call.__name__ = name
     return call
 
 
-def _run_gradcheck(ck: Checker, fn: Callable, inputs: tuple, what: str) -> None:
-    ok = ck.call(gradcheck, fn, inputs, hint=f"The gradient of {what} disagrees with central "
-                 "differences; the message above names the input and the numbers.")
-    ck.check(ok is True, "gradcheck did not pass.", expected=True, received=ok)
+def _walk(ck: Checker, out: Any, Variable: type) -> dict[int, np.ndarray]:
+    """A tiny backward over the learner's nodes: node.function.backward(node, g), node.inputs."""
+    grads: dict[int, np.ndarray] = {}
+    stack = [(out, np.ones(out.data.shape))]
+    while stack:
+        var, g = stack.pop()
+        node = var.grad_fn
+        if node is None:
+            grads[id(var)] = grads.get(id(var), 0) + g
+            continue
+        fn = getattr(node, "function", None)
+        ck.check(fn is not None, "a node does not know its Function (node.function).",
+                 hint="The node class that __init_subclass__ makes carries function = cls; "
+                      "create the ctx with cls.Node().")
+        result = ck.call(fn.backward, node, Variable(g))
+        result = result if isinstance(result, tuple) else (result,)
+        for inp, gi in zip(node.inputs, result):
+            if isinstance(inp, Variable) and inp.requires_grad and gi is not None:
+                stack.append((inp, np.asarray(_data(gi))))
+    return grads
 
 
-def ch03_relu_function(MyReLU: type, *, seed: int = 0, hidden: bool = False) -> None:
-    """Check ``MyReLU``: forward gives max(x, 0) and saves the input; backward passes
-    ``grad_output`` where the input was positive and 0 elsewhere, without changing it."""
-    ck = Checker("ch03-relu-function", seed=seed, hidden=hidden)
-    _is_function_class(ck, MyReLU, "MyReLU")
-    shapes = [(5,), (3, 4)]
-    if hidden:
-        shapes += [(2, 3, 2), ()]
-    for shape in shapes:
-        with ck.case(f"forward and backward on a {shape} input"):
-            data = _away_from_zero(ck, shape)
-            x = tensor(data.copy(), requires_grad=True)
-            y = ck.call(MyReLU.apply, x)
-            _grad_fn_name(ck, y, MyReLU.__name__ + "Backward")
-            ck.check(np.array_equal(x.data, data), "forward changed its input in place.",
-                     hint="Return a new Variable (input_.clamp(min=0)); do not write into input_.")
-            ck.close(y.data, np.maximum(data, 0), what="output",
-                     mistakes=[(np.minimum(data, 0), "That is min(x, 0); relu keeps the positive "
-                                "values: input_.clamp(min=0).")],
-                     hint="relu(x) = max(x, 0): input_.clamp(min=0).")
-            g = tensor(np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3))
-            g_before = g.data.copy()
-            ck.call(_named(y.backward, "MyReLU.backward"), g, hint="backward gets grad_output and returns one gradient: "
-                                        "the gradient of the input.")
-            ck.check(np.array_equal(g.data, g_before), "backward changed grad_output in place.",
-                     expected=g_before, received=g.data,
-                     hint="Work on a copy: grad_input = grad_output.clone(), then zero it.")
-            want = g_before * (data > 0)
-            ck.close(x.grad.data if x.grad is not None else None, want, what="gradient of the input",
-                     mistakes=[(g_before, "You passed grad_output through unchanged: zero it where "
-                                          "the input was negative (grad_input[input_ < 0] = 0)."),
-                               ((data > 0).astype(float), "You returned the mask of positive "
-                                "inputs; multiply it by grad_output (the chain rule)."),
-                               (g_before * (data < 0), "You kept the gradient where the input was "
-                                "negative; keep it where it was positive.")],
-                     hint="grad_input = grad_output.clone(); grad_input[input_ < 0] = 0.")
-    with ck.case("gradcheck passes"):
-        x = tensor(_away_from_zero(ck, (4, 3)), requires_grad=True)
-        _run_gradcheck(ck, MyReLU.apply, (x,), "MyReLU")
-    with ck.case("without requires_grad: values only, no graph node"):
-        data = _away_from_zero(ck, (6,))
-        y = ck.call(MyReLU.apply, tensor(data))
-        ck.check(isinstance(y, Variable) and y.grad_fn is None and not y.requires_grad,
-                 "an input without requires_grad should give an output without a graph node.",
-                 hint="Let apply decide: forward just computes and returns a Variable.")
-        ck.close(y.data, np.maximum(data, 0), what="output")
-    with ck.case("float32 stays float32"):
-        x = tensor(_away_from_zero(ck, (3,), np.float32), requires_grad=True)
-        y = ck.call(MyReLU.apply, x)
-        ck.check(y.dtype == np.float32, "the output is not float32.", expected="float32",
-                 received=str(y.dtype), hint="Keep the input's dtype: input_.clamp(min=0) does.")
-    ck.done()
-
-
-def ch03_mul_function(MyMul: type, *, seed: int = 0, hidden: bool = False) -> None:
-    """Check ``MyMul``: forward(ctx, a, b) = a * b; backward returns
-    (grad_output * b, grad_output * a), one gradient per input."""
-    ck = Checker("ch03-mul-function", seed=seed, hidden=hidden)
-    _is_function_class(ck, MyMul, "MyMul")
-    shapes = [((4,), (4,)), ((2, 3), (2, 3))]
-    if hidden:
-        shapes += [((3, 2, 2), (3, 2, 2)), ((3, 4), (4,))]
-    for sa, sb in shapes:
-        with ck.case(f"a of shape {sa} times b of shape {sb}"):
-            ad, bd = np.round(ck.rng.normal(size=sa), 3), np.round(ck.rng.normal(size=sb), 3)
-            a, b = tensor(ad, requires_grad=True), tensor(bd, requires_grad=True)
-            y = ck.call(MyMul.apply, a, b)
-            _grad_fn_name(ck, y, MyMul.__name__ + "Backward")
-            ck.close(y.data, ad * bd, what="output",
-                     mistakes=[(ad + bd, "You added; multiply: a * b.")], hint="Return a * b.")
-            gd = np.round(ck.rng.uniform(0.5, 2.0, size=y.shape), 3)
-            ck.call(_named(y.backward, "MyMul.backward"), tensor(gd), hint="backward must return two gradients, one for a "
-                    "and one for b: return grad_output * b, grad_output * a.")
-            ga, gb = gd * bd, _sum_to(gd * ad, sb)
-            ck.close(a.grad.data if a.grad is not None else None, ga, what="gradient of a",
-                     mistakes=[(_sum_to(gd * ad, sa), "That is b's gradient (grad_output * a); "
-                                "a's gradient is grad_output * b."),
-                               (np.broadcast_to(bd, sa), "Multiply by grad_output (the chain rule): "
-                                "grad_output * b.")],
-                     hint="d(a*b)/da = b, so a's gradient is grad_output * b.")
-            ck.close(b.grad.data if b.grad is not None else None, gb, what="gradient of b",
-                     mistakes=[(_sum_to(gd * bd, sb), "That is a's gradient; b's is "
-                                "grad_output * a.")],
-                     hint="d(a*b)/db = a, so b's gradient is grad_output * a.")
-    with ck.case("only a requires grad"):
-        a = tensor(np.round(ck.rng.normal(size=3), 3), requires_grad=True)
-        b = tensor(np.round(ck.rng.normal(size=3), 3))
-        y = ck.call(MyMul.apply, a, b)
-        ck.call(_named(y.sum().backward, "MyMul.backward"))
-        ck.close(a.grad.data, b.data, what="gradient of a")
-        ck.check(b.grad is None, "b got a gradient although it does not require grad.",
-                 hint="Let the engine decide which gradients to keep.")
-    with ck.case("the same Variable twice: a * a has gradient 2 * a"):
-        a = tensor(np.round(ck.rng.normal(size=4), 3), requires_grad=True)
-        ck.call(_named(ck.call(MyMul.apply, a, a).sum().backward, "MyMul.backward"))
-        ck.close(a.grad.data, 2 * a.data, what="gradient of a", hint="Both gradients are added "
-                 "into a.grad; each must be grad_output times the other input.")
-    with ck.case("gradcheck passes for both inputs"):
-        a = tensor(ck.rng.normal(size=(3, 2)), requires_grad=True)
-        b = tensor(ck.rng.normal(size=(3, 2)), requires_grad=True)
-        _run_gradcheck(ck, MyMul.apply, (a, b), "MyMul")
-    ck.done()
-
-
+# -- ch03-mul-function -------------------------------------------------------------------------
 def _sum_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     while g.ndim > len(shape):
         g = g.sum(axis=0)
@@ -164,171 +397,222 @@ def _sum_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return g
 
 
-# -- reference Functions for ch03-own-apply: plain numpy inside, so they work with any apply --
-class _RefMul(Function):
-    """a * b"""
-
-    @staticmethod
-    def forward(ctx: Any, a: Variable, b: Variable) -> Variable:
-        ctx.save_for_backward(a, b)
-        ctx.grad_mode_in_forward = is_grad_enabled()
-        return Variable(a.data * b.data)
-
-    @staticmethod
-    def backward(ctx: Any, grad: Variable) -> tuple:
-        a, b = ctx.saved_tensors
-        return Variable(grad.data * b.data), Variable(grad.data * a.data)
-
-
-class _RefScale(Function):
-    """x * k for a Python number k"""
-
-    @staticmethod
-    def forward(ctx: Any, x: Variable, k: float) -> Variable:
-        ctx.k = k
-        ctx.grad_mode_in_forward = is_grad_enabled()
-        return Variable(x.data * k)
-
-    @staticmethod
-    def backward(ctx: Any, grad: Variable) -> tuple:
-        return Variable(grad.data * ctx.k), None
-
-
-def _mini_backward(ck: Checker, out: Variable) -> dict[int, np.ndarray]:
-    """A tiny engine over the learner's nodes: node.backward(grad) and node.inputs."""
-    grads: dict[int, np.ndarray] = {}
-    stack = [(out, np.ones(out.shape))]
-    while stack:
-        var, g = stack.pop()
-        node = var.grad_fn
-        if node is None:
-            grads[id(var)] = grads.get(id(var), 0) + g
-            continue
-        result = ck.call(node.backward, Variable(g), hint="node.backward(*grads) should call "
-                         "the Function's backward with the node itself as ctx: "
-                         "return self.fn_cls.backward(self, *grads).")
-        result = result if isinstance(result, tuple) else (result,)
-        for inp, gi in zip(node.inputs, result):
-            if isinstance(inp, Variable) and inp.requires_grad and gi is not None:
-                stack.append((inp, np.asarray(gi.data if isinstance(gi, Variable) else gi)))
-    return grads
-
-
-def ch03_own_apply(my_apply: Callable[..., Variable], *, seed: int = 0,
-                   hidden: bool = False) -> None:
-    """Check ``my_apply(fn_cls, *args)``: runs ``fn_cls.forward(ctx, *args)`` with grad mode off
-    on a new node ``ctx`` (with save_for_backward, saved_tensors, needs_input_grad, inputs and
-    backward); if grad mode is on and an input requires grad, the output gets
-    ``requires_grad=True`` and ``grad_fn = ctx``."""
-    ck = Checker("ch03-own-apply", seed=seed, hidden=hidden)
-    rng = ck.rng
-    apply_hint = ("Create ctx, set ctx.inputs and ctx.needs_input_grad, run forward under "
-                  "al.no_grad(), then (if recording) set out.requires_grad = True before "
-                  "out.grad_fn = ctx: a Variable with a grad_fn is no longer a leaf, and only "
-                  "leaves let you change requires_grad.")
-
-    def var(shape: tuple[int, ...], requires_grad: bool = True) -> Variable:
-        return tensor(np.round(rng.normal(size=shape), 3), requires_grad=requires_grad)
-
-    with ck.case("forward's value comes back as a Variable"):
-        a, b = var((3,)), var((3,))
-        out = ck.call(my_apply, _RefMul, a, b, hint=apply_hint)
-        ck.check(isinstance(out, Variable), "my_apply did not return a Variable.",
-                 received=type(out).__name__, hint="Return what forward returned.")
-        ck.close(out.data, a.data * b.data, what="output", hint="out = fn_cls.forward(ctx, *args)")
-    with ck.case("forward runs with grad mode off"):
-        out = ck.call(my_apply, _RefMul, var((2,)), var((2,)), hint=apply_hint)
-        ck.check(out.grad_fn is not None and hasattr(out.grad_fn, "grad_mode_in_forward"),
-                 "the output's grad_fn is not the ctx that was passed to forward.",
-                 hint="Make ctx = MyNode(fn_cls), call fn_cls.forward(ctx, *args) and set "
-                      "out.grad_fn = ctx.")
-        ck.check(out.grad_fn.grad_mode_in_forward is False, "grad mode was on inside forward.",
-                 expected="al.is_grad_enabled() == False inside forward", received=True,
-                 hint="Wrap the call: with al.no_grad(): out = fn_cls.forward(ctx, *args)")
-    with ck.case("the node: grad_fn, requires_grad, is_leaf, inputs, needs_input_grad"):
-        a, b = var((2, 2)), var((2, 2), requires_grad=False)
-        out = ck.call(my_apply, _RefMul, a, b, hint=apply_hint)
-        ck.check(out.requires_grad is True, "the output does not require grad.", expected=True,
-                 received=out.requires_grad, hint="One input requires grad, so the output does: "
-                 "set out.requires_grad = True (before setting out.grad_fn).")
-        node = out.grad_fn
-        ck.check(node is not None and not out.is_leaf, "the output has no grad_fn.",
-                 hint="out.grad_fn = ctx makes the output remember the node that made it.")
-        inputs = getattr(node, "inputs", None)
-        ck.check(isinstance(inputs, tuple) and len(inputs) == 2 and inputs[0] is a
-                 and inputs[1] is b, "node.inputs is not the tuple of the arguments.",
-                 expected="(a, b)", received=inputs, hint="ctx.inputs = args (the edges of "
-                 "the graph, pointing back to what the node was computed from).")
-        needs = getattr(node, "needs_input_grad", None)
-        ck.check(needs is not None and tuple(bool(n) for n in needs) == (True, False),
-                 "needs_input_grad is wrong.", expected=(True, False), received=needs,
-                 hint="One bool per argument: isinstance(a, al.Variable) and a.requires_grad.")
-    with ck.case("save_for_backward and saved_tensors, then node.backward"):
-        a, b = var((3,)), var((3,))
-        out = ck.call(my_apply, _RefMul, a, b, hint=apply_hint)
-        node = out.grad_fn
-        saved = ck.call(lambda: node.saved_tensors, hint="save_for_backward(*tensors) stores "
-                        "the tuple; saved_tensors gives it back.")
-        ck.check(isinstance(saved, tuple) and len(saved) == 2 and saved[0] is a
-                 and saved[1] is b, "saved_tensors is not what forward saved.",
-                 expected="(a, b)", received=saved,
-                 hint="def save_for_backward(self, *tensors): self.saved_tensors = tensors")
-        g = np.round(rng.normal(size=3), 3)
-        grads = ck.call(node.backward, Variable(g), hint="def backward(self, *grads): "
-                        "return self.fn_cls.backward(self, *grads)")
-        ck.check(isinstance(grads, tuple) and len(grads) == 2,
-                 "node.backward did not return the Function's two gradients.",
-                 received=grads, hint="return self.fn_cls.backward(self, *grads)")
-        ck.close(grads[0].data, g * b.data, what="gradient of a")
-        ck.close(grads[1].data, g * a.data, what="gradient of b")
-    with ck.case("a Python number argument passes through unchanged"):
-        x = var((4,))
-        out = ck.call(my_apply, _RefScale, x, 2.5, hint=apply_hint)
-        ck.close(out.data, 2.5 * x.data, what="output")
-        node = out.grad_fn
-        ck.check(node is not None and tuple(map(bool, node.needs_input_grad)) == (True, False),
-                 "needs_input_grad is wrong for (Variable, number).", expected=(True, False),
-                 received=getattr(node, "needs_input_grad", None),
-                 hint="A number never needs a gradient: isinstance(a, al.Variable) and "
-                      "a.requires_grad.")
-        ck.check(node.inputs[1] == 2.5, "node.inputs does not hold the number 2.5.",
-                 received=node.inputs, hint="ctx.inputs = args")
-    with ck.case("no input requires grad: nothing is recorded"):
-        out = ck.call(my_apply, _RefMul, var((2,), False), var((2,), False), hint=apply_hint)
-        ck.check(out.grad_fn is None and out.requires_grad is False,
-                 "an output whose inputs need no gradient got a graph node.",
-                 expected="grad_fn None, requires_grad False",
-                 received=f"grad_fn {out.grad_fn!r}, requires_grad {out.requires_grad}",
-                 hint="Record only if any(ctx.needs_input_grad).")
-    with ck.case("inside al.no_grad(): nothing is recorded"):
-        with no_grad():
-            out = ck.call(my_apply, _RefMul, var((2,)), var((2,)), hint=apply_hint)
-        ck.check(out.grad_fn is None and out.requires_grad is False,
-                 "my_apply recorded a node under al.no_grad().",
-                 expected="grad_fn None, requires_grad False",
-                 received=f"grad_fn {out.grad_fn!r}, requires_grad {out.requires_grad}",
-                 hint="Record only if al.is_grad_enabled() and any(ctx.needs_input_grad) - check "
-                      "is_grad_enabled() before you enter no_grad for forward.")
-    chains = [2] + ([3, 5] if hidden else [])
-    for depth in chains:
-        with ck.case(f"a graph of {depth} levels can be walked backwards"):
-            a, b = var((3,)), var((3,))
-            h = ck.call(my_apply, _RefMul, a, b, hint=apply_hint)
-            want_a, want_b = b.data.copy(), a.data.copy()
-            value = a.data * b.data
-            for level in range(depth - 1):
-                k = float(level + 2)
-                h = ck.call(my_apply, _RefScale, h, k, hint=apply_hint)
-                want_a, want_b, value = want_a * k, want_b * k, value * k
-            ck.close(h.data, value, what="output")
-            grads = _mini_backward(ck, h)
-            ck.check(id(a) in grads and id(b) in grads, "walking node.inputs from the output "
-                     "did not reach the leaves.", hint="Each node must keep its inputs "
-                     "(ctx.inputs = args) and each output its node (out.grad_fn = ctx).")
-            ck.close(grads[id(a)], want_a, what="gradient of a")
-            ck.close(grads[id(b)], want_b, what="gradient of b")
+def ch03_mul_function(Mul: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check mygrad's ``Mul``: forward(ctx, a, b) saves both inputs and returns a * b;
+    backward returns (grad_output * b, grad_output * a), each summed to its input's shape."""
+    ck = Checker("ch03-mul-function", seed=seed, hidden=hidden)
+    ns = _names(ck, Mul, "forward", ("Variable",))
+    _is_function_class(ck, Mul, "Mul", ns)
+    Variable = ns["Variable"]
+    shapes = [((4,), (4,)), ((2, 3), (2, 3)), ((3, 4), (4,))]
+    if hidden:
+        shapes += [((3, 2, 2), (3, 2, 2)), ((2, 3), (2, 1)), ((), (3,))]
+    for sa, sb in shapes:
+        with ck.case(f"a of shape {sa} times b of shape {sb}"):
+            ad, bd = np.round(ck.rng.normal(size=sa), 3), np.round(ck.rng.normal(size=sb), 3)
+            a, b = Variable(ad, requires_grad=True), Variable(bd, requires_grad=True)
+            y = ck.call(Mul.apply, a, b)
+            node = _check_node(ck, y, Mul, Variable)
+            ck.close(y.data, ad * bd, what="output",
+                     mistakes=[(ad + bd, "You added; multiply: a.data * b.data.")],
+                     hint="Return Variable(a.data * b.data).")
+            gd = np.round(ck.rng.uniform(0.5, 2.0, size=y.data.shape), 3)
+            grads = _backward(ck, Mul, node, Variable(gd), "a, b")
+            ck.check(len(grads) == 2, "backward did not return two gradients.",
+                     expected="(gradient of a, gradient of b)", received=len(grads),
+                     hint="One gradient per input of forward: return grad_a, grad_b.")
+            ga, gb = (np.asarray(_data(g), dtype=float) if g is not None else None for g in grads)
+            want_a, want_b = _sum_to(gd * bd, sa), _sum_to(gd * ad, sb)
+            for what, got, want, shape, other, other_data, mistake in [
+                    ("a", ga, want_a, sa, "b", bd, gd * ad if sa == sb else None),
+                    ("b", gb, want_b, sb, "a", ad, gd * bd if sa == sb else None)]:
+                ck.check(got is not None, f"the gradient of {what} is None.",
+                         hint=f"{what} requires grad: return grad_output * {other} for it.")
+                if got.shape != tuple(shape):
+                    ck.fail(f"the gradient of {what} has shape {got.shape}, but {what} has "
+                            f"shape {shape}.", hint=f"{what} was broadcast in forward: sum "
+                            f"its gradient back to its shape, sum_to(grad, {what}.shape), as "
+                            "Add does.")
+                mistakes = [(np.broadcast_to(other_data, got.shape),
+                             "Multiply by grad_output (the chain rule): grad_output * "
+                             f"{other}.")] if shape == y.data.shape else []
+                if mistake is not None:
+                    mistakes.insert(0, (mistake, f"That is the other input's gradient: the "
+                                                 f"gradient of {what} is grad_output times "
+                                                 f"{other}."))
+                ck.close(got, want, what=f"gradient of {what}", mistakes=mistakes,
+                         hint=f"d(a*b)/d{what} = {other}: the gradient of {what} is "
+                              f"grad_output * {other}.")
+    with ck.case("central differences agree with backward"):
+        ad, bd = ck.rng.normal(size=(3, 2)), ck.rng.normal(size=(3, 2))
+        gd = ck.rng.normal(size=(3, 2))
+        y = ck.call(Mul.apply, Variable(ad, requires_grad=True), Variable(bd, requires_grad=True))
+        grads = _backward(ck, Mul, y.grad_fn, Variable(gd), "a, b")
+        num = _numeric_grads(lambda p, q: np.asarray(Mul.apply(Variable(p), Variable(q)).data),
+                             [ad, bd], gd)
+        for what, got, want in zip("ab", grads, num):
+            ck.close(_data(got), want, atol=1e-6, rtol=1e-5, what=f"gradient of {what} (against "
+                     "central differences)")
     ck.done()
 
 
-# The loader checks the learner's mygrad/function.py with this (see exercises/_library.py).
-from ._library import function as mygrad_function  # noqa: E402
+# -- ch03-relu-function ------------------------------------------------------------------------
+def _relu_data(ck: Checker, shape: tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
+    """Random values with |x| >= 0.1, and exact zeros in some places."""
+    x = ck.rng.normal(size=shape)
+    x = np.where(np.abs(x) < 0.1, np.sign(x + 1e-12) * 0.1 + x, x)
+    x = np.round(x, 4)
+    if x.size >= 3:
+        x.reshape(-1)[:: 3] = 0.0
+    return x.astype(dtype)
+
+
+def ch03_relu_function(ReLU: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check mygrad's ``ReLU``: forward saves the input and returns max(x, 0) as a new
+    Variable; backward gives grad_output where x > 0 and 0 elsewhere, 0 at x = 0 as in
+    PyTorch, without changing grad_output."""
+    ck = Checker("ch03-relu-function", seed=seed, hidden=hidden)
+    ns = _names(ck, ReLU, "forward", ("Variable",))
+    _is_function_class(ck, ReLU, "ReLU", ns)
+    Variable = ns["Variable"]
+    shapes = [(6,), (3, 4)]
+    if hidden:
+        shapes += [(2, 3, 2), ()]
+    for shape in shapes:
+        with ck.case(f"forward and backward on a {shape} input (zeros included)"):
+            data = _relu_data(ck, shape)
+            x = Variable(data.copy(), requires_grad=True)
+            y = ck.call(ReLU.apply, x)
+            node = _check_node(ck, y, ReLU, Variable)
+            ck.check(np.array_equal(x.data, data), "forward changed its input in place.",
+                     hint="Return a new Variable: Variable(np.maximum(x.data, 0)).")
+            ck.close(y.data, np.maximum(data, 0), what="output",
+                     mistakes=[(np.minimum(data, 0), "That is min(x, 0); relu keeps the "
+                                "positive values: np.maximum(x.data, 0).")],
+                     hint="relu(x) = max(x, 0), elementwise: np.maximum(x.data, 0).")
+            g = Variable(np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3))
+            g_before = g.data.copy()
+            grads = _backward(ck, ReLU, node, g, "x")
+            ck.check(len(grads) == 1, "backward did not return one gradient.",
+                     expected=1, received=len(grads), hint="ReLU has one input: return one "
+                                                          "gradient.")
+            ck.check(np.array_equal(g.data, g_before), "backward changed grad_output in place.",
+                     expected=g_before, received=g.data,
+                     hint="grad_output belongs to the engine: compute a new Variable "
+                          "(grad_output * mask), or zero a copy (grad_output.clone()).")
+            got = _data(grads[0])
+            ck.check(got is not None, "the gradient of x is None.",
+                     hint="x requires grad: return grad_output where x > 0, 0 elsewhere.")
+            ck.close(got, g_before * (data > 0), what="gradient of x",
+                     mistakes=[(g_before * (data >= 0), "At x = 0 you passed the gradient "
+                                "through. relu has no derivative there; PyTorch (and "
+                                "autograd_lab) use 0, which is a valid subgradient: keep the "
+                                "gradient only where x > 0."),
+                               (g_before, "You passed grad_output through unchanged: zero it "
+                                          "where x <= 0."),
+                               ((data > 0).astype(float), "You returned the mask of positive "
+                                "inputs; multiply it by grad_output (the chain rule)."),
+                               (g_before * (data < 0), "You kept the gradient where x was "
+                                "negative; keep it where x is positive.")],
+                     hint="The gradient is grad_output where x > 0, and 0 elsewhere.")
+    with ck.case("central differences agree with backward (away from 0)"):
+        data = ck.rng.normal(size=(4, 3))
+        data = np.where(np.abs(data) < 0.1, 0.5, data)
+        gd = ck.rng.normal(size=(4, 3))
+        y = ck.call(ReLU.apply, Variable(data, requires_grad=True))
+        grads = _backward(ck, ReLU, y.grad_fn, Variable(gd), "x")
+        num = _numeric_grads(lambda p: np.asarray(ReLU.apply(Variable(p)).data), [data], gd)
+        ck.close(_data(grads[0]), num[0], atol=1e-6, rtol=1e-5,
+                 what="gradient (against central differences)")
+    with ck.case("float32 stays float32"):
+        x = Variable(_relu_data(ck, (3,), np.float32), requires_grad=True)
+        y = ck.call(ReLU.apply, x)
+        ck.check(y.dtype == np.float32, "the output is not float32.", expected="float32",
+                 received=str(y.dtype), hint="np.maximum(x.data, 0) keeps the input's dtype; "
+                                             "do not convert it.")
+    ck.done()
+
+
+# -- ch03-find-the-bug -------------------------------------------------------------------------
+def ch03_find_the_bug(FixedReLU: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the fixed old-style ReLU: its backward masks with the *saved* input, so the
+    gradient is right whether or not a global named ``input`` exists (and whatever it holds)."""
+    ck = Checker("ch03-find-the-bug", seed=seed, hidden=hidden)
+    ns = _names(ck, FixedReLU, "backward", ("Variable",))
+    _is_function_class(ck, FixedReLU, "FixedReLU", ns)
+    Variable = ns["Variable"]
+    shapes = [(5,), (2, 3)] + ([(4, 2, 2)] if hidden else [])
+    decoys: list[tuple[str, Callable[[tuple[int, ...]], Any]]] = [
+        ("no global named input (input is Python's built-in function)", lambda s: _MISSING),
+        ("a global input of ones", lambda s: Variable(np.ones(s))),
+        ("a global input of minus ones", lambda s: Variable(-np.ones(s)))]
+    for shape in shapes:
+        for label, decoy in decoys:
+            with ck.case(f"{shape} input, {label}"):
+                data = ck.rng.normal(size=shape)
+                data = np.round(np.where(np.abs(data) < 0.1, 0.5, data), 4)
+                g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+                with _global_input(ns, decoy(shape)):
+                    x = Variable(data, requires_grad=True)
+                    y = ck.call(FixedReLU.apply, x)
+                    node = _check_node(ck, y, FixedReLU, Variable)
+                    try:
+                        grads = _backward(ck, FixedReLU, node, Variable(g), "input_")
+                    except AssertionError as err:
+                        cause = err.__cause__
+                        if isinstance(cause, TypeError) and _reads_global_input(FixedReLU):
+                            raise ck.error(
+                                f"FixedReLU.backward raised TypeError: {cause}",
+                                hint="backward still reads the name `input`; without a variable "
+                                     "of that name it is Python's built-in input() (in Jupyter, "
+                                     "the kernel's version of it), which cannot be compared with "
+                                     "a number. Which tensor should the mask come from?") from None
+                        raise
+                got = np.asarray(_data(grads[0]), dtype=float)
+                source = ("the global `input`" if _reads_global_input(FixedReLU)
+                          else "something other than the input")
+                ck.close(got, g * (data > 0), what="gradient of the input",
+                         mistakes=[(g, "The gradient passed through everywhere, also where the "
+                                       f"input was negative: the mask was computed from {source}, "
+                                       "not from the tensor forward saved."),
+                                   (np.zeros_like(g), "The gradient is 0 everywhere: the mask "
+                                    f"was computed from {source}, not from the tensor forward "
+                                    "saved.")],
+                         hint="Zero the gradient where the input forward saved was negative, "
+                              "and nowhere else.")
+    ck.done()
+
+
+def _reads_global_input(cls: type) -> bool:
+    """Whether cls.backward looks up a global (or built-in) named ``input``."""
+    code = getattr(_function_of(cls, "backward"), "__code__", None)
+    return code is not None and "input" in code.co_names
+
+
+@contextlib.contextmanager
+def _global_input(ns: dict[str, Any], value: Any) -> Iterator[None]:
+    """Run with ``input`` in ``ns`` set to ``value`` (or absent), then put back what was there."""
+    before = ns.get("input", _MISSING)
+    if value is _MISSING:
+        ns.pop("input", None)
+    else:
+        ns["input"] = value
+    try:
+        yield
+    finally:
+        if before is _MISSING:
+            ns.pop("input", None)
+        else:
+            ns["input"] = before
+
+
+# -- the loader's check of mygrad/function.py ------------------------------------------------
+def mygrad_function(pkg: types.ModuleType) -> None:
+    """The loader's check of the learner's ``mygrad/function.py``: apply, Mul, ReLU (the
+    exercises' cases) and the operators and other first operations."""
+    from ._library import function
+    ch03_own_apply(pkg.Function)
+    ch03_mul_function(pkg.Mul)
+    ch03_relu_function(pkg.ReLU)
+    function(pkg)
+

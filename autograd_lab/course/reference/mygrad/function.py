@@ -61,6 +61,7 @@ class Function:
     @classmethod
     def apply(cls, *inputs):
         """Run forward on a new node; record the node as the output's grad_fn if needed."""
+        ### BEGIN SOLUTION
         ctx = cls.Node()
         ctx.needs_input_grad = tuple(isinstance(x, Variable) and x.requires_grad
                                      for x in inputs)
@@ -77,6 +78,7 @@ class Function:
             output.requires_grad = True
             output.grad_fn = ctx
         return output
+        ### END SOLUTION
 
 
 # --- section: helpers ---
@@ -144,13 +146,17 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        ### BEGIN SOLUTION
         ctx.save_for_backward(a, b)
         return Variable(a.data * b.data)
+        ### END SOLUTION
 
     @staticmethod
     def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
         a, b = ctx.saved_tensors
         return sum_to(grad_output * b, a.shape), sum_to(grad_output * a, b.shape)
+        ### END SOLUTION
 
 
 # --- section: Neg ---
@@ -188,13 +194,17 @@ class ReLU(Function):
 
     @staticmethod
     def forward(ctx, x):
+        ### BEGIN SOLUTION
         ctx.save_for_backward(x)
         return Variable(np.maximum(x.data, 0))
+        ### END SOLUTION
 
     @staticmethod
     def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
         x, = ctx.saved_tensors
         return grad_output * Variable(x.data > 0)
+        ### END SOLUTION
 
 
 # --- section: reductions ---
@@ -239,19 +249,10 @@ class Clone(Function):
 
 
 # --- section: operators ---
-def _lift(op):
-    """An operator method that turns a number or array operand into a Variable first."""
-    return lambda self, other: op(self, as_variable(other))
-
-
-def _lift_right(op):
-    return lambda self, other: op(as_variable(other), self)
-
-
-Variable.__add__ = _lift(Add.apply)
-Variable.__radd__ = _lift_right(Add.apply)
-Variable.__mul__ = _lift(Mul.apply)
-Variable.__rmul__ = _lift_right(Mul.apply)
+Variable.__add__ = lambda self, other: Add.apply(self, as_variable(other))
+Variable.__radd__ = lambda self, other: Add.apply(as_variable(other), self)
+Variable.__mul__ = lambda self, other: Mul.apply(self, as_variable(other))
+Variable.__rmul__ = lambda self, other: Mul.apply(as_variable(other), self)
 Variable.__neg__ = lambda self: Neg.apply(self)
 Variable.__sub__ = lambda self, other: Add.apply(self, Neg.apply(as_variable(other)))
 Variable.__rsub__ = lambda self, other: Add.apply(as_variable(other), Neg.apply(self))
