@@ -61,7 +61,6 @@ class Function:
     @classmethod
     def apply(cls, *inputs):
         """Run forward on a new node; record the node as the output's grad_fn if needed."""
-        ### BEGIN SOLUTION
         ctx = cls.Node()
         ctx.needs_input_grad = tuple(isinstance(x, Variable) and x.requires_grad
                                      for x in inputs)
@@ -78,7 +77,6 @@ class Function:
             output.requires_grad = True
             output.grad_fn = ctx
         return output
-        ### END SOLUTION
 
 
 # --- section: helpers ---
@@ -146,17 +144,13 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ### BEGIN SOLUTION
         ctx.save_for_backward(a, b)
         return Variable(a.data * b.data)
-        ### END SOLUTION
 
     @staticmethod
     def backward(ctx, grad_output):
-        ### BEGIN SOLUTION
         a, b = ctx.saved_tensors
         return sum_to(grad_output * b, a.shape), sum_to(grad_output * a, b.shape)
-        ### END SOLUTION
 
 
 # --- section: Neg ---
@@ -194,17 +188,13 @@ class ReLU(Function):
 
     @staticmethod
     def forward(ctx, x):
-        ### BEGIN SOLUTION
         ctx.save_for_backward(x)
         return Variable(np.maximum(x.data, 0))
-        ### END SOLUTION
 
     @staticmethod
     def backward(ctx, grad_output):
-        ### BEGIN SOLUTION
         x, = ctx.saved_tensors
         return grad_output * Variable(x.data > 0)
-        ### END SOLUTION
 
 
 # --- section: reductions ---

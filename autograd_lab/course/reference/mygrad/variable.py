@@ -10,7 +10,6 @@ class Variable:
     """A numpy array plus what autograd needs: grad, requires_grad, grad_fn."""
 
     def __init__(self, data, requires_grad=False):
-        ### BEGIN SOLUTION
         if isinstance(data, Variable):
             data = data.data
         data = np.asarray(data)
@@ -20,20 +19,15 @@ class Variable:
         self.grad = None
         self.requires_grad = bool(requires_grad)
         self.grad_fn = None
-        ### END SOLUTION
 
     @property
     def is_leaf(self):
         """True when no recorded operation made this Variable."""
-        ### BEGIN SOLUTION
         return self.grad_fn is None
-        ### END SOLUTION
 
     @property
     def shape(self):
-        ### BEGIN SOLUTION
         return self.data.shape
-        ### END SOLUTION
 
     @property
     def ndim(self):
@@ -49,19 +43,15 @@ class Variable:
 
     def item(self):
         """The single number a one-element Variable holds, as a Python float."""
-        ### BEGIN SOLUTION
         return self.data.item()
-        ### END SOLUTION
 
     def __len__(self):
         return len(self.data)
 
     def __repr__(self):
         body = np.array2string(self.data, separator=", ", prefix="Variable(")
-        ### BEGIN SOLUTION
         if self.grad_fn is not None:
             return f"Variable({body}, grad_fn=<{type(self.grad_fn).__name__}>)"
         if self.requires_grad:
             return f"Variable({body}, requires_grad=True)"
         return f"Variable({body})"
-        ### END SOLUTION
