@@ -11,3 +11,5 @@ from . import ops  # noqa: F401
 from .ops import *  # noqa: F401,F403
 from . import grad_mode  # noqa: F401
 from .grad_mode import *  # noqa: F401,F403
+from . import higher  # noqa: F401
+from .higher import *  # noqa: F401,F403
