@@ -135,7 +135,8 @@ def test_ch07_stub_reports_not_done():
 
 def test_ch07_numba_warnings_do_not_reach_stderr(recwarn):
     """nbgrader fails a graded cell that writes to stderr; numba warns about parallel=True
-    without a prange loop (the untouched stub, or a serial loop) and must stay quiet."""
+    without a prange loop (the untouched stub, or a serial loop) and must stay quiet. The
+    serial loop gives the right values and still fails: the exercise is the parallel loop."""
     @njit(parallel=True)
     def stub(x, partial):
         raise NotImplementedError("Exercise ch07-column-sums: write your code here")
@@ -154,7 +155,8 @@ def test_ch07_numba_warnings_do_not_reach_stderr(recwarn):
                 for j in range(cols):
                     partial[c, j] += x[i, j]
         return partial
-    check.ch07_column_sums(serial_loop)
+    message = failure(check.ch07_column_sums, serial_loop)  # right values, but one thread
+    assert "prange" in message and "one thread" in message, message
     assert not [w for w in recwarn if "numba" in type(w.message).__module__]
 
 

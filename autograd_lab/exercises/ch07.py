@@ -8,6 +8,9 @@ an element the kernel forgets to write shows up.
 """
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -59,6 +62,137 @@ def _check_kernel(ck: Checker, fn: Any, name: str, parallel: bool = False) -> No
             ck.check(bool(options.get("parallel")), f"{name} is compiled without parallel=True.",
                      hint="Use @njit(parallel=True): without it, prange is just range and the "
                           "blocks run one after the other on one thread.")
+
+
+# -- what the kernel is made of: one loop of scalars, prange where parallel=True ------------
+# These checks read the kernel's Python source (ast), because the lesson of the chapter IS its
+# structure: a "kernel" that computes with whole numpy arrays inside @njit gives the right
+# values but allocates a temporary array per operation and passes over memory once per
+# operation, and a serial `range` inside @njit(parallel=True) runs on one thread.
+_ALLOCATING_CALLS = {"empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like",
+                     "full_like", "array", "copy", "arange", "concatenate", "stack", "vstack",
+                     "hstack", "outer", "dot", "matmul", "cumsum"}
+_REDUCING_METHODS = {"sum", "max", "min", "mean", "prod", "argmax", "argmin"}
+
+
+def _source_tree(fn: Any) -> ast.FunctionDef | None:
+    """The ``def`` of the learner's kernel, parsed; ``None`` if its source cannot be read."""
+    py_func = getattr(fn, "py_func", fn)
+    try:
+        source = textwrap.dedent(inspect.getsource(py_func))
+    except (OSError, TypeError):
+        return None
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    defs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    return defs[0] if defs else None
+
+
+class _Arrays:
+    """Which expressions of a kernel are whole arrays (or rows), as opposed to single numbers."""
+
+    def __init__(self, func: ast.FunctionDef, ndims: dict[str, int]) -> None:
+        self.ndims = dict(ndims)          # array parameter -> number of dimensions
+        self.np_names = {"np", "numpy"}
+        for node in ast.walk(func):       # names assigned from array expressions are arrays
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                    node.targets[0], ast.Name) and self.ndim(node.value):
+                self.ndims.setdefault(node.targets[0].id, self.ndim(node.value))
+
+    def ndim(self, node: ast.AST) -> int:
+        """How many dimensions the value of ``node`` has (0: a number, or unknown)."""
+        if isinstance(node, ast.Name):
+            return self.ndims.get(node.id, 0)
+        if isinstance(node, ast.Subscript):
+            base = self.ndim(node.value)
+            if not base:
+                return 0
+            index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            slices = sum(isinstance(i, ast.Slice) for i in index)
+            return base - len(index) + slices
+        if isinstance(node, ast.BinOp):
+            return max(self.ndim(node.left), self.ndim(node.right))
+        if isinstance(node, ast.UnaryOp):
+            return self.ndim(node.operand)
+        if isinstance(node, ast.Call):
+            if self._is_np(node.func) and node.func.attr in _ALLOCATING_CALLS:
+                return 1
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _REDUCING_METHODS:
+                has_axis = bool(node.args) or any(k.arg == "axis" for k in node.keywords)
+                return max(self.ndim(node.func.value) - 1, 0) if has_axis else 0
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "copy":
+                return self.ndim(node.func.value)
+            args = [a for a in node.args] + [k.value for k in node.keywords]
+            if self._is_np(node.func) and node.func.attr not in _REDUCING_METHODS:
+                return max((self.ndim(a) for a in args), default=0)
+        if isinstance(node, ast.Attribute) and node.attr == "T":
+            return self.ndim(node.value)
+        return 0
+
+    def _is_np(self, func: ast.AST) -> bool:
+        return (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id in self.np_names)
+
+
+def _temporaries(func: ast.FunctionDef, ndims: dict[str, int]) -> list[str]:
+    """The expressions in the kernel that make a new array (each is one temporary)."""
+    arrays = _Arrays(func, ndims)
+    found: list[str] = []
+
+    def note(node: ast.AST) -> None:
+        text = ast.unparse(node)
+        if text not in found:
+            found.append(text)
+
+    for node in ast.walk(func):
+        if isinstance(node, ast.BinOp) and arrays.ndim(node):
+            note(node)                                   # a * x + b on whole arrays
+        elif isinstance(node, ast.UnaryOp) and arrays.ndim(node):
+            note(node)
+        elif isinstance(node, ast.Call):
+            if arrays._is_np(node.func) and node.func.attr in _ALLOCATING_CALLS:
+                note(node)                               # np.empty(...), np.zeros_like(...)
+            elif arrays.ndim(node) and not isinstance(node.func, ast.Name):
+                note(node)                               # np.maximum(z, 0), x.sum(axis=0)
+    # keep the outermost expressions only: `np.maximum(a * x + b, 0)` rather than its parts
+    return [t for t in found if not any(t != other and t in other for other in found)]
+
+
+def _prange_loops(func: ast.FunctionDef) -> int:
+    """How many ``for`` loops of the kernel iterate over ``prange(...)``."""
+    count = 0
+    for node in ast.walk(func):
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
+            f = node.iter.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            count += name == "prange"
+    return count
+
+
+def _check_structure(ck: Checker, fn: Any, name: str, ndims: dict[str, int],
+                     parallel: bool = False) -> None:
+    """Fail if the kernel computes with whole arrays, or is parallel without a prange loop."""
+    func = _source_tree(fn)
+    if func is None:                     # no source to read (e.g. built with exec): values only
+        return
+    with ck.case(f"{name} is one pass of scalar arithmetic (no temporary arrays)"):
+        temps = _temporaries(func, ndims)
+        ck.check(not temps,
+                 f"{name} computes with whole arrays: {', '.join(f'`{t}`' for t in temps[:3])}. "
+                 "Each such operation allocates a new temporary array and makes a pass over "
+                 "memory of its own, even inside @njit: the cost this chapter's kernels remove.",
+                 hint="Loop over the elements and compute with single numbers, e.g. "
+                      "v = a * x[i] + b, writing each result straight into the output you were "
+                      "given (index every array down to one element).")
+    if parallel:
+        with ck.case(f"{name} splits its loop over threads with prange"):
+            ck.check(_prange_loops(func) > 0,
+                     f"{name} has no `for ... in prange(...)` loop: with only `range`, "
+                     "@njit(parallel=True) runs every block one after the other on one thread.",
+                     hint="Write the loop over the blocks as `for c in prange(nblocks):` "
+                          "(prange comes from numba, next to njit).")
 
 
 def _filled(shape: tuple[int, ...]) -> np.ndarray:
@@ -119,6 +253,7 @@ def ch07_affine_relu_forward(affine_relu_forward: Callable[..., Any], *, seed: i
             ck.check(result is out, "your kernel did not return out.",
                      expected="the array out itself", received=result,
                      hint="End with `return out` (the array you were given, not a new one).")
+    _check_structure(ck, affine_relu_forward, "affine_relu_forward", {"x": 1, "out": 1})
     ck.done()
 
 
@@ -197,6 +332,8 @@ def ch07_affine_relu_backward(affine_relu_backward: Callable[..., Any], *, seed:
             ck.close(float(got_b), gb, atol=1e-9, rtol=1e-9, what="grad_b (second returned value)",
                      hint=formula, mistakes=[(float(g_before.sum()), "grad_b sums grad_out only "
                                               "where z > 0.")])
+    _check_structure(ck, affine_relu_backward, "affine_relu_backward",
+                     {"x": 1, "grad_out": 1, "grad_x": 1})
     ck.done()
 
 
@@ -258,6 +395,7 @@ def ch07_softmax_rows(softmax_rows: Callable[..., Any], *, seed: int = 0,
             ck.check(result is out, "your kernel did not return out.",
                      expected="the array out itself", received=result,
                      hint="End with `return out` (the array you were given, not a new one).")
+    _check_structure(ck, softmax_rows, "softmax_rows", {"x": 2, "out": 2})
     ck.done()
 
 
@@ -314,4 +452,64 @@ def ch07_column_sums(column_sums_blocked: Callable[..., Any], *, seed: int = 0,
             ck.check(result is partial, "your kernel did not return partial.",
                      expected="the array partial itself", received=result,
                      hint="End with `return partial`.")
+    _check_structure(ck, column_sums_blocked, "column_sums_blocked", {"x": 2, "partial": 2},
+                     parallel=True)
+    ck.done()
+
+
+# -- the learner's mygrad/kernels.py ----------------------------------------------------------
+def mygrad_kernels(pkg: Any) -> None:
+    """The loader's check of ``mygrad/kernels.py``: every kernel agrees with its numpy
+    reference, and the operations wired on them (``Variable.relu``, ``softmax_cross_entropy``)
+    give the references' values and gradients, also under ``create_graph=True``.
+
+    The kernels are compiled on first use (a few seconds), so the check calls only those the
+    operations of later chapters run on, with small float64 inputs (one signature each); the
+    exercise checkers of chapter 07 test every kernel on its own."""
+    from numba.core.errors import NumbaWarning
+    ck = Checker("mygrad-kernels")
+    rng = np.random.default_rng(7)
+    x2 = np.round(rng.normal(size=(5, 4)), 3)
+    targets = np.array([0, 3, 1, 1, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumbaWarning)
+        with ck.case("the kernels behind the operations agree with their numpy references"):
+            grad = _filled(x2.shape)
+            loss = ck.call(pkg.cross_entropy_rows, x2, targets, grad)
+            ref_loss, ref_grad = pkg.cross_entropy_rows_ref(x2, targets)
+            ck.close(np.array([loss, *grad.ravel()]), np.array([ref_loss, *ref_grad.ravel()]),
+                     atol=1e-12, what="cross_entropy_rows vs cross_entropy_rows_ref")
+            ck.close(ck.call(pkg.column_sums, x2), pkg.column_sums_ref(x2), atol=1e-12,
+                     what="column_sums vs column_sums_ref")
+        with ck.case("Variable.relu runs the kernel: values and gradient of max(x, 0)"):
+            x = pkg.Variable(np.array([[-1.5, 0.0, 2.0], [0.5, -0.25, 3.0]]), requires_grad=True)
+            y = ck.call(x.relu)
+            ck.close(y.data, np.maximum(x.data, 0), what="x.relu()")
+            ck.check(type(y.grad_fn).__name__ == "ReLUBackward",
+                     "x.relu() is not recorded as a ReLU node.", received=repr(y.grad_fn),
+                     hint="Variable.relu = lambda self: ReLU.apply(self), with the ReLU Function "
+                          "of the fast ops section.")
+            ck.call(y.sum().backward)
+            ck.close(x.grad.data, (x.data > 0) * 1.0, what="x.grad (relu'(0) is 0)")
+        with ck.case("softmax_cross_entropy: mean loss and gradient of the references"):
+            logits = pkg.Variable(x2, requires_grad=True)
+            loss = ck.call(pkg.softmax_cross_entropy, logits, targets)
+            ck.close(loss.data, ref_loss / 5, atol=1e-12, what="mean cross-entropy")
+            ck.call(loss.backward)
+            ck.close(logits.grad.data, ref_grad / 5, atol=1e-12, what="gradient of the logits")
+            ck.raises(IndexError, pkg.softmax_cross_entropy, pkg.Variable(x2),
+                      np.array([0, 4, 1, 1, 2]),
+                      hint="Check that every target lies in 0..classes-1 before calling the kernel.")
+        with ck.case("under create_graph=True the gradients can be differentiated again"):
+            z = pkg.Variable(x2, requires_grad=True)
+            loss = pkg.softmax_cross_entropy(z.relu() * 2.0, targets)
+            ck.call(loss.backward, create_graph=True,
+                    hint="Under create_graph=True (GradMode.enabled in backward) use the "
+                         "Variable formula instead of the kernel.")
+            ck.check(z.grad is not None and z.grad.grad_fn is not None,
+                     "with create_graph=True the gradient has no history: a kernel's numpy "
+                     "backward cannot be recorded.",
+                     hint="In backward, if GradMode.enabled: return the gradient computed with "
+                          "Variable operations (e.g. softmax(logits) - onehot, times "
+                          "grad_output / n).")
     ck.done()

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from .. import BackwardError, Function, GradcheckError, Variable, grad, gradcheck, gradgradcheck, tensor
-from ._common import Checker
+from ._common import Checker, data_of
 
-__all__ = ["Problem", "quadratic", "lse_quartic", "tanh_net", "rosenbrock", "exp_minus_linear",
+__all__ = ["Problem", "quadratic", "linear_plus_lse", "lse_quartic", "tanh_net", "rosenbrock", "exp_minus_linear",
            "ch11_hvp", "ch11_hessian", "ch11_newton_step", "ch11_tanh_function"]
 
 ScalarFn = Callable[[Variable], Variable]
@@ -31,11 +31,40 @@ class Problem:
         return self.f(x)
 
 
+def _const(x: Any, value: np.ndarray) -> Any:
+    """``value`` as a constant of ``x``'s own library (``mygrad``, ``autograd_lab``, ...).
+
+    The test functions use only operators and methods both libraries have (``+ - * / ** @``,
+    indexing, ``exp``, ``log``, ``sum``), so the learner's ``hvp`` may run them on ``mygrad``.
+    """
+    return type(x)(value)
+
+
+def _tanh(z: Any) -> Any:
+    """tanh(z) = 1 - 2 / (exp(2z) + 1), written with exp only (mygrad has no tanh)."""
+    return 1 - 2 / ((2 * z).exp() + 1)
+
+
 def quadratic(A: np.ndarray, b: np.ndarray) -> Problem:
     """f(x) = ½ xᵀAx + bᵀx with symmetric A: gradient Ax + b, Hessian A."""
-    A_v, b_v = tensor(A), tensor(b)
-    return Problem("a quadratic", lambda x: 0.5 * (x * (A_v @ x)).sum() + (b_v * x).sum(),
-                        lambda x: A @ x + b, lambda x: A.copy())
+    return Problem("a quadratic",
+                   lambda x: 0.5 * (x * (_const(x, A) @ x)).sum() + (_const(x, b) * x).sum(),
+                   lambda x: A @ x + b, lambda x: A.copy())
+
+
+def linear_plus_lse(b: np.ndarray, scale: float) -> Problem:
+    """f(x) = bᵀx + scale · log Σ exp(xᵢ): a large gradient, a small Hessian scale·(diag(p) − ppᵀ).
+
+    Central differences of the gradient lose many digits here (rounding grows with the
+    gradient, the Hessian is small); differentiating twice stays exact.
+    """
+    def softmax(x: np.ndarray) -> np.ndarray:
+        e = np.exp(x - x.max())
+        return e / e.sum()
+    return Problem("a large linear term plus a little log-sum-exp",
+                   lambda x: (_const(x, b) * x).sum() + scale * x.exp().sum().log(),
+                   lambda x: b + scale * softmax(x),
+                   lambda x: scale * (np.diag(softmax(x)) - np.outer(softmax(x), softmax(x))))
 
 
 def lse_quartic() -> Problem:
@@ -52,13 +81,12 @@ def lse_quartic() -> Problem:
 
 def tanh_net(W: np.ndarray, c: np.ndarray) -> Problem:
     """f(x) = Σ tanh(Wx + c): Hessian Wᵀ diag(−2 tanh(z)(1 − tanh²(z))) W."""
-    W_v, c_v = tensor(W), tensor(c)
-
     def second(x: np.ndarray) -> np.ndarray:
         t = np.tanh(W @ x + c)
         return W.T @ np.diag(-2 * t * (1 - t ** 2)) @ W
-    return Problem("a sum of tanh units", lambda x: (W_v @ x + c_v).tanh().sum(),
-                        lambda x: W.T @ (1 - np.tanh(W @ x + c) ** 2), second)
+    return Problem("a sum of tanh units",
+                   lambda x: _tanh(_const(x, W) @ x + _const(x, c)).sum(),
+                   lambda x: W.T @ (1 - np.tanh(W @ x + c) ** 2), second)
 
 
 def rosenbrock() -> Problem:
@@ -104,21 +132,54 @@ def _fd_hvp(f: ScalarFn, x: np.ndarray, v: np.ndarray, eps: float = 1e-5) -> np.
 
 
 _HVP_HINT = ("Compute the gradient with create_graph=True, so that it is itself a Variable with a "
-             "history: g, = al.grad(f(x), x, create_graph=True); then differentiate the scalar "
-             "(g * v).sum() with respect to x once more.")
+             "history: g, = grad(f(xv), xv, create_graph=True); then differentiate the scalar "
+             "(g * v).sum() with respect to xv once more: hv, = grad((g * Variable(v)).sum(), xv).")
+_HVP_APPROX_HINT = ("Your H v is close to the exact product but not equal to it, as an "
+                    "approximation is: finite differences of the gradient, "
+                    "(∇f(x + εv) − ∇f(x − εv)) / 2ε, lose digits to rounding and to the step ε "
+                    "(or the arithmetic ran in float32). The exercise asks for the exact product: "
+                    "differentiate twice with grad, the first time with create_graph=True.")
+HVP_EXACT = 1e-12
+"""The learner's H v must equal the exact one to HVP_EXACT · max|H| · max|v| (differentiating
+twice is exact to rounding, ~1e-16 of that scale; the best finite difference is ~1e-12 at best
+and far worse on :func:`linear_plus_lse`)."""
+
+
+def _check_exact_hvp(ck: Checker, got: Any, H: np.ndarray, v: np.ndarray, g: np.ndarray,
+                     what: str = "Hessian-vector product") -> None:
+    """First the typical wrong formulas (loose tolerance), then exactness."""
+    want = H @ v
+    ck.close(got, want, atol=1e-7, rtol=1e-6, what=what, hint=_HVP_HINT,
+             mistakes=[(g, "You returned the gradient of f, not the Hessian times v: "
+                           "differentiate (g * v).sum() once more."),
+                       (g + want, "You returned gradient + H v: x.grad still held the first "
+                                  "gradient when the second backward added into it. Use grad "
+                                  "(which leaves .grad alone), or set x.grad = None between the "
+                                  "two backward calls."),
+                       (g * v, "You returned g * v; its gradient with respect to x is H v.")])
+    scale = max(float(np.abs(H).max() * np.abs(v).max()), 1e-300)
+    got = np.asarray(got, dtype=np.float64)
+    near = np.abs(got - want).max() <= 1e-4 * scale
+    ck.close(got, want, atol=HVP_EXACT * scale, rtol=0.0, what=f"{what} (exactness)",
+             hint=_HVP_APPROX_HINT if near else _HVP_HINT)
 
 
 def ch11_hvp(hvp: Callable[..., Any], *, seed: int = 0, hidden: bool = False) -> None:
     """Check ``hvp(f, x, v)``: the Hessian of the scalar function ``f`` at the numpy array ``x``,
-    times the numpy array ``v``, computed by differentiating twice; returns an array like ``x``."""
+    times the numpy array ``v``, computed by differentiating twice; returns an array like ``x``.
+
+    Exact to rounding: an approximation by finite differences of the gradient fails, with a
+    hint that says so. ``f`` uses only operations ``mygrad`` has, so ``hvp`` may be written
+    with ``mygrad.grad`` (or ``autograd_lab.grad``)."""
     ck = Checker("ch11-hvp", seed=seed, hidden=hidden)
     rng = ck.rng
-    cases: list[tuple[str, Problem, int]] = [("a random quadratic in 3 dimensions",
-                                                   _random_quadratic(ck, 3), 3),
-                                                  ("a random quadratic in 5 dimensions",
-                                                   _random_quadratic(ck, 5), 5),
-                                                  ("log-sum-exp plus a quartic (not quadratic)",
-                                                   lse_quartic(), 4)]
+    n_big = int(rng.integers(4, 7))
+    cases: list[tuple[str, Problem, int]] = [
+        ("a random quadratic in 3 dimensions", _random_quadratic(ck, 3), 3),
+        ("a random quadratic in 5 dimensions", _random_quadratic(ck, 5), 5),
+        ("log-sum-exp plus a quartic (not quadratic)", lse_quartic(), 4),
+        (f"a large linear term plus a little log-sum-exp in {n_big} dimensions",
+         linear_plus_lse(np.round(100 * rng.normal(size=n_big), 2), 0.05), n_big)]
     if hidden:
         n = int(rng.integers(2, 5))
         cases += [("a random quadratic in 8 dimensions", _random_quadratic(ck, 8), 8),
@@ -126,25 +187,15 @@ def ch11_hvp(hvp: Callable[..., Any], *, seed: int = 0, hidden: bool = False) ->
                    tanh_net(np.round(rng.normal(size=(3, n)), 3), np.round(rng.normal(size=3), 3)), n),
                   ("the Rosenbrock function", rosenbrock(), 2)]
     for name, fn, n in cases:
-        with ck.case(f"{name}: matches the exact Hessian times v"):
+        with ck.case(f"{name}: equals the exact Hessian times v"):
             x = np.round(rng.normal(size=n), 3)
             v = np.round(rng.normal(size=n), 3)
             x0, v0 = x.copy(), v.copy()
-            H = fn.hessian(x)
             got = _array(ck, ck.call(hvp, fn, x, v, hint=_HVP_HINT), "Hessian-vector product", (n,))
             ck.check(np.array_equal(x, x0) and np.array_equal(v, v0), "hvp changed x or v in place.",
-                     hint="Make a new Variable from x (al.tensor(x, requires_grad=True)) and leave the "
-                          "caller's arrays alone.")
-            g = fn.gradient(x)
-            ck.close(got, H @ v, atol=1e-7, rtol=1e-6, what="Hessian-vector product",
-                     hint=_HVP_HINT,
-                     mistakes=[(g, "You returned the gradient of f, not the Hessian times v: "
-                                   "differentiate (g * v).sum() once more."),
-                               (g + H @ v, "You returned gradient + H v: x.grad still held the first "
-                                           "gradient when the second backward added into it. Use "
-                                           "al.grad (which leaves .grad alone), or set x.grad = None "
-                                           "between the two backward calls."),
-                               (g * v, "You returned g * v; its gradient with respect to x is H v.")])
+                     hint="Make a new Variable from a copy of x (Variable(np.array(x), "
+                          "requires_grad=True)) and leave the caller's arrays alone.")
+            _check_exact_hvp(ck, got, fn.hessian(x0), v0, fn.gradient(x0))
         if name.startswith("log-sum-exp"):
             with ck.case(f"{name}: agrees with finite differences of the gradient"):
                 fd = _fd_hvp(fn, x, v)
@@ -155,7 +206,7 @@ def ch11_hvp(hvp: Callable[..., Any], *, seed: int = 0, hidden: bool = False) ->
         x = np.round(rng.normal(size=3), 3)
         e1 = np.array([0.0, 1.0, 0.0])
         got = _array(ck, ck.call(hvp, fn, x, e1), "Hessian-vector product", (3,))
-        ck.close(got, fn.hessian(x)[:, 1], atol=1e-7, rtol=1e-6, what="H e₁", hint=_HVP_HINT)
+        _check_exact_hvp(ck, got, fn.hessian(x), e1, fn.gradient(x), what="H e₁")
     with ck.case("two calls in a row give the same answer"):
         fn = _random_quadratic(ck, 3)
         x, v = rng.normal(size=3), rng.normal(size=3)
@@ -203,7 +254,7 @@ def ch11_hessian(hessian: Callable[..., Any], *, seed: int = 0, hidden: bool = F
 
 
 _NEWTON_HINT = ("The Newton step solves H d = ∇f(x) and returns x − d: "
-                "np.linalg.solve(hessian(f, x), gradient) with the gradient from al.grad.")
+                "np.linalg.solve(hessian(f, x), gradient) with the gradient from grad.")
 
 
 def _newton_reference(fn: Problem, x: np.ndarray) -> np.ndarray:
@@ -356,4 +407,50 @@ def ch11_tanh_function(MyTanh: type, *, seed: int = 0, hidden: bool = False) -> 
             g = ck.call(grad, ck.call(MyTanh.apply, z).sum(), x, create_graph=True)[0]
             rows = [grad(g[i], x, retain_graph=True)[0].data for i in range(2)]
             ck.close(np.stack(rows), ref.hessian(xd), atol=1e-9, what="Hessian", hint=_VARIABLE_OPS)
+    ck.done()
+
+
+# -- the learner's mygrad/higher.py -----------------------------------------------------------
+def mygrad_higher(pkg: Any) -> None:
+    """The loader's check of ``mygrad/higher.py``: ``grad`` (PyTorch's semantics, exact second
+    derivatives, ``.grad`` untouched), ``hvp`` exact, and a Newton step."""
+    ck = Checker("mygrad-higher")
+    with ck.case("grad twice gives exact second derivatives and leaves .grad alone"):
+        x = pkg.Variable(np.array([0.5, 2.0, -1.5]), requires_grad=True)
+        y = (x ** 3).sum()
+        d1, = ck.call(pkg.grad, y, x, create_graph=True,
+                      hint="grad(outputs, inputs, create_graph=True) returns a tuple of gradients.")
+        ck.close(d1.data, 3 * x.data ** 2, atol=1e-12, rtol=1e-12, what="first derivative 3x²")
+        ck.check(x.grad is None, "grad wrote into x.grad.", received=x.grad,
+                 hint="grad returns the gradients it found at the inputs; it never accumulates "
+                      "into .grad.")
+        ck.check(getattr(d1, "grad_fn", None) is not None,
+                 "with create_graph=True the first derivative has no history (grad_fn is None).",
+                 hint="Run the backward formulas with GradMode.enabled = True when "
+                      "create_graph=True, so that they are recorded.")
+        d2, = ck.call(pkg.grad, d1.sum(), x)
+        ck.close(d2.data, 6 * x.data, atol=1e-12, rtol=1e-12, what="second derivative 6x")
+    with ck.case("grad with grad_outputs, several inputs, allow_unused"):
+        a = pkg.Variable(np.array([1.0, 2.0]), requires_grad=True)
+        b = pkg.Variable(np.array([3.0, -1.0]), requires_grad=True)
+        unused = pkg.Variable(np.array([1.0]), requires_grad=True)
+        ga, gb = ck.call(pkg.grad, a * b, (a, b), pkg.Variable(np.array([1.0, 10.0])))
+        ck.close(ga.data, np.array([3.0, -10.0]), what="d(a·b)/da weighted by grad_outputs")
+        ck.close(gb.data, np.array([1.0, 20.0]), what="d(a·b)/db weighted by grad_outputs")
+        got = ck.call(pkg.grad, (a * b).sum(), (a, unused), allow_unused=True)
+        ck.check(got[1] is None, "an unused input must get None with allow_unused=True.",
+                 received=got[1])
+        ck.raises(RuntimeError, pkg.grad, (a * b).sum(), (a, unused),
+                  hint="Without allow_unused=True, an input the outputs do not depend on raises "
+                       "RuntimeError saying so.")
+    with ck.case("hvp and newton_step on a quadratic"):
+        fn = quadratic(np.array([[2.0, 0.5], [0.5, 1.0]]), np.array([1.0, -1.0]))
+        x0, v0 = np.array([0.3, -0.7]), np.array([1.0, 2.0])
+        hv = ck.call(pkg.hvp, fn, x0, v0)
+        ck.close(np.asarray(data_of(hv), dtype=float), fn.hessian(x0) @ v0, atol=1e-12,
+                 rtol=1e-12, what="hvp on a quadratic")
+        step = ck.call(pkg.newton_step, fn, x0)
+        ck.close(np.asarray(data_of(step), dtype=float),
+                 np.linalg.solve(fn.hessian(x0), -np.array([1.0, -1.0])), atol=1e-10,
+                 rtol=1e-10, what="one Newton step on a quadratic (its minimum)")
     ck.done()

@@ -11,3 +11,7 @@ from . import ops  # noqa: F401
 from .ops import *  # noqa: F401,F403
 from . import grad_mode  # noqa: F401
 from .grad_mode import *  # noqa: F401,F403
+from . import kernels  # noqa: F401
+from .kernels import *  # noqa: F401,F403
+from . import higher  # noqa: F401
+from .higher import *  # noqa: F401,F403
