@@ -32,8 +32,10 @@ from pathlib import Path
 
 from .library import (PACKAGE, REFERENCE_ROOT, Module, library_dir, modules_before)
 
-CHECK_SECONDS = 20
-"""How long one module's check may run before it counts as failed (an endless loop, say)."""
+CHECK_SECONDS = 60
+"""Processor seconds one module's check may use before it counts as failed (an endless loop,
+say). Processor time, not wall time: on a busy machine compiling a kernel takes long on the
+clock but little of the processor."""
 
 
 @dataclass(frozen=True)
@@ -51,23 +53,26 @@ class _CheckTimeout(Exception):
 
 
 @contextlib.contextmanager
-def _time_limit(seconds: int) -> Iterator[None]:
-    """Raise ``_CheckTimeout`` after ``seconds`` (main thread on POSIX; elsewhere no limit)."""
-    usable = hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise ``_CheckTimeout`` after ``seconds`` of processor time (main thread on POSIX;
+    elsewhere there is no limit)."""
+    usable = (hasattr(signal, "SIGPROF") and hasattr(signal, "setitimer")
+              and threading.current_thread() is threading.main_thread())
     if not usable:
         yield
         return
 
-    def alarm(signum: int, frame: object) -> None:
-        raise _CheckTimeout(f"the check did not finish within {seconds} s (an endless loop?)")
+    def expired(signum: int, frame: object) -> None:
+        raise _CheckTimeout(f"the check did not finish within {seconds:g} s of processor time "
+                            "(an endless loop?)")
 
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(seconds)
+    previous = signal.signal(signal.SIGPROF, expired)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 def _forget_package() -> None:

@@ -99,29 +99,23 @@ def hvp(f, x, v):
 
     (PyTorch's torch.autograd.functional.hvp(f, x, v) computes the same product.)
     """
-    ### BEGIN SOLUTION
     xv = Variable(np.array(x, dtype=np.float64), requires_grad=True)
     g, = grad(f(xv), xv, create_graph=True)
     hv, = grad((g * Variable(v)).sum(), xv)
     return hv.numpy()
-    ### END SOLUTION
 
 
 # --- section: hessian ---
 def hessian(f, x):
     """The (n, n) Hessian of the scalar function f at the 1-D numpy array x, from n hvps."""
-    ### BEGIN SOLUTION
     n = x.size
     columns = [hvp(f, x, np.eye(n)[i]) for i in range(n)]
     return np.stack(columns, axis=1)
-    ### END SOLUTION
 
 
 # --- section: newton_step ---
 def newton_step(f, x):
     """One step of Newton's method: x - H(x)^-1 ∇f(x), for a 1-D numpy array x."""
-    ### BEGIN SOLUTION
     xv = Variable(np.array(x, dtype=np.float64), requires_grad=True)
     g, = grad(f(xv), xv)
     return x - np.linalg.solve(hessian(f, x), g.numpy())
-    ### END SOLUTION

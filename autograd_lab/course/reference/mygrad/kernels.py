@@ -20,12 +20,10 @@ from numba import njit, prange
 @njit
 def affine_relu_forward(x, a, b, out):
     """out[i] = max(a * x[i] + b, 0) for every i; returns out."""
-    ### BEGIN SOLUTION
     for i in range(x.size):
         v = a * x[i] + b
         out[i] = v if v > 0.0 else 0.0
     return out
-    ### END SOLUTION
 
 
 # --- section: affine_relu_forward_ref ---
@@ -38,7 +36,6 @@ def affine_relu_forward_ref(x, a, b):
 @njit
 def affine_relu_backward(x, a, b, grad_out, grad_x):
     """Backward of y = relu(a * x + b): fills grad_x, returns (grad_a, grad_b)."""
-    ### BEGIN SOLUTION
     grad_a = 0.0
     grad_b = 0.0
     for i in range(x.size):
@@ -50,7 +47,6 @@ def affine_relu_backward(x, a, b, grad_out, grad_x):
         else:
             grad_x[i] = 0.0
     return grad_a, grad_b
-    ### END SOLUTION
 
 
 # --- section: affine_relu_backward_ref ---
@@ -64,7 +60,6 @@ def affine_relu_backward_ref(x, a, b, grad_out):
 @njit
 def softmax_rows(x, out):
     """Stable softmax of every row of the 2-d array x, written into out; returns out."""
-    ### BEGIN SOLUTION
     rows, cols = x.shape
     for i in range(rows):
         m = x[i, 0]
@@ -78,7 +73,6 @@ def softmax_rows(x, out):
         for j in range(cols):
             out[i, j] /= s
     return out
-    ### END SOLUTION
 
 
 # --- section: softmax_rows_ref ---
@@ -130,7 +124,6 @@ def cross_entropy_rows_ref(x, targets):
 @njit(parallel=True)
 def column_sums_blocked(x, partial):
     """partial[c] = sum of the rows of block c of x (blocks of ceil(rows / nblocks) rows)."""
-    ### BEGIN SOLUTION
     rows, cols = x.shape
     nblocks = partial.shape[0]
     step = (rows + nblocks - 1) // nblocks
@@ -141,7 +134,6 @@ def column_sums_blocked(x, partial):
             for j in range(cols):
                 partial[c, j] += x[i, j]
     return partial
-    ### END SOLUTION
 
 
 # --- section: column_sums ---
