@@ -7,6 +7,7 @@ so this module stays at the bottom of the import order.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -161,7 +162,14 @@ class Variable:
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
             )
-        if value and self._data.dtype.kind not in "fc":
+        if value and self._data.dtype.kind == "c":
+            raise TypeError(
+                f"complex Variables cannot require gradients in autograd_lab; this one is "
+                f"{self._data.dtype}. (PyTorch differentiates complex functions with conjugate "
+                "Wirtinger derivatives; this library does not.) Keep the real and imaginary parts "
+                "as two real Variables instead."
+            )
+        if value and self._data.dtype.kind != "f":
             raise TypeError(
                 f"only Variables of floating point dtype can require gradients; this one is {self._data.dtype}. "
                 "Convert it first, e.g. al.tensor(x, dtype=np.float64, requires_grad=True)."
@@ -176,6 +184,14 @@ class Variable:
     @property
     def grad(self) -> "Variable | None":
         """Accumulated gradient of a leaf (or of a non-leaf that called ``retain_grad()``)."""
+        if self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Variable that is not a leaf is being accessed. It is not "
+                "filled in by backward(): only leaves (Variables you made with requires_grad=True) "
+                "keep their gradient. Call .retain_grad() on this Variable before backward() if "
+                "you want its gradient, or read .grad of the leaf it was computed from.",
+                UserWarning, stacklevel=2,
+            )
         return self._grad
 
     @grad.setter
@@ -188,13 +204,20 @@ class Variable:
                     f"assigned grad has shape {value.shape} but the Variable has shape {self.shape}; "
                     "a gradient must have the shape of the Variable it belongs to."
                 )
+            if value.dtype != self.dtype:
+                raise TypeError(
+                    f"assigned grad has dtype {value.dtype} but the Variable has dtype {self.dtype}; "
+                    "a gradient must have the dtype of the Variable it belongs to (later backward "
+                    f"passes add into it). Convert it first: .to({self.dtype}) or .astype(...)."
+                )
         self._grad = value
 
     # ---- conversion ----------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """The data as a numpy array (shared, not copied). Raises if the Variable requires grad,
-        like PyTorch, so that a later in-place change cannot silently corrupt the graph."""
-        if self._requires_grad:
+        like PyTorch, so that a later in-place change cannot silently corrupt the graph. Where
+        nothing is recorded (inside ``al.no_grad()`` or a Function's ``forward``) it is allowed."""
+        if self._requires_grad and STATE.enabled:
             raise BackwardError(
                 "Can't call numpy() on a Variable that requires grad. Use var.detach().numpy() instead."
             )
@@ -244,7 +267,17 @@ class Variable:
     __hash__ = object.__hash__  # == is elementwise, so hash by identity
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return self._data if dtype is None else self._data.astype(dtype)
+        """numpy's conversion protocol: ``np.asarray(v)`` shares the data, ``np.array(v)`` (or
+        ``copy=True``) copies it, and ``copy=False`` refuses a conversion that would copy."""
+        data = self._data
+        if dtype is not None and np.dtype(dtype) != data.dtype:
+            if copy is False:
+                raise ValueError(
+                    f"cannot convert a Variable of dtype {data.dtype} to {np.dtype(dtype)} without "
+                    "a copy, but copy=False was asked for. Pass copy=None (or leave it out)."
+                )
+            return data.astype(dtype)
+        return data.copy() if copy else data
 
     # ---- graph ---------------------------------------------------------------------------
     def detach(self) -> "Variable":

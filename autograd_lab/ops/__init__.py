@@ -18,8 +18,9 @@ from . import linalg as L
 from . import reduce as R
 from . import shape as S
 from ._util import broadcasting, raw, wrap
-from .elementwise import (abs, add, clamp, clone, div, exp, log, maximum, mul, neg, pow, relu,  # noqa: F401
-                          sigmoid, sqrt, sub, tanh, where)
+from .activation import relu, sigmoid, tanh  # noqa: F401
+from .elementwise import (abs, add, clamp, clone, div, exp, log, maximum, mul, neg, pow, sqrt,  # noqa: F401
+                          sub, where)
 from .linalg import matmul  # noqa: F401
 from .reduce import argmax, max, mean, min, sum  # noqa: F401
 from .shape import (broadcast_to, concatenate, flatten, permute, reshape, squeeze, stack,  # noqa: F401

@@ -47,26 +47,48 @@ class Mean(Function):
         return broadcast_to(g, ctx.in_shape), None, None
 
 
+def _extreme_forward(ctx: Any, x: Variable, axes: Any, keepdims: bool, reduce: Any, name: str) -> Variable:
+    if x.data.size == 0:
+        raise ValueError(f"{name}() of an empty Variable: there is no {name}imum to take")
+    d = x.data
+    out = np.asarray(reduce(d, axis=axes, keepdims=True))
+    mask = d == out
+    if d.dtype.kind in "fc":  # a NaN is the result where there is one (as in PyTorch): it gets the gradient
+        mask |= np.isnan(d) & np.isnan(out)
+    ctx.weights = mask / mask.sum(axis=axes, keepdims=True)
+    ctx.in_shape, ctx.axes = x.shape, axes
+    if keepdims:
+        return wrap(out)
+    return wrap(out.reshape(() if axes is None else tuple(s for i, s in enumerate(x.shape) if i not in axes)))
+
+
+def _extreme_backward(ctx: Any, grad: Variable) -> Variable:
+    g = reshape(grad, _kept_shape(ctx.in_shape, ctx.axes))
+    return g * wrap(ctx.weights.astype(grad.dtype))
+
+
 class Max(Function):
-    """max(x, axis, keepdims); tied maxima share the gradient evenly"""
+    """max(x, axis, keepdims); tied maxima share the gradient evenly, a NaN takes it all"""
 
     @staticmethod
     def forward(ctx, x, axes, keepdims):
-        if x.data.size == 0:
-            raise ValueError("max() of an empty Variable: there is no maximum to take")
-        out = np.asarray(x.data.max(axis=axes, keepdims=True))
-        mask = (x.data == out)
-        ctx.weights = mask / mask.sum(axis=axes, keepdims=True)
-        ctx.in_shape, ctx.axes = x.shape, axes
-        if keepdims:
-            return wrap(out)
-        return wrap(out.reshape(() if axes is None else
-                                tuple(s for i, s in enumerate(x.shape) if i not in axes)))
+        return _extreme_forward(ctx, x, axes, keepdims, np.max, "max")
 
     @staticmethod
     def backward(ctx, grad):
-        g = reshape(grad, _kept_shape(ctx.in_shape, ctx.axes))
-        return g * wrap(ctx.weights.astype(grad.dtype)), None, None
+        return _extreme_backward(ctx, grad), None, None
+
+
+class Min(Function):
+    """min(x, axis, keepdims); tied minima share the gradient evenly, a NaN takes it all"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdims):
+        return _extreme_forward(ctx, x, axes, keepdims, np.min, "min")
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _extreme_backward(ctx, grad), None, None
 
 
 def _resolve(x: Variable, axis: Any, dim: Any, keepdims: bool, keepdim: bool | None) -> tuple:
@@ -98,7 +120,8 @@ def max(x: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = Non
 def min(x: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
         keepdim: bool | None = None) -> Variable:
     """Smallest value over ``axis``."""
-    return -max(-x, axis, keepdims, dim=dim, keepdim=keepdim)
+    axes, keep = _resolve(x, axis, dim, keepdims, keepdim)
+    return Min.apply(x, axes, keep)
 
 
 def argmax(x: Variable, axis: int | None = None, keepdims: bool = False, *, dim: int | None = None,

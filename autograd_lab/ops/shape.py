@@ -7,75 +7,9 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function
+from ..primitives import BroadcastTo, SumTo, broadcast_to, sum_to  # noqa: F401  (defined below the engine)
 from ..variable import Variable
 from ._util import raw, wrap
-
-
-def _unbroadcast_axes(shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
-    lead = len(shape) - len(target)
-    if lead < 0:
-        raise ShapeError(f"sum_to: cannot reduce shape {shape} to the larger shape {target}")
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, t in enumerate(target) if t == 1 and shape[lead + i] != 1
-    )
-    for i, t in enumerate(target):
-        if t != 1 and shape[lead + i] != t:
-            raise ShapeError(
-                f"sum_to: shape {shape} was not broadcast from {target}; "
-                "they differ in a dimension that is not 1."
-            )
-    return axes, lead
-
-
-class SumTo(Function):
-    """sum_to(x, shape): sum out the axes that broadcasting to x.shape added (the inverse of broadcast_to)."""
-
-    @staticmethod
-    def forward(ctx, x, shape):
-        ctx.in_shape = x.shape
-        axes, lead = _unbroadcast_axes(x.shape, tuple(shape))
-        y = x.data.sum(axis=axes, keepdims=True) if axes else x.data
-        if lead:
-            y = y.reshape(tuple(shape))
-        return wrap(y)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return broadcast_to(grad, ctx.in_shape), None
-
-
-class BroadcastTo(Function):
-    """broadcast_to(x, shape): repeat x along new or size-1 axes."""
-
-    @staticmethod
-    def forward(ctx, x, shape):
-        ctx.in_shape = x.shape
-        try:
-            return wrap(np.broadcast_to(x.data, tuple(shape)).copy())
-        except ValueError:
-            raise ShapeError(
-                f"broadcast_to: cannot broadcast shape {x.shape} to {tuple(shape)}; each dimension "
-                "must match or be 1 (new dimensions are added on the left)."
-            ) from None
-
-    @staticmethod
-    def backward(ctx, grad):
-        return sum_to(grad, ctx.in_shape), None
-
-
-def sum_to(x: Variable, shape: Sequence[int]) -> Variable:
-    """Sum ``x`` down to ``shape``: the gradient of a broadcast. No-op when shapes match."""
-    shape = tuple(shape)
-    if x.shape == shape:
-        return x
-    return SumTo.apply(x, shape)
-
-
-def broadcast_to(x: Variable, shape: Sequence[int]) -> Variable:
-    shape = tuple(shape)
-    if x.shape == shape:
-        return x
-    return BroadcastTo.apply(x, shape)
 
 
 class Reshape(Function):
