@@ -31,7 +31,7 @@ cat = concatenate
 
 def _compare(op: Callable) -> Callable:
     def method(self: Variable, other: Any) -> Variable:
-        return wrap(np.asarray(op(self._data, raw(other))))
+        return wrap(np.asarray(broadcasting(op, self, other, op.__name__)))
     return method
 
 

@@ -7,6 +7,21 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..primitives import broadcasting, raw, shape_of, wrap  # noqa: F401  (shared by the op modules)
+from ..variable import Variable
+
+
+def variable_arg(x: Any, fn: str) -> Variable:
+    """The Variable argument of ``al.<fn>(x)``: a numpy array is wrapped, anything else is refused
+    with the fix (PyTorch refuses ``torch.exp(2.0)`` too)."""
+    if isinstance(x, Variable):
+        return x
+    if isinstance(x, np.ndarray) and x.dtype.kind in "biuf":
+        return Variable._make(x)
+    raise TypeError(
+        f"{fn}(): argument 'input' must be a Variable, not {type(x).__name__}. Make one first, "
+        f"e.g. al.{fn}(al.tensor({x!r:.40}))." if not isinstance(x, np.ndarray) else
+        f"{fn}(): argument 'input' must be a Variable or a numeric array, not an array of dtype {x.dtype}."
+    )
 
 
 def normalize_axis(axis: Any, dim: Any, ndim: int) -> tuple[int, ...] | None:

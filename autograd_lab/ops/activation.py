@@ -13,7 +13,7 @@ import numpy as np
 from ..function import Function
 from ..grad_mode import is_grad_enabled
 from ..variable import Variable
-from ._util import normalize_axis, wrap
+from ._util import normalize_axis, variable_arg, wrap
 
 _FLOATS = (np.float32, np.float64)
 
@@ -101,16 +101,19 @@ class Tanh(Function):
 
 def relu(x: Variable) -> Variable:
     """max(x, 0), elementwise (numba kernels for float32/float64)."""
+    x = variable_arg(x, "relu")
     return ReLU.apply(x)
 
 
 def sigmoid(x: Variable) -> Variable:
     """1 / (1 + exp(-x)), elementwise, without overflow."""
+    x = variable_arg(x, "sigmoid")
     return Sigmoid.apply(x)
 
 
 def tanh(x: Variable) -> Variable:
     """tanh(x), elementwise."""
+    x = variable_arg(x, "tanh")
     return Tanh.apply(x)
 
 
@@ -129,6 +132,8 @@ def softmax_axis(x: Variable, dim: Any, axis: Any, name: str) -> int:
 def _rowwise(kernel, dim: int, *arrays: np.ndarray) -> np.ndarray:
     """Apply a (rows, classes) kernel along axis ``dim`` of arrays of one shape."""
     shape = arrays[0].shape
+    if arrays[0].size == 0:  # no rows or no classes: nothing to normalise (PyTorch gives an empty result)
+        return np.empty(shape, dtype=arrays[0].dtype)
     if arrays[0].ndim == 0:
         return kernel(*(a.reshape(1, 1) for a in arrays)).reshape(())
     moved = [np.moveaxis(a, dim, -1) for a in arrays]

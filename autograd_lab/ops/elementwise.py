@@ -10,7 +10,7 @@ import numpy as np
 from ..function import Function
 from ..primitives import Add, Cast, sum_to  # noqa: F401  (the engine needs these, so they sit below it)
 from ..variable import Variable
-from ._util import broadcasting, raw, shape_of, wrap
+from ._util import broadcasting, raw, shape_of, variable_arg, wrap
 
 
 def _save_operands(ctx: Any, a: Any, b: Any) -> None:
@@ -256,6 +256,7 @@ def div(a: Any, b: Any) -> Variable:
 
 
 def neg(x: Variable) -> Variable:
+    x = variable_arg(x, "neg")
     return Neg.apply(x)
 
 
@@ -264,28 +265,34 @@ def pow(a: Any, b: Any) -> Variable:  # noqa: A001 (PyTorch's name)
 
 
 def exp(x: Variable) -> Variable:
+    x = variable_arg(x, "exp")
     return Exp.apply(x)
 
 
 def log(x: Variable) -> Variable:
+    x = variable_arg(x, "log")
     return Log.apply(x)
 
 
 def sqrt(x: Variable) -> Variable:
+    x = variable_arg(x, "sqrt")
     return Sqrt.apply(x)
 
 
 def abs(x: Variable) -> Variable:  # noqa: A001
+    x = variable_arg(x, "abs")
     return Abs.apply(x)
 
 
 def clamp(x: Variable, min: float | None = None, max: float | None = None) -> Variable:  # noqa: A002
+    x = variable_arg(x, "clamp")
     if min is None and max is None:
         raise TypeError("clamp needs at least one of min= or max=")
     return Clamp.apply(x, min, max)
 
 
 def clone(x: Variable) -> Variable:
+    x = variable_arg(x, "clone")
     return Clone.apply(x)
 
 

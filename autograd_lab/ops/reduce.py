@@ -8,7 +8,7 @@ import numpy as np
 
 from ..function import Function
 from ..variable import Variable
-from ._util import normalize_axis, wrap
+from ._util import normalize_axis, variable_arg, wrap
 from .shape import broadcast_to, reshape
 
 
@@ -99,6 +99,7 @@ def _resolve(x: Variable, axis: Any, dim: Any, keepdims: bool, keepdim: bool | N
 def sum(x: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
         keepdim: bool | None = None) -> Variable:
     """Sum over ``axis`` (int, tuple or None for all)."""
+    x = variable_arg(x, "sum")
     axes, keep = _resolve(x, axis, dim, keepdims, keepdim)
     return Sum.apply(x, axes, keep)
 
@@ -106,6 +107,7 @@ def sum(x: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = Non
 def mean(x: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
          keepdim: bool | None = None) -> Variable:
     """Mean over ``axis``: the sum divided by the number of elements summed."""
+    x = variable_arg(x, "mean")
     axes, keep = _resolve(x, axis, dim, keepdims, keepdim)
     return Mean.apply(x, axes, keep)
 
@@ -113,6 +115,7 @@ def mean(x: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = No
 def max(x: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
         keepdim: bool | None = None) -> Variable:
     """Largest value over ``axis`` (values only; use ``argmax`` for indices)."""
+    x = variable_arg(x, "max")
     axes, keep = _resolve(x, axis, dim, keepdims, keepdim)
     return Max.apply(x, axes, keep)
 
@@ -120,6 +123,7 @@ def max(x: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = Non
 def min(x: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
         keepdim: bool | None = None) -> Variable:
     """Smallest value over ``axis``."""
+    x = variable_arg(x, "min")
     axes, keep = _resolve(x, axis, dim, keepdims, keepdim)
     return Min.apply(x, axes, keep)
 
@@ -127,5 +131,6 @@ def min(x: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = Non
 def argmax(x: Variable, axis: int | None = None, keepdims: bool = False, *, dim: int | None = None,
            keepdim: bool | None = None) -> Variable:
     """Index of the largest value (no gradient)."""
+    x = variable_arg(x, "argmax")
     a = dim if dim is not None else axis
     return Variable(np.argmax(x.data, axis=a, keepdims=bool(keepdims or keepdim)))
