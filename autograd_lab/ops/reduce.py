@@ -134,3 +134,71 @@ def argmax(x: Variable, axis: int | None = None, keepdims: bool = False, *, dim:
     x = variable_arg(x, "argmax")
     a = dim if dim is not None else axis
     return Variable(np.argmax(x.data, axis=a, keepdims=bool(keepdims or keepdim)))
+
+
+class Norm2(Function):
+    """||x||_2 over axis = sqrt(sum(x**2));  grad_x = g * x / norm (0 where the norm is 0, as PyTorch)"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdims):
+        d = x.data
+        out = np.sqrt((d * d).sum(axis=axes, keepdims=True))
+        ctx.save_for_backward(x)
+        ctx.axes, ctx.in_shape = axes, x.shape
+        ctx.norm = out
+        shape = out.shape if keepdims else (() if axes is None else
+                                            tuple(s for i, s in enumerate(d.shape) if i not in axes))
+        return wrap(out.reshape(shape))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        g = reshape(grad, _kept_shape(ctx.in_shape, ctx.axes))
+        n = ctx.norm
+        safe = wrap(np.where(n == 0, np.inf, n).astype(x.dtype, copy=False))
+        return g * x / safe, None, None
+
+
+def norm(x: Variable, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+         keepdims: bool = False) -> Variable:
+    """The p-norm over ``dim`` (all elements by default): 2 ('fro'), any p > 0, inf or -inf."""
+    x = variable_arg(x, "norm")
+    axes, keep = _resolve(x, axis, dim, keepdims, keepdim)
+    if p in ("fro", 2, 2.0):
+        return Norm2.apply(x, axes, keep)
+    if p in (np.inf, float("inf")):
+        return max(abs_(x), axes, keep)
+    if p in (-np.inf, float("-inf")):
+        return min(abs_(x), axes, keep)
+    if isinstance(p, str) or p <= 0:
+        raise ValueError(f"norm: p must be 'fro', a number > 0, inf or -inf; got {p!r}")
+    return sum(abs_(x) ** p, axes, keep) ** (1.0 / p)
+
+
+def _count(x: Variable, axes: Any) -> int:
+    return x.data.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
+
+
+def var(x: Variable, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None, axis: Any = None, keepdims: bool = False) -> Variable:
+    """Variance over ``dim``: sum((x - mean)**2) / (N - correction); correction 1 (Bessel) by default,
+    ``unbiased=False`` or ``correction=0`` for the population variance."""
+    x = variable_arg(x, "var")
+    if unbiased is not None and correction is not None:
+        raise TypeError("var: pass either unbiased= or correction=, not both")
+    c = correction if correction is not None else (0 if unbiased is False else 1)
+    axes, keep = _resolve(x, axis, dim, keepdims, keepdim)
+    centred = x - mean(x, axes, True)
+    return sum(centred * centred, axes, keep) / float(_count(x, axes) - c)
+
+
+def std(x: Variable, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None, axis: Any = None, keepdims: bool = False) -> Variable:
+    """Standard deviation over ``dim``: sqrt of ``var`` (same arguments)."""
+    return var(x, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims) ** 0.5
+
+
+def abs_(x: Variable) -> Variable:
+    from .elementwise import Abs
+
+    return Abs.apply(x)
