@@ -80,13 +80,14 @@ def _layer(module: str) -> str:
 # what each layer of the core may import (besides itself); ``errors`` sits below everything
 ALLOWED = {
     "errors": set(),
+    "dtypes": set(),
     "grad_mode": set(),
     "variable": {"errors", "grad_mode"},
     "function": {"errors", "grad_mode", "variable"},
     "primitives": {"errors", "grad_mode", "variable", "function"},
     "engine": {"errors", "grad_mode", "variable", "function", "primitives"},
     "kernels": set(),
-    "ops": {"errors", "grad_mode", "variable", "function", "primitives", "engine", "kernels"},
+    "ops": {"errors", "dtypes", "grad_mode", "variable", "function", "primitives", "engine", "kernels"},
 }
 
 
