@@ -6,11 +6,12 @@ and ``al.autograd.functional`` (jacobian, hessian, vjp, jvp, hvp, vhp).
 >>> al.autograd.grad(x ** 3, x)
 (Variable(12.),)
 """
+from .. import function  # torch.autograd.function.once_differentiable's place
 from ..engine import backward, grad
 from ..function import Function, once_differentiable
 from ..grad_mode import enable_grad, no_grad, set_grad_enabled
 from ..gradcheck import gradcheck, gradgradcheck
 from . import functional
 
-__all__ = ["backward", "grad", "Function", "once_differentiable", "enable_grad", "no_grad",
+__all__ = ["function", "backward", "grad", "Function", "once_differentiable", "enable_grad", "no_grad",
            "set_grad_enabled", "gradcheck", "gradgradcheck", "functional"]
