@@ -142,21 +142,21 @@ class Norm2(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdims):
         d = x.data
-        out = np.sqrt((d * d).sum(axis=axes, keepdims=True))
-        ctx.save_for_backward(x)
+        kept = np.sqrt((d * d).sum(axis=axes, keepdims=True))
+        shape = kept.shape if keepdims else (() if axes is None else
+                                             tuple(s for i, s in enumerate(d.shape) if i not in axes))
+        out = wrap(kept.reshape(shape))
+        ctx.save_for_backward(x, out)
         ctx.axes, ctx.in_shape = axes, x.shape
-        ctx.norm = out
-        shape = out.shape if keepdims else (() if axes is None else
-                                            tuple(s for i, s in enumerate(d.shape) if i not in axes))
-        return wrap(out.reshape(shape))
+        return out
 
     @staticmethod
     def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        g = reshape(grad, _kept_shape(ctx.in_shape, ctx.axes))
-        n = ctx.norm
-        safe = wrap(np.where(n == 0, np.inf, n).astype(x.dtype, copy=False))
-        return g * x / safe, None, None
+        x, out = ctx.saved_tensors
+        kept = _kept_shape(ctx.in_shape, ctx.axes)
+        norm = reshape(out, kept)
+        zero = wrap((norm.data == 0).astype(x.dtype))  # x / (0 + 1) = 0 where the norm is 0
+        return reshape(grad, kept) * x / (norm + zero), None, None
 
 
 def norm(x: Variable, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, axis: Any = None,
