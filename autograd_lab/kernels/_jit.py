@@ -59,7 +59,7 @@ def _can_cache() -> bool:
         FunctionCache(probe)
     except RuntimeError as exc:
         warnings.warn(
-            f"autograd_lab: numba cannot cache compiled kernels here ({exc}); they will compile in "
+            f"numba cannot cache compiled kernels here ({exc}); they will compile in "
             "each new process (a few seconds on first use). Set NUMBA_CACHE_DIR to a writable "
             "folder to keep them.", RuntimeWarning, stacklevel=2)
         return False
