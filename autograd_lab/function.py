@@ -385,7 +385,10 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     node._input_meta = input_meta
     STATE.enabled = False
     try:
-        result = _call_forward(cls, node, args, kwargs)
+        if cls._setup_style:
+            result = _call_forward(cls, node, args, kwargs)
+        else:
+            result = cls.forward(node, *args, **kwargs)
     finally:
         STATE.enabled = True
     if (type(result) is Variable and result.grad_fn is None and not result._requires_grad
@@ -394,7 +397,7 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
         # the common case, kept short: one new Variable owning its memory
         node._output_meta = [(result._data.shape, result._data.dtype)]
         result.grad_fn = node
-        result._requires_grad = _grad_capable(cls, result)
+        result._requires_grad = result._data.dtype.kind == "f" or _grad_capable(cls, result)
         if node._saved:
             _keep_saved_outputs_as_parts(node, (result,))
         return result
