@@ -82,3 +82,18 @@ def test_method_al_and_functional_use_the_same_activation(name):
     nodes = {type(getattr(x, name)().grad_fn), type(getattr(al, name)(x).grad_fn),
              type(getattr(F, name)(x).grad_fn)}
     assert len(nodes) == 1, nodes
+
+
+def test_import_and_core_ops_load_no_numba():
+    # the one ReLU/Sigmoid/Tanh runs on the kernels, which are imported on first use only
+    code = ("import sys, autograd_lab as al\n"
+            "x = al.tensor([1.0, -2.0], requires_grad=True)\n"
+            "(x * x).exp().sum().backward()\n"
+            "print('numba' in sys.modules)\n"
+            "x.relu()\n"
+            "print('numba' in sys.modules)\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=VARIABLE_PY.parent.parent, timeout=600,
+                         env={**__import__("os").environ, "PYTHONPATH": str(VARIABLE_PY.parent.parent)})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["False", "True"]
