@@ -9,14 +9,19 @@ Variable(42.)
 """
 from .engine import backward, grad
 from .errors import AutogradLabError, BackwardError, GradcheckError, LegacyFunctionError, ShapeError
-from .factories import (Generator, arange, full, linspace, manual_seed, ones, ones_like, rand, randn,
-                        tensor, zeros, zeros_like)
+from .dtypes import (bool, complex64, complex128, device, double, float, float16, float32,  # noqa: A004
+                     float64, half, int, int8, int16, int32, int64, long, short, uint8)
+from .factories import (Generator, arange, empty, eye, from_numpy, full, full_like, linspace, manual_seed,
+                        ones, ones_like, rand, randn, randn_like, tensor, zeros, zeros_like)
 from .function import Function, once_differentiable
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
-from .ops import (abs, argmax, broadcast_to, cat, clamp, concatenate, exp, flatten, log, matmul,  # noqa: A004
-                  max, maximum, mean, min, permute, relu, reshape, sigmoid, sqrt, squeeze, stack, sum,
-                  sum_to, tanh, transpose, unsqueeze, where)
+from .ops import (abs, acos, add, argmax, asin, atan, broadcast_to, cat, ceil, clamp, clone,  # noqa: A004
+                  concatenate, cos, cosh, div, exp, expm1, flatten, floor, gather, index_add, index_select,
+                  log, log1p, log2, log10, matmul, max, maximum, mean, min, mm, mul, neg, norm, permute,
+                  pow, reciprocal, relu, reshape, round, rsqrt, sigmoid, sign, sin, sinh, sort, sqrt,
+                  square, squeeze, stack, std, sub, sum, sum_to, t, tan, tanh, transpose, trunc,
+                  unsqueeze, var, where)
 from .variable import Variable
 
 Tensor = Variable  # PyTorch's name for the same thing since 0.4
@@ -25,7 +30,7 @@ __version__ = "0.1.0"
 
 # Higher layers load on first use (al.nn, al.functional, …): `import autograd_lab` stays fast and
 # compiles no numba kernel.
-_LAZY_SUBMODULES = ("functional", "nn", "optim", "data", "viz", "train", "kernels", "exercises")
+_LAZY_SUBMODULES = ("functional", "nn", "optim", "data", "viz", "train", "kernels", "exercises", "autograd")
 
 
 def __getattr__(name: str):

@@ -8,14 +8,14 @@
 """
 from __future__ import annotations
 
-import sys
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from .errors import BackwardError, ShapeError
 from .function import AccumulateGrad, Node
 from .grad_mode import STATE
+from .primitives import Add, Cast, sum_to
 from .variable import Variable
 
 
@@ -59,7 +59,7 @@ def _add(a: Variable | None, b: Variable) -> Variable:
     if a is None:
         return b
     if STATE.enabled:  # create_graph: keep the sum differentiable
-        return a + b
+        return Add.apply(a, b)
     return Variable._make(a._data + b._data)
 
 
@@ -81,51 +81,47 @@ def _as_grad(g: Any, node: Node, index: int, meta: tuple) -> Variable:
                 f"shape {g.shape} but expected shape {shape} (the shape of input {index}). "
                 "backward must return one gradient per forward input, each shaped like that input."
             )
-        from .ops.shape import sum_to  # local: ops sit above the engine
-
         g = sum_to(g, shape)
     if g.dtype != dtype and dtype.kind in "fc":
-        g = g.to(dtype) if STATE.enabled else Variable._make(g._data.astype(dtype))
+        g = Cast.apply(g, dtype) if STATE.enabled else Variable._make(g._data.astype(dtype))
     return g
 
 
 def _call_hooks(hooks: list, grad: Variable) -> Variable:
+    """Run gradient hooks in order; a returned value replaces the gradient. As in PyTorch, a hook
+    may not change the gradient's shape or dtype (the update it feeds would be silently wrong)."""
     for hook in list(hooks):
         new = hook(grad)
-        if new is not None:
-            grad = new if isinstance(new, Variable) else Variable(new)
+        if new is None:
+            continue
+        new = new if isinstance(new, Variable) else Variable(new)
+        if new.shape != grad.shape or new.dtype != grad.dtype:
+            what = "size" if new.shape != grad.shape else "type"
+            raise BackwardError(
+                f"hook {_hook_name(hook)!r} has changed the {what} of value: it got a gradient of "
+                f"shape {grad.shape} and dtype {grad.dtype} and returned one of shape {new.shape} "
+                f"and dtype {new.dtype}. A hook must return None or a gradient of the same shape "
+                "and dtype (e.g. grad * 0.5, grad.clamp(-1, 1))."
+            )
+        grad = new
     return grad
 
 
-def _nobody_else_holds(grad: Variable) -> bool:
-    """True when ``grad`` and its memory are referenced only by the engine, so a leaf may keep it
-    as its ``.grad`` without a copy (PyTorch "steals" such a gradient the same way). CPython
-    reference counts: the engine's buffer list, this call's argument and getrefcount's own."""
-    if sys.getrefcount(grad) > 4 or grad._vc is not None:
-        return False
-    arr = grad._data
-    if sys.getrefcount(arr) > 3:   # grad's attribute, the local name, getrefcount's argument
-        return False
-    base = arr.base
-    while base is not None:        # a view (e.g. a reshape) of a fresh array is fresh too
-        if not isinstance(base, np.ndarray) or sys.getrefcount(base) > 3:
-            return False
-        base = base.base
-    return True
+def _hook_name(hook: Callable) -> str:
+    return getattr(hook, "__qualname__", None) or getattr(hook, "__name__", None) or repr(hook)
 
 
 def _accumulate_leaf(var: Variable, grad: Variable, create_graph: bool) -> None:
     if var._hooks:
         grad = _call_hooks(var._hooks, grad)
     if var._grad is None:
-        # the leaf must own its gradient's memory (it is later added to and zeroed in place):
-        # keep a fresh gradient as it is, copy one that anything else could still see
-        if create_graph or _nobody_else_holds(grad):
-            var._grad = grad
-        else:
-            var._grad = Variable._make(np.array(grad._data, copy=True))
+        # The leaf owns its .grad (later passes add into it in place and zero_grad zeroes it):
+        # the gradient that arrives here may be shared with a hook, a retained non-leaf grad or
+        # another leaf's buffer, so it is copied. Under create_graph the gradient is a recorded
+        # Variable and later passes replace it (var.grad + g) instead of writing into it.
+        var._grad = grad if create_graph else Variable._make(np.array(grad._data, copy=True))
     elif create_graph:
-        var._grad = var._grad + grad
+        var._grad = Add.apply(var._grad, grad)
     else:
         np.add(var._grad._data, grad._data, out=var._grad._data, casting="unsafe")
         var._grad._bump_version()

@@ -8,6 +8,7 @@ node: after the call it becomes the output's ``grad_fn``, and the engine hands i
 from __future__ import annotations
 
 import functools
+import inspect
 import weakref
 from typing import Any, Callable
 
@@ -218,6 +219,7 @@ class Function:
     _backward_cls: type[Node] = Node
 
     _legacy = False
+    _setup_style = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -226,6 +228,8 @@ class Function:
         # the pre-0.4 style defines forward/backward as plain (instance) methods
         cls._legacy = any(name in cls.__dict__ and not isinstance(cls.__dict__[name], staticmethod)
                           for name in ("forward", "backward"))
+        # the PyTorch >= 2.0 style: forward(*args) without ctx, and setup_context(ctx, inputs, output)
+        cls._setup_style = cls.setup_context is not Function.setup_context
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise LegacyFunctionError(_LEGACY_HELP.format(name=type(self).__name__))
@@ -238,11 +242,22 @@ class Function:
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
         raise NotImplementedError("a Function subclass must define a static backward(ctx, *grad_outputs)")
 
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+        """Override (as a static method) to write forward without ``ctx``: ``forward(*args)``
+        computes, ``setup_context(ctx, inputs, output)`` saves what backward needs."""
+        raise NotImplementedError("setup_context is not overridden")
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        """Run forward and, if any input requires grad (and grad mode is on), record a node."""
+        """Run forward and, if any input requires grad (and grad mode is on), record a node.
+
+        Arguments given by keyword are matched to forward's parameters first, so a Variable
+        passed as ``b=x`` is tracked as the argument it names."""
         if cls._legacy:
             raise LegacyFunctionError(_LEGACY_HELP.format(name=cls.__name__))
+        if kwargs or cls._setup_style:
+            args, kwargs = _bind(cls, args, kwargs)
         record = False
         if STATE.enabled:
             for a in args:
@@ -254,28 +269,90 @@ class Function:
             prev = STATE.enabled
             STATE.enabled = False
             try:
-                result = cls.forward(ctx, *args, **kwargs)
+                result = _call_forward(cls, ctx, args, kwargs)
             finally:
                 STATE.enabled = prev
             if ctx._dirty:
                 for t in ctx._dirty:
                     t._bump_version()
-            return _wrap_outputs(result)
+            return _wrap_outputs(cls, result)
         return _record(cls, args, kwargs)
 
 
-def _wrap_outputs(result: Any) -> Any:
+@functools.lru_cache(maxsize=None)
+def _signature(forward: Callable, setup_style: bool) -> inspect.Signature | None:
+    try:
+        sig = inspect.signature(forward)
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return None
+    params = list(sig.parameters.values())
+    return sig.replace(parameters=params if setup_style else params[1:])  # drop ctx
+
+
+def _bind(cls: type[Function], args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """Match keyword arguments to forward's parameters, as PyTorch does, so that every Variable
+    reaches forward in a position the graph records (and backward returns a gradient for)."""
+    sig = _signature(cls.forward, cls._setup_style)
+    if sig is not None:
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{cls.__name__}.apply: {exc} (forward's parameters are "
+                            f"{list(sig.parameters)})") from None
+        if cls._setup_style:
+            bound.apply_defaults()
+        args, kwargs = bound.args, bound.kwargs
+    for name, value in kwargs.items():
+        if isinstance(value, Variable) and value._requires_grad:
+            raise TypeError(
+                f"{cls.__name__}.apply got the Variable {name!r} as a keyword-only argument, which "
+                "the graph cannot record (backward returns one gradient per positional argument). "
+                "Make it a positional parameter of forward."
+            )
+    return args, kwargs
+
+
+def _call_forward(cls: type[Function], ctx: Any, args: tuple, kwargs: dict) -> Any:
+    if not cls._setup_style:
+        return cls.forward(ctx, *args, **kwargs)
+    result = cls.forward(*args, **kwargs)
+    cls.setup_context(ctx, args, result)
+    return result
+
+
+def _wrap_outputs(cls: type[Function], result: Any) -> Any:
     if isinstance(result, Variable):
         return result
     if isinstance(result, tuple):
-        return tuple(r if isinstance(r, Variable) or r is None else _to_var(r) for r in result)
-    return _to_var(result)
+        return tuple(r if isinstance(r, Variable) or r is None else _to_var(cls, r) for r in result)
+    return _to_var(cls, result)
 
 
-def _to_var(r: Any) -> Any:
-    if isinstance(r, np.ndarray) or np.isscalar(r):
-        return Variable._make(np.asarray(r))
+def _to_var(cls: type[Function], r: Any) -> Any:
+    """A numeric array or number returned by forward becomes a Variable; any other object (a
+    string, a list) is passed through unchanged and outside the graph, as PyTorch does."""
+    if isinstance(r, (np.ndarray, np.generic, int, float, complex)) and not isinstance(r, bool):
+        arr = np.asarray(r)
+        if arr.dtype.kind not in "biufc":
+            raise TypeError(
+                f"{cls.__name__}.forward returned an array of dtype {arr.dtype}; outputs must be "
+                "numeric Variables or arrays (other objects are returned as they are)."
+            )
+        return Variable._make(arr)
     return r
+
+
+def _grad_capable(cls: type[Function], out: Variable) -> bool:
+    """Whether a recorded output requires grad: floating point yes, integer and bool no,
+    complex refused (this library has no complex autograd)."""
+    kind = out._data.dtype.kind
+    if kind == "c":
+        raise TypeError(
+            f"{cls.__name__}.forward returned a complex output ({out._data.dtype}) from inputs that "
+            "require grad; autograd_lab does not differentiate complex functions (PyTorch uses "
+            "conjugate Wirtinger derivatives). Compute with real and imaginary parts instead."
+        )
+    return kind == "f"
 
 
 def _is_one_of(x: Any, items: tuple) -> bool:
@@ -308,7 +385,10 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     node._input_meta = input_meta
     STATE.enabled = False
     try:
-        result = cls.forward(node, *args, **kwargs)
+        if cls._setup_style:
+            result = _call_forward(cls, node, args, kwargs)
+        else:
+            result = cls.forward(node, *args, **kwargs)
     finally:
         STATE.enabled = True
     if (type(result) is Variable and result.grad_fn is None and not result._requires_grad
@@ -317,7 +397,7 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
         # the common case, kept short: one new Variable owning its memory
         node._output_meta = [(result._data.shape, result._data.dtype)]
         result.grad_fn = node
-        result._requires_grad = result._data.dtype.kind in "fc"
+        result._requires_grad = result._data.dtype.kind == "f" or _grad_capable(cls, result)
         if node._saved:
             _keep_saved_outputs_as_parts(node, (result,))
         return result
@@ -328,7 +408,7 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     out_meta = []
     for i, out in enumerate(outputs):
         if not isinstance(out, Variable):
-            out = _to_var(out) if out is not None else None
+            out = _to_var(cls, out) if out is not None else None
             if not isinstance(out, Variable):
                 out_meta.append(None)
                 outputs[i] = out
@@ -358,7 +438,7 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
             continue
         out.grad_fn = node
         out._output_nr = i
-        out._requires_grad = out._data.dtype.kind in "fc"
+        out._requires_grad = _grad_capable(cls, out)
     node._output_meta = out_meta
     if node._saved:
         _keep_saved_outputs_as_parts(node, outputs)

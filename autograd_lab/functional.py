@@ -22,11 +22,13 @@ from .errors import ShapeError
 from .factories import Generator, default_generator
 from .ops.activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, softmax_axis
 from .ops.conv import Conv2d, MaxPool2d
-from .ops.loss import CrossEntropy, MSELoss, check_reduction, class_targets
+from .ops.loss import (BCEWithLogits, BinaryCrossEntropy, CrossEntropy, MSELoss, check_reduction,
+                       class_targets, reduce_loss)
 from .ops.nn import Dropout, Linear
 from .variable import Variable
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy", "mse_loss",
+           "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "linear", "conv2d", "max_pool2d", "dropout"]
 
 
@@ -89,6 +91,62 @@ def mse_loss(input: Variable, target: Any, reduction: str = "mean") -> Variable:
                          "they must match (broadcasting here is usually a bug, e.g. (N, 1) vs (N,): "
                          "reshape one of them)")
     return MSELoss.apply(x, t, reduction)
+
+
+def _same_shape(x: Variable, t: Variable, name: str) -> None:
+    if x.shape != t.shape:
+        raise ShapeError(f"{name}: target of shape {t.shape} must have the input's shape {x.shape}")
+
+
+def binary_cross_entropy_with_logits(input: Variable, target: Any, weight: Any = None,
+                                     reduction: str = "mean", pos_weight: Any = None) -> Variable:
+    """Binary cross-entropy of raw scores (logits) and targets in [0, 1], computed stably
+    (never log(sigmoid(x))). ``pos_weight`` weighs the positive class (broadcast over the last axis)."""
+    x, t = _var(input), _var(target, "target")
+    check_reduction(reduction)
+    _same_shape(x, t, "binary_cross_entropy_with_logits")
+    pw = None if pos_weight is None else _var(pos_weight, "pos_weight")
+    loss = BCEWithLogits.apply(x, t.to(x.dtype), pw)
+    return reduce_loss(loss, reduction, None if weight is None else _var(weight, "weight"))
+
+
+def binary_cross_entropy(input: Variable, target: Any, weight: Any = None, reduction: str = "mean") -> Variable:
+    """Binary cross-entropy of probabilities ``input`` in [0, 1] and targets in [0, 1]."""
+    x, t = _var(input), _var(target, "target")
+    check_reduction(reduction)
+    _same_shape(x, t, "binary_cross_entropy")
+    loss = BinaryCrossEntropy.apply(x, t.to(x.dtype))
+    return reduce_loss(loss, reduction, None if weight is None else _var(weight, "weight"))
+
+
+def nll_loss(input: Variable, target: Any, weight: Any = None, ignore_index: int = -100,
+             reduction: str = "mean") -> Variable:
+    """Negative log-likelihood of log-probabilities ``input`` (N, C) [or (C,), or (N, C, d1, ...)]
+    at integer class ``target``: -input[n, target[n]], weighted by ``weight[target[n]]``; 'mean'
+    divides by the sum of those weights (targets equal to ``ignore_index`` count for nothing)."""
+    x = _var(input)
+    check_reduction(reduction)
+    if x.ndim == 0:
+        raise ShapeError("nll_loss: input must hold log-probabilities of shape (N, C) or (C,)")
+    t = np.asarray(target.data if isinstance(target, Variable) else target)
+    keep = t != ignore_index
+    t_ok = np.where(keep, t, 0)
+    class_targets(x.shape, t_ok)  # checks dtype, shape and range
+    if x.ndim == 1:
+        rows, flat_t, flat_keep = x.reshape(1, -1), t_ok.reshape(1), keep.reshape(1)
+    else:
+        rows = x.permute(0, *range(2, x.ndim), 1).reshape(-1, x.shape[1]) if x.ndim > 2 else x
+        flat_t, flat_keep = t_ok.reshape(-1), keep.reshape(-1)
+    w = np.ones(x.shape[-1] if x.ndim == 1 else x.shape[1], dtype=x.dtype) if weight is None else \
+        np.asarray(weight.data if isinstance(weight, Variable) else weight, dtype=x.dtype)
+    wn = (w[flat_t] * flat_keep).astype(x.dtype)
+    picked = rows[np.arange(flat_t.size), flat_t]
+    losses = -picked * Variable(wn)
+    if reduction == "none":
+        return losses.reshape(t.shape)
+    if reduction == "sum":
+        return losses.sum()
+    return losses.sum() / float(wn.sum())
 
 
 def linear(input: Variable, weight: Variable, bias: Variable | None = None) -> Variable:

@@ -8,19 +8,21 @@ False
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any, Callable, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _GradState:
-    __slots__ = ("enabled",)
+class _GradState(threading.local):
+    """Grad mode is per thread, as in PyTorch: each thread starts with recording on, and a
+    ``no_grad`` block (or a Function's forward, which runs with recording off) in one thread
+    does not change what another thread records."""
 
-    def __init__(self) -> None:
-        self.enabled = True
+    enabled = True  # the class attribute is every new thread's starting value
 
 
-STATE = _GradState()  # one global switch; thread safety is not a goal
+STATE = _GradState()
 
 
 def is_grad_enabled() -> bool:

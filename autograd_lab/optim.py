@@ -180,6 +180,8 @@ class Adam(Optimizer):
         p = p - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
     """
 
+    _decoupled = False
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0) -> None:
         _check("learning rate", lr)
@@ -197,7 +199,9 @@ class Adam(Optimizer):
                 if p._grad is None:
                     continue
                 g = p._grad._data
-                if wd != 0:
+                if wd != 0 and self._decoupled:  # AdamW: shrink the weights, leave the gradient alone
+                    p._data *= 1 - lr * wd
+                elif wd != 0:
                     g = g + wd * p._data
                 state = self.state.get(p)
                 if state is None:
@@ -212,6 +216,74 @@ class Adam(Optimizer):
                 step_size = lr / (1 - beta1 ** t)
                 denom = np.sqrt(v) / math.sqrt(1 - beta2 ** t) + eps
                 p._data -= step_size * m / denom
+                p._bump_version()
+        return loss
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter), PyTorch's ``AdamW``: the weights
+    shrink by ``lr * weight_decay`` each step instead of the decay being added to the gradient."""
+
+    _decoupled = True
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay)
+
+
+class RMSprop(Optimizer):
+    """RMSprop (Hinton), with PyTorch's options::
+
+        g = g + weight_decay * p
+        v = alpha * v + (1 - alpha) * g * g
+        avg = sqrt(v - m**2) + eps  with m = alpha * m + (1 - alpha) * g   if centered
+        avg = sqrt(v) + eps                                                 otherwise
+        b = momentum * b + g / avg;  p = p - lr * b     (p = p - lr * g / avg without momentum)
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
+                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False) -> None:
+        for name, value in (("learning rate", lr), ("epsilon", eps), ("momentum", momentum),
+                            ("weight_decay", weight_decay), ("alpha", alpha)):
+            _check(name, value)
+        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
+                                      momentum=momentum, centered=centered))
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        loss = closure() if closure is not None else None
+        for group in self.param_groups:
+            lr, alpha, eps, wd = group["lr"], group["alpha"], group["eps"], group["weight_decay"]
+            momentum, centered = group["momentum"], group["centered"]
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                g = p._grad._data
+                if wd != 0:
+                    g = g + wd * p._data
+                state = self.state.get(p)
+                if state is None:
+                    state = self.state[p] = {"step": 0, "square_avg": np.zeros_like(p._data)}
+                    if momentum > 0:
+                        state["momentum_buffer"] = np.zeros_like(p._data)
+                    if centered:
+                        state["grad_avg"] = np.zeros_like(p._data)
+                state["step"] += 1
+                v = state["square_avg"]
+                v *= alpha
+                v += (1 - alpha) * g * g
+                if centered:
+                    m = state["grad_avg"]
+                    m += (1 - alpha) * (g - m)
+                    avg = np.sqrt(v - m * m) + eps
+                else:
+                    avg = np.sqrt(v) + eps
+                if momentum > 0:
+                    buf = state["momentum_buffer"]
+                    buf *= momentum
+                    buf += g / avg
+                    p._data -= lr * buf
+                else:
+                    p._data -= lr * g / avg
                 p._bump_version()
         return loss
 

@@ -1,16 +1,156 @@
-"""PyTorch as an oracle when it is installed: tests that use it skip cleanly otherwise."""
+"""PyTorch as an oracle when it is installed: tests that use it skip cleanly otherwise.
+
+One rule for every test: torch counts as available only if ``import torch`` succeeds. A torch that
+is installed but broken (a missing shared library, an ABI mismatch) is treated as absent, and
+``sys.modules`` is told so, so that ``pytest.importorskip("torch")`` elsewhere skips as well
+(``tests/conftest.py`` imports this module first).
+"""
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 import pytest
 
+TORCH_ERROR: str | None = None
 try:  # torch is optional; importing it is slow, so do it once here
     import torch  # type: ignore
-except Exception:  # pragma: no cover - depends on the machine
+except Exception as exc:  # pragma: no cover - depends on the machine
     torch = None
+    TORCH_ERROR = f"{type(exc).__name__}: {exc}"
+    for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
+        del sys.modules[name]
+    sys.modules["torch"] = None  # later `import torch` raises ImportError: importorskip skips
 
-needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed (pip install torch==2.13.0)")
+REASON = ("PyTorch is not installed (pip install torch==2.13.0)" if TORCH_ERROR is None or
+          "No module named 'torch'" in TORCH_ERROR else
+          f"PyTorch is installed but fails to import ({TORCH_ERROR[:200]})")
+
+needs_torch = pytest.mark.skipif(torch is None, reason=REASON)
+
+
+def require_torch():
+    """torch, or skip the calling test (the same rule as ``needs_torch``)."""
+    if torch is None:
+        pytest.skip(REASON)
+    return torch
 
 
 def to_torch(a: np.ndarray, requires_grad: bool = True):
     return torch.tensor(np.asarray(a, dtype=np.float64), requires_grad=requires_grad)
+
+
+# ---------------------------------------------------------------- running one program on both
+class Seeded:
+    """A stand-in for the ``torch`` (or ``al``) module handed to a ported tutorial: everything is
+    the real module's, except that random numbers come from one seeded numpy stream, so the same
+    program run on PyTorch and on autograd_lab starts from the same values. ``nn.Linear`` and
+    ``nn.init.uniform_`` draw from that stream too, in float64."""
+
+    def __init__(self, module, seed: int = 0) -> None:
+        self._module = module
+        self._rng = np.random.default_rng(seed)
+        self.nn = _SeededNN(module.nn, self)
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+    def _values(self, shape, low=None, high=None) -> np.ndarray:
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        if low is None:
+            return self._rng.standard_normal(shape)
+        return self._rng.uniform(low, high, shape)
+
+    def _make(self, values: np.ndarray, dtype=None, requires_grad: bool = False):
+        m = self._module
+        return m.tensor(values, dtype=m.float64 if dtype is None else dtype, requires_grad=requires_grad)
+
+    def randn(self, *shape, dtype=None, requires_grad=False, device=None):
+        return self._make(self._values(shape), dtype, requires_grad)
+
+    def rand(self, *shape, dtype=None, requires_grad=False, device=None):
+        return self._make(self._values(shape, 0.0, 1.0), dtype, requires_grad)
+
+
+class _SeededNN:
+    def __init__(self, nn, owner: Seeded) -> None:
+        self._nn, self._owner = nn, owner
+        self.init = _SeededInit(nn.init, owner)
+
+    def __getattr__(self, name):
+        return getattr(self._nn, name)
+
+    def Linear(self, in_features, out_features, bias=True, **kwargs):  # noqa: N802 (PyTorch's name)
+        o = self._owner
+        kwargs.setdefault("dtype", o._module.float64)
+        layer = self._nn.Linear(in_features, out_features, bias, **kwargs)
+        bound = 1 / np.sqrt(in_features)
+        with o._module.no_grad():
+            layer.weight.copy_(o._make(o._values(tuple(layer.weight.shape), -bound, bound)))
+            if layer.bias is not None:
+                layer.bias.copy_(o._make(o._values(tuple(layer.bias.shape), -bound, bound)))
+        return layer
+
+
+class _SeededInit:
+    def __init__(self, init, owner: Seeded) -> None:
+        self._init, self._owner = init, owner
+
+    def __getattr__(self, name):
+        return getattr(self._init, name)
+
+    def uniform_(self, tensor, a=0.0, b=1.0):
+        o = self._owner
+        with o._module.no_grad():
+            tensor.copy_(o._make(o._values(tuple(tensor.shape), a, b), dtype=tensor.dtype))
+        return tensor
+
+
+def as_numpy(value):
+    """Values of either library as plain numpy (nested lists/tuples/dicts kept)."""
+    if isinstance(value, dict):
+        return {k: as_numpy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(as_numpy(v) for v in value)
+    if torch is not None and isinstance(value, torch.Tensor):
+        return value.detach().numpy()
+    data = getattr(value, "data", None)
+    if isinstance(data, np.ndarray):
+        return data
+    return value
+
+
+def assert_same(ours, theirs, rtol: float = 1e-9, atol: float = 1e-12, path: str = "result") -> None:
+    """Compare what a program returned on autograd_lab with what it returned on PyTorch."""
+    ours, theirs = as_numpy(ours), as_numpy(theirs)
+    if isinstance(theirs, dict):
+        assert isinstance(ours, dict) and ours.keys() == theirs.keys(), path
+        for k in theirs:
+            assert_same(ours[k], theirs[k], rtol, atol, f"{path}[{k!r}]")
+    elif isinstance(theirs, (list, tuple)):
+        assert isinstance(ours, (list, tuple)) and len(ours) == len(theirs), f"{path}: {ours!r} vs {theirs!r}"
+        for i, (a, b) in enumerate(zip(ours, theirs)):
+            assert_same(a, b, rtol, atol, f"{path}[{i}]")
+    elif theirs is None or isinstance(theirs, (bool, str)):
+        assert ours == theirs, f"{path}: {ours!r} != {theirs!r}"
+    else:
+        a, b = np.asarray(ours), np.asarray(theirs)
+        assert a.shape == b.shape, f"{path}: shape {a.shape} != {b.shape}"
+        np.testing.assert_allclose(a.astype(np.float64) if a.dtype != bool else a,
+                                   b.astype(np.float64) if b.dtype != bool else b,
+                                   rtol=rtol, atol=atol, err_msg=path)
+
+
+def run_both(program, *args, seed: int = 0, **kwargs):
+    """Run ``program(module, ...)`` on autograd_lab and on PyTorch (float64 default); return both results."""
+    import autograd_lab as al
+    t = require_torch()
+    ours = program(Seeded(al, seed), *args, **kwargs)
+    previous = t.get_default_dtype()
+    t.set_default_dtype(t.float64)
+    try:
+        theirs = program(Seeded(t, seed), *args, **kwargs)
+    finally:
+        t.set_default_dtype(previous)
+    return ours, theirs

@@ -28,7 +28,9 @@ def test_course_example_gradients():
     loss.backward()
     assert (w1.grad.item(), w2.grad.item(), w3.grad.item()) == (28.0, 8.0, 10.0)
     assert input_.grad is None and not input_.requires_grad
-    assert not l1.is_leaf and l1.grad is None  # non-leaves keep no grad
+    assert not l1.is_leaf
+    with pytest.warns(UserWarning, match="not a leaf"):
+        assert l1.grad is None  # non-leaves keep no grad, and reading it warns as in PyTorch
 
 
 def test_retain_grad_keeps_non_leaf_gradient():

@@ -10,20 +10,63 @@ from __future__ import annotations
 
 import os
 import types as _pytypes
+import warnings
 from typing import Callable
 
 import numpy as np
 
-# OpenMP threads that wait for work spin by default; on a shared or busy machine (a JupyterHub
-# server, CI, a laptop running a browser) the spinning thread steals the core the other needs
-# and a parallel kernel on a small array took milliseconds instead of microseconds (measured:
-# one CNN epoch 388 ms of CPU time with spinning, 73 ms with passive waiting). A user's own
-# setting wins; it must be in place before numba starts its OpenMP runtime, hence here.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-from numba import config, get_num_threads, njit, prange  # noqa: E402  # noqa: F401  (re-exported for the kernels)
+from numba import config, get_num_threads, njit, prange  # noqa: F401  (re-exported for the kernels)
 from numba.core import types
 from numba.extending import intrinsic, overload
+
+
+def _start_threads_passively() -> None:
+    """Start numba's thread pool with OpenMP's passive waiting, without changing os.environ.
+
+    OpenMP threads that wait for work spin by default; on a shared or busy machine (a JupyterHub
+    server, CI, a laptop running a browser) the spinning thread steals the core the other needs
+    and a parallel kernel on a small array took milliseconds instead of microseconds (measured:
+    one CNN epoch 388 ms of CPU time with spinning, 73 ms with passive waiting). The OpenMP
+    runtime reads OMP_WAIT_POLICY once, when numba loads it: the variable is set for that moment
+    only and then removed again, so the process environment (and every child process) is left as
+    it was. A user's own setting wins.
+    """
+    from numba.np.ufunc import parallel
+
+    if "OMP_WAIT_POLICY" in os.environ:
+        parallel._launch_threads()
+        return
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    try:
+        parallel._launch_threads()
+    finally:
+        os.environ.pop("OMP_WAIT_POLICY", None)
+
+
+_start_threads_passively()
+
+
+def _can_cache() -> bool:
+    """Whether numba finds a writable place for its cache (the package's ``__pycache__``, the
+    user's cache folder or NUMBA_CACHE_DIR). On a read-only install with no writable home it does
+    not; kernels then compile in every process (slower start, same results) and say so once."""
+    from numba.core.caching import FunctionCache
+
+    def probe():  # pragma: no cover - never called, only located
+        return 0
+
+    try:
+        FunctionCache(probe)
+    except RuntimeError as exc:
+        warnings.warn(
+            f"numba cannot cache compiled kernels here ({exc}); they will compile in "
+            "each new process (a few seconds on first use). Set NUMBA_CACHE_DIR to a writable "
+            "folder to keep them.", RuntimeWarning, stacklevel=2)
+        return False
+    return True
+
+
+CACHE = _can_cache()
 
 # Fast-math flags: never 'nnan'/'ninf' (kernels keep inf and nan semantics), and 'reassoc' only
 # for kernels whose sums must vectorise and that hold no carefully ordered arithmetic such as
@@ -34,8 +77,8 @@ FASTMATH_REASSOC = FASTMATH | {"reassoc"}
 # error_model="numpy": division by zero gives inf/nan instead of raising, which also lets LLVM
 # vectorise loops that divide (Python's error model puts a zero check in front of every '/').
 # nogil=True: kernels release the GIL, so Python threads can run them side by side (conv2d does).
-JIT_OPTIONS = {"cache": True, "fastmath": FASTMATH, "error_model": "numpy", "nogil": True}
-REDUCE_OPTIONS = {"cache": True, "fastmath": FASTMATH_REASSOC, "error_model": "numpy", "nogil": True}
+JIT_OPTIONS = {"cache": CACHE, "fastmath": FASTMATH, "error_model": "numpy", "nogil": True}
+REDUCE_OPTIONS = {"cache": CACHE, "fastmath": FASTMATH_REASSOC, "error_model": "numpy", "nogil": True}
 
 # Below this many elements a serial loop beats prange on 2 cores (thread start-up ~2 us).
 PARALLEL_MIN_SIZE = 60_000
@@ -124,7 +167,7 @@ if not config.DISABLE_JIT:
     # ~100 ulp.  LLVM still inlines these small functions into the calling loop and vectorises.
     _EXP_FLAGS = {"contract", "nsz", "arcp"}
 
-    @njit(cache=True, fastmath=_EXP_FLAGS, error_model="numpy")
+    @njit(cache=CACHE, fastmath=_EXP_FLAGS, error_model="numpy")
     def _exp32(x):
         # below -86.5 the true value is under 3e-38: flush it to zero
         small = x < np.float32(-86.5)
@@ -144,7 +187,7 @@ if not config.DISABLE_JIT:
         y = p * scale * np.float32(2.0)
         return np.float32(0.0) if small else y
 
-    @njit(cache=True, fastmath=_EXP_FLAGS, error_model="numpy")
+    @njit(cache=CACHE, fastmath=_EXP_FLAGS, error_model="numpy")
     def _exp64(x):
         small = x < -708.0
         x = min(max(x, -708.0), 710.0)

@@ -219,7 +219,15 @@ def im2col(x: np.ndarray, kernel: tuple[int, int], stride=1, padding=0) -> np.nd
     x = _float_array(x, "input")
     kh, kw = _pair2(kernel, "kernel")
     (sh, sw), (ph, pw) = _pair2(stride, "stride"), _pair2(padding, "padding")
+    if x.ndim != 4:
+        raise ValueError(f"input must be 4-d (N, C, H, W), got shape {x.shape}")
+    if kh < 1 or kw < 1 or sh < 1 or sw < 1 or ph < 0 or pw < 0:
+        raise ValueError(f"kernel and stride must be >= 1 and padding >= 0, got kernel {kernel}, "
+                         f"stride {stride}, padding {padding}")
     ho, wo = out_size(x.shape[2], kh, sh, ph), out_size(x.shape[3], kw, sw, pw)
+    if ho < 1 or wo < 1:
+        raise ValueError(f"kernel {kh}x{kw} with padding {padding} does not fit input of size "
+                         f"{x.shape[2]}x{x.shape[3]}")
     cols = np.empty((x.shape[1] * kh * kw, x.shape[0] * ho * wo), dtype=x.dtype)
     _pick(_IM2COL, cols.size)(x, kh, kw, sh, sw, ph, pw, ho, wo, cols)
     return cols
@@ -228,10 +236,22 @@ def im2col(x: np.ndarray, kernel: tuple[int, int], stride=1, padding=0) -> np.nd
 def col2im(dcols: np.ndarray, x_shape: tuple[int, int, int, int], kernel: tuple[int, int],
            stride=1, padding=0) -> np.ndarray:
     """Adjoint of im2col: sum the column entries back into an array of x_shape."""
+    dcols = _float_array(dcols, "dcols")
     kh, kw = _pair2(kernel, "kernel")
     (sh, sw), (ph, pw) = _pair2(stride, "stride"), _pair2(padding, "padding")
+    x_shape = tuple(int(s) for s in x_shape)
+    if len(x_shape) != 4 or min(x_shape) < 0:
+        raise ValueError(f"x_shape must be 4 sizes (N, C, H, W) >= 0, got {x_shape}")
+    if kh < 1 or kw < 1 or sh < 1 or sw < 1 or ph < 0 or pw < 0:
+        raise ValueError(f"kernel and stride must be >= 1 and padding >= 0, got kernel {kernel}, "
+                         f"stride {stride}, padding {padding}")
     n, c, h, w = x_shape
     ho, wo = out_size(h, kh, sh, ph), out_size(w, kw, sw, pw)
+    expected = (c * kh * kw, n * max(ho, 0) * max(wo, 0))
+    if ho < 1 or wo < 1 or dcols.shape != expected:
+        # the kernel reads every (row, column) these sizes imply: a mismatch reads out of bounds
+        raise ValueError(f"dcols must have the shape im2col gives for x_shape {x_shape}, kernel "
+                         f"{(kh, kw)}, stride {(sh, sw)}, padding {(ph, pw)}: {expected}, got {dcols.shape}")
     dx = np.empty(x_shape, dtype=dcols.dtype)
     _pick(_COL2IM, dcols.size)(np.ascontiguousarray(dcols), kh, kw, sh, sw, ph, pw, ho, wo, dx)
     return dx

@@ -111,9 +111,20 @@ def max_pool2d_fwd(x: np.ndarray, kernel_size, stride=None) -> tuple[np.ndarray,
 def max_pool2d_bwd(grad: np.ndarray, indices: np.ndarray, x_shape: tuple[int, ...]) -> np.ndarray:
     """Gradient w.r.t. the input: each output gradient added at its recorded argmax."""
     g = _float_array(grad, "grad")
-    if indices.shape != g.shape or len(x_shape) != 4:
-        raise ValueError(f"grad {g.shape} and indices {indices.shape} must have one shape, "
-                         f"and x_shape {x_shape} must be 4-d")
+    indices = np.asarray(indices)
+    x_shape = tuple(int(s) for s in x_shape)
+    if indices.shape != g.shape or g.ndim != 4 or len(x_shape) != 4 or min(x_shape) < 0:
+        raise ValueError(f"grad {g.shape} and indices {indices.shape} must have one 4-d shape, "
+                         f"and x_shape {x_shape} must be 4 sizes >= 0")
+    if g.shape[:2] != x_shape[:2]:
+        raise ValueError(f"grad {g.shape} and x_shape {x_shape} must agree in (N, C)")
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"indices must be the integer array max_pool2d_fwd returned, got dtype {indices.dtype}")
+    plane = x_shape[2] * x_shape[3]
+    if indices.size and (indices.min() < 0 or indices.max() >= plane):
+        # the kernel writes at these positions: out of range would corrupt memory
+        raise ValueError(f"indices must lie in [0, {plane}) (positions in an H*W plane of x_shape "
+                         f"{x_shape}), got min {indices.min()} and max {indices.max()}")
     dx = np.empty(x_shape, dtype=g.dtype)
     pick(_BWD, dx.size, _POOL_MIN_SIZE)(g, np.ascontiguousarray(indices), dx)
     return dx

@@ -5,6 +5,7 @@
 >>> sum(p.size for p in model.parameters())
 9610
 """
+from .. import functional  # torch.nn.functional's place: al.nn.functional is al.functional
 from . import init
 from .layers import (Conv2d, CrossEntropyLoss, Dropout, Flatten, Linear, MaxPool2d, MSELoss, ReLU, Sequential,
                      Sigmoid, Tanh)
@@ -12,5 +13,5 @@ from .module import IncompatibleKeys, Module, Parameter, StateDictError
 
 __all__ = [
     "Conv2d", "CrossEntropyLoss", "Dropout", "Flatten", "IncompatibleKeys", "Linear", "MaxPool2d", "MSELoss",
-    "Module", "Parameter", "ReLU", "Sequential", "Sigmoid", "StateDictError", "Tanh", "init",
+    "Module", "Parameter", "ReLU", "Sequential", "Sigmoid", "StateDictError", "Tanh", "functional", "init",
 ]

@@ -56,11 +56,13 @@ def normal_(tensor: Variable, mean: float = 0.0, std: float = 1.0, *, seed: int 
 
 
 def zeros_(tensor: Variable) -> Variable:
+    """Fill with zeros, in place."""
     tensor.data[...] = 0
     return tensor
 
 
 def ones_(tensor: Variable) -> Variable:
+    """Fill with ones, in place."""
     tensor.data[...] = 1
     return tensor
 
@@ -74,6 +76,61 @@ def kaiming_uniform_(tensor: Variable, a: float = 0.0, mode: str = "fan_in", non
     fan = fan_in if mode == "fan_in" else fan_out
     bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / fan)
     return uniform_(tensor, -bound, bound, seed=seed, generator=generator)
+
+
+def constant_(tensor: Variable, val: float) -> Variable:
+    """Fill with ``val``, in place."""
+    with no_grad():
+        tensor.data[...] = val
+    return tensor
+
+
+def eye_(tensor: Variable) -> Variable:
+    """The identity matrix, in place (2-d only)."""
+    if tensor.ndim != 2:
+        raise ValueError(f"eye_ needs a 2-d Variable; got shape {tensor.shape}")
+    with no_grad():
+        tensor.data[...] = np.eye(*tensor.shape)
+    return tensor
+
+
+def xavier_uniform_(tensor: Variable, gain: float = 1.0, *, seed: int | None = None,
+                    generator: Generator | None = None) -> Variable:
+    """Glorot initialisation: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor.shape)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(tensor, -bound, bound, seed=seed, generator=generator)
+
+
+def xavier_normal_(tensor: Variable, gain: float = 1.0, *, seed: int | None = None,
+                   generator: Generator | None = None) -> Variable:
+    """Glorot initialisation: N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor.shape)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), seed=seed, generator=generator)
+
+
+def kaiming_normal_(tensor: Variable, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                    *, seed: int | None = None, generator: Generator | None = None) -> Variable:
+    """He initialisation: N(0, std^2) with std = gain / sqrt(fan)."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor.shape)
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"mode must be 'fan_in' or 'fan_out'; got {mode!r}")
+    fan = fan_in if mode == "fan_in" else fan_out
+    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), seed=seed, generator=generator)
+
+
+def trunc_normal_(tensor: Variable, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  *, seed: int | None = None, generator: Generator | None = None) -> Variable:
+    """N(mean, std^2) with values outside [a, b] drawn again, in place."""
+    rng = _rng(seed, generator)
+    out = rng.normal(mean, std, size=tensor.shape)
+    bad = (out < a) | (out > b)
+    while bad.any():
+        out[bad] = rng.normal(mean, std, size=int(bad.sum()))
+        bad = (out < a) | (out > b)
+    with no_grad():
+        tensor.data[...] = out
+    return tensor
 
 
 def default_init_(weight: Variable, bias: Variable | None, rng: Any) -> None:

@@ -14,14 +14,20 @@ from ..errors import ShapeError
 from ..grad_mode import STATE
 from ..variable import Variable
 from . import elementwise as E
+from . import indexing as I
 from . import linalg as L
 from . import reduce as R
 from . import shape as S
+from . import unary as U
 from ._util import broadcasting, raw, wrap
-from .elementwise import (abs, add, clamp, clone, div, exp, log, maximum, mul, neg, pow, relu,  # noqa: F401
-                          sigmoid, sqrt, sub, tanh, where)
-from .linalg import matmul  # noqa: F401
-from .reduce import argmax, max, mean, min, sum  # noqa: F401
+from .activation import relu, sigmoid, tanh  # noqa: F401
+from .elementwise import (abs, add, clamp, clone, div, exp, log, maximum, mul, neg, pow, sqrt,  # noqa: F401
+                          sub, where)
+from .indexing import gather, index_add, index_select, sort  # noqa: F401
+from .linalg import matmul, mm, t  # noqa: F401
+from .reduce import argmax, max, mean, min, norm, std, sum, var  # noqa: F401
+from .unary import (acos, asin, atan, ceil, cos, cosh, expm1, floor, log1p, log2, log10,  # noqa: F401
+                    reciprocal, round, rsqrt, sign, sin, sinh, square, tan, trunc)
 from .shape import (broadcast_to, concatenate, flatten, permute, reshape, squeeze, stack,  # noqa: F401
                     sum_to, transpose, unsqueeze)
 
@@ -30,7 +36,7 @@ cat = concatenate
 
 def _compare(op: Callable) -> Callable:
     def method(self: Variable, other: Any) -> Variable:
-        return wrap(np.asarray(op(self._data, raw(other))))
+        return wrap(np.asarray(broadcasting(op, self, other, op.__name__)))
     return method
 
 
@@ -85,9 +91,30 @@ def _backward(self: Variable, gradient: Any = None, retain_graph: bool | None = 
     engine.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
 
 
-def _to(self: Variable, dtype: Any) -> Variable:
+def _to(self: Variable, *args: Any, dtype: Any = None, device: Any = None, **kwargs: Any) -> Variable:
+    """``x.to(dtype)``, ``x.to('cpu')``, ``x.to(device, dtype)``, ``x.to(other_variable)``."""
+    from ..dtypes import check_device
+
+    for a in args:
+        if isinstance(a, Variable):
+            dtype = a.dtype
+        elif isinstance(a, str) or type(a).__name__ == "device":
+            check_device(a)
+        else:
+            dtype = a
+    check_device(device)
+    if dtype is None:
+        return self
     dtype = np.dtype(dtype)
     return self if dtype == self.dtype else E.Cast.apply(self, dtype)
+
+
+def _expand_as(self: Variable, other: Variable) -> Variable:
+    return broadcast_to(self, other.shape)
+
+
+def _index_add_(self: Variable, dim: int, index: Any, source: Any, *, alpha: float = 1) -> Variable:
+    return _inplace(self, lambda x, src: I.index_add(x, dim, index, src, alpha=alpha), source)
 
 
 def _binary(function: type, np_op: Callable, name: str, reflected: bool = False) -> Callable:
@@ -140,16 +167,29 @@ _METHODS: dict[str, Any] = {
     "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg, "matmul": matmul,
     "exp": exp, "log": log, "sqrt": sqrt, "abs": abs, "relu": relu, "sigmoid": sigmoid,
     "tanh": tanh, "clamp": clamp, "clip": clamp, "clone": clone, "maximum": maximum,
+    "sin": U.sin, "cos": U.cos, "tan": U.tan, "sinh": U.sinh, "cosh": U.cosh, "asin": U.asin,
+    "acos": U.acos, "atan": U.atan, "log1p": U.log1p, "expm1": U.expm1, "log2": U.log2,
+    "log10": U.log10, "square": U.square, "reciprocal": U.reciprocal, "rsqrt": U.rsqrt,
+    "floor": U.floor, "ceil": U.ceil, "round": U.round, "trunc": U.trunc, "sign": U.sign,
     "sum": sum, "mean": mean, "max": max, "min": min, "argmax": argmax,
+    "norm": norm, "std": std, "var": var, "mm": mm, "t": t,
+    "sort": sort, "gather": gather, "index_select": index_select, "index_add": index_add,
+    "index_add_": _index_add_,
+    "eq": _compare(np.equal), "ne": _compare(np.not_equal), "lt": _compare(np.less),
+    "le": _compare(np.less_equal), "gt": _compare(np.greater), "ge": _compare(np.greater_equal),
     # shape
     "reshape": reshape, "view": reshape, "transpose": transpose, "permute": permute,
     "flatten": flatten, "squeeze": squeeze, "unsqueeze": unsqueeze,
+    "expand_as": _expand_as, "view_as": lambda s, o: reshape(s, o.shape),
+    "reshape_as": lambda s, o: reshape(s, o.shape),
     "broadcast_to": broadcast_to, "expand": lambda s, *shape: broadcast_to(
         s, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape),
     "T": property(lambda s: S.Transpose.apply(s, None)),
     "mT": property(lambda s: transpose(s, -1, -2)),
     # dtype
     "to": _to, "astype": _to, "float": lambda s: _to(s, np.float32), "double": lambda s: _to(s, np.float64),
+    "half": lambda s: _to(s, np.float16), "long": lambda s: _to(s, np.int64), "int": lambda s: _to(s, np.int32),
+    "bool": lambda s: _to(s, np.bool_), "type_as": lambda s, o: _to(s, o.dtype), "cpu": lambda s: s,
     "all": lambda s: bool(np.all(s._data)), "any": lambda s: bool(np.any(s._data)),
     # autograd
     "backward": _backward,

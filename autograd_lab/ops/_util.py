@@ -1,42 +1,27 @@
 """Small helpers shared by the op modules."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from ..errors import ShapeError
+from ..primitives import broadcasting, raw, shape_of, wrap  # noqa: F401  (shared by the op modules)
 from ..variable import Variable
 
 
-def raw(x: Any) -> Any:
-    """The numpy data of a Variable; anything else unchanged (Python scalars keep numpy's
-    weak-scalar rules, so float32 * 2.0 stays float32)."""
-    return x._data if isinstance(x, Variable) else x
-
-
-wrap = Variable._make  # ndarray (or numpy scalar) -> Variable, no copy
-
-
-def shape_of(x: Any) -> tuple[int, ...]:
-    """Shape of a Variable, an array or a plain number (``()``)."""
+def variable_arg(x: Any, fn: str) -> Variable:
+    """The Variable argument of ``al.<fn>(x)``: a numpy array is wrapped, anything else is refused
+    with the fix (PyTorch refuses ``torch.exp(2.0)`` too)."""
     if isinstance(x, Variable):
-        return x._data.shape
-    return np.shape(x)
-
-
-def broadcasting(op: Callable[[Any, Any], Any], a: Any, b: Any, name: str) -> Any:
-    """Apply a numpy binary op; turn numpy's broadcast failure into a ShapeError naming both shapes."""
-    try:
-        return op(a._data if isinstance(a, Variable) else a, b._data if isinstance(b, Variable) else b)
-    except ValueError as exc:
-        if "broadcast" not in str(exc):
-            raise
-        raise ShapeError(
-            f"{name}: cannot broadcast shapes {shape_of(a)} and {shape_of(b)}. Broadcasting lines "
-            "shapes up from the right; each pair of dimensions must be equal or one of them 1. "
-            "Fix: reshape an operand (x.reshape(...)) or add an axis (x[:, None])."
-        ) from None
+        return x
+    if isinstance(x, np.ndarray) and x.dtype.kind in "biuf":
+        return Variable._make(x)
+    raise TypeError(
+        f"{fn}(): argument 'input' must be a Variable, not {type(x).__name__}. Make one first, "
+        f"e.g. al.{fn}(al.tensor({x!r:.40}))." if not isinstance(x, np.ndarray) else
+        f"{fn}(): argument 'input' must be a Variable or a numeric array, not an array of dtype {x.dtype}."
+    )
 
 
 def normalize_axis(axis: Any, dim: Any, ndim: int) -> tuple[int, ...] | None:

@@ -10,13 +10,25 @@ from typing import Any
 
 import numpy as np
 
-from .. import kernels as K
 from ..function import Function
 from ..grad_mode import is_grad_enabled
 from ..variable import Variable
-from ._util import normalize_axis, wrap
+from ._util import normalize_axis, variable_arg, wrap
 
 _FLOATS = (np.float32, np.float64)
+
+
+class _LazyKernels:
+    """``autograd_lab.kernels``, imported on first use: the core ops (``x.relu()``) load numba
+    only when an activation actually runs, so ``import autograd_lab`` stays numpy-only."""
+
+    def __getattr__(self, name: str) -> Any:
+        from .. import kernels
+
+        return getattr(kernels, name)
+
+
+K = _LazyKernels()
 
 
 def _is_float(a: np.ndarray) -> bool:
@@ -28,21 +40,27 @@ def _float_data(x: Variable) -> np.ndarray:
     return x.data if _is_float(x.data) else x.data.astype(np.float64)
 
 
+def _result_dtype(d: np.ndarray) -> np.dtype:
+    """sigmoid/tanh keep a floating dtype (float16 stays float16); integers give float64."""
+    return d.dtype if d.dtype.kind == "f" else np.dtype(np.float64)
+
+
 class ReLU(Function):
     """relu(x) = max(x, 0);  d/dx = [x > 0]"""
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(K.relu_fwd(x.data) if _is_float(x.data) else np.maximum(x.data, 0))
+        d = x.data
+        out = wrap(K.relu_fwd(d) if _is_float(d) else np.maximum(d, 0))
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        if is_grad_enabled():
-            return grad * (out > 0)
-        return K.relu_bwd(out.data, grad.data.astype(out.dtype, copy=False))
+        if is_grad_enabled() or not _is_float(out.data):
+            return grad * wrap((out.data > 0).astype(grad.dtype))
+        return wrap(K.relu_bwd(out.data, grad.data.astype(out.dtype, copy=False)))
 
 
 class Sigmoid(Function):
@@ -50,16 +68,17 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(K.sigmoid_fwd(_float_data(x)))
+        out = K.sigmoid_fwd(_float_data(x))
+        out = wrap(out.astype(_result_dtype(x.data), copy=False))
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        if is_grad_enabled():
+        if is_grad_enabled() or not _is_float(out.data):
             return grad * out * (1 - out)
-        return K.sigmoid_bwd(out.data, grad.data.astype(out.dtype, copy=False))
+        return wrap(K.sigmoid_bwd(out.data, grad.data.astype(out.dtype, copy=False)))
 
 
 class Tanh(Function):
@@ -67,16 +86,35 @@ class Tanh(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(K.tanh_fwd(_float_data(x)))
+        out = K.tanh_fwd(_float_data(x))
+        out = wrap(out.astype(_result_dtype(x.data), copy=False))
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        if is_grad_enabled():
+        if is_grad_enabled() or not _is_float(out.data):
             return grad * (1 - out * out)
-        return K.tanh_bwd(out.data, grad.data.astype(out.dtype, copy=False))
+        return wrap(K.tanh_bwd(out.data, grad.data.astype(out.dtype, copy=False)))
+
+
+def relu(x: Variable) -> Variable:
+    """max(x, 0), elementwise (numba kernels for float32/float64)."""
+    x = variable_arg(x, "relu")
+    return ReLU.apply(x)
+
+
+def sigmoid(x: Variable) -> Variable:
+    """1 / (1 + exp(-x)), elementwise, without overflow."""
+    x = variable_arg(x, "sigmoid")
+    return Sigmoid.apply(x)
+
+
+def tanh(x: Variable) -> Variable:
+    """tanh(x), elementwise."""
+    x = variable_arg(x, "tanh")
+    return Tanh.apply(x)
 
 
 # ------------------------------------------------------------------ softmax along any axis
@@ -94,6 +132,8 @@ def softmax_axis(x: Variable, dim: Any, axis: Any, name: str) -> int:
 def _rowwise(kernel, dim: int, *arrays: np.ndarray) -> np.ndarray:
     """Apply a (rows, classes) kernel along axis ``dim`` of arrays of one shape."""
     shape = arrays[0].shape
+    if arrays[0].size == 0:  # no rows or no classes: nothing to normalise (PyTorch gives an empty result)
+        return np.empty(shape, dtype=arrays[0].dtype)
     if arrays[0].ndim == 0:
         return kernel(*(a.reshape(1, 1) for a in arrays)).reshape(())
     moved = [np.moveaxis(a, dim, -1) for a in arrays]

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 
 from ..function import Function
+from ..primitives import Add, Cast, sum_to  # noqa: F401  (the engine needs these, so they sit below it)
 from ..variable import Variable
-from ._util import broadcasting, raw, shape_of, wrap
-from .shape import sum_to
+from ._util import broadcasting, raw, shape_of, variable_arg, wrap
 
 
 def _save_operands(ctx: Any, a: Any, b: Any) -> None:
@@ -18,22 +18,6 @@ def _save_operands(ctx: Any, a: Any, b: Any) -> None:
     a_var, b_var = isinstance(a, Variable), isinstance(b, Variable)
     ctx.save_for_backward(a if a_var else None, b if b_var else None)
     ctx.consts = (None if a_var else a, None if b_var else b)
-
-
-class Add(Function):
-    """a + b"""
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.shapes = (shape_of(a), shape_of(b))
-        return wrap(broadcasting(np.add, a, b, "add"))
-
-    @staticmethod
-    def backward(ctx, grad):
-        sa, sb = ctx.shapes
-        ga = sum_to(grad, sa) if ctx.needs_input_grad[0] else None
-        gb = sum_to(grad, sb) if ctx.needs_input_grad[1] else None
-        return ga, gb
 
 
 class Sub(Function):
@@ -184,53 +168,6 @@ class Abs(Function):
         return grad * wrap(np.sign(x.data))
 
 
-class ReLU(Function):
-    """relu(x) = max(x, 0)"""
-
-    @staticmethod
-    def forward(ctx, x):
-        out = wrap(np.maximum(x.data, 0))
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return grad * wrap((out.data > 0).astype(out.dtype))
-
-
-class Sigmoid(Function):
-    """sigmoid(x) = 1 / (1 + exp(-x)), computed without overflow"""
-
-    @staticmethod
-    def forward(ctx, x):
-        d = x.data
-        e = np.exp(-np.abs(d))  # in (0, 1]: never overflows
-        out = wrap(np.where(d >= 0, 1 / (1 + e), e / (1 + e)).astype(d.dtype, copy=False))
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return grad * out * (1 - out)
-
-
-class Tanh(Function):
-    """tanh(x)"""
-
-    @staticmethod
-    def forward(ctx, x):
-        out = wrap(np.tanh(x.data))
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return grad * (1 - out * out)
-
-
 class Clamp(Function):
     """clamp(x, min, max): x limited to [min, max]; gradient 1 inside (ends included), 0 outside"""
 
@@ -261,19 +198,6 @@ class Clone(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad
-
-
-class Cast(Function):
-    """to(x, dtype): the same values in another dtype; the gradient is cast back"""
-
-    @staticmethod
-    def forward(ctx, x, dtype):
-        ctx.in_dtype = x.dtype
-        return wrap(x.data.astype(dtype))
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Cast.apply(grad, ctx.in_dtype), None
 
 
 class Where(Function):
@@ -332,6 +256,7 @@ def div(a: Any, b: Any) -> Variable:
 
 
 def neg(x: Variable) -> Variable:
+    x = variable_arg(x, "neg")
     return Neg.apply(x)
 
 
@@ -340,40 +265,34 @@ def pow(a: Any, b: Any) -> Variable:  # noqa: A001 (PyTorch's name)
 
 
 def exp(x: Variable) -> Variable:
+    x = variable_arg(x, "exp")
     return Exp.apply(x)
 
 
 def log(x: Variable) -> Variable:
+    x = variable_arg(x, "log")
     return Log.apply(x)
 
 
 def sqrt(x: Variable) -> Variable:
+    x = variable_arg(x, "sqrt")
     return Sqrt.apply(x)
 
 
 def abs(x: Variable) -> Variable:  # noqa: A001
+    x = variable_arg(x, "abs")
     return Abs.apply(x)
 
 
-def relu(x: Variable) -> Variable:
-    return ReLU.apply(x)
-
-
-def sigmoid(x: Variable) -> Variable:
-    return Sigmoid.apply(x)
-
-
-def tanh(x: Variable) -> Variable:
-    return Tanh.apply(x)
-
-
 def clamp(x: Variable, min: float | None = None, max: float | None = None) -> Variable:  # noqa: A002
+    x = variable_arg(x, "clamp")
     if min is None and max is None:
         raise TypeError("clamp needs at least one of min= or max=")
     return Clamp.apply(x, min, max)
 
 
 def clone(x: Variable) -> Variable:
+    x = variable_arg(x, "clone")
     return Clone.apply(x)
 
 

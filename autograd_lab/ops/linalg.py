@@ -53,3 +53,21 @@ def matmul(a: Any, b: Any) -> Variable:
     a = a if isinstance(a, Variable) else Variable(a)
     b = b if isinstance(b, Variable) else Variable(b)
     return MatMul.apply(a, b)
+
+
+def mm(a: Any, b: Any) -> Variable:
+    """Matrix product of two 2-d Variables (``torch.mm``; ``matmul`` also broadcasts)."""
+    a = a if isinstance(a, Variable) else Variable(a)
+    b = b if isinstance(b, Variable) else Variable(b)
+    if a.ndim != 2 or b.ndim != 2:
+        raise ShapeError(f"mm needs two 2-d Variables, got shapes {a.shape} and {b.shape}; use matmul "
+                         "(or @) for 1-d or batched operands.")
+    return MatMul.apply(a, b)
+
+
+def t(x: Variable) -> Variable:
+    """Transpose of a Variable with at most 2 dimensions (``x.t()``); 0-d and 1-d come back as they are."""
+    if x.ndim > 2:
+        raise ShapeError(f"t() expects a Variable with at most 2 dimensions, got shape {x.shape}; "
+                         "use transpose(dim0, dim1) or permute(...) instead.")
+    return x if x.ndim < 2 else transpose(x, 0, 1)

@@ -11,7 +11,7 @@ from ..function import Function
 from ..grad_mode import is_grad_enabled
 from ..variable import Variable
 from ._util import wrap
-from .activation import Softmax, _float_data
+from .activation import Sigmoid, Softmax, _float_data
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -118,3 +118,66 @@ class MSELoss(Function):
         gx = (x - target) * (grad * scale)
         return (gx if ctx.needs_input_grad[0] else None,
                 -gx if ctx.needs_input_grad[1] else None, None)
+
+
+class BCEWithLogits(Function):
+    """loss = (1 - t) x + L softplus(-x), L = 1 + (pos_weight - 1) t  (stable for any logit x);
+    grad_x = L sigmoid(x) - pos_weight t,  grad_t = (pos_weight - 1) softplus(-x) - x"""
+
+    @staticmethod
+    def forward(ctx, x, t, pos_weight):
+        xd, td = x.data, t.data
+        pw = 1.0 if pos_weight is None else pos_weight.data
+        sp = np.log1p(np.exp(-np.abs(xd))) + np.maximum(-xd, 0)  # softplus(-x) without overflow
+        ctx.save_for_backward(x, t, pos_weight)
+        ctx.sp = sp
+        return wrap(((1 - td) * xd + (1 + (pw - 1) * td) * sp).astype(xd.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, t, pos_weight = ctx.saved_tensors
+        pw = 1.0 if pos_weight is None else pos_weight
+        gx = gt = None
+        if ctx.needs_input_grad[0]:
+            gx = grad * ((1 + (pw - 1) * t) * Sigmoid.apply(x) - pw * t)
+        if ctx.needs_input_grad[1]:
+            gt = grad * ((pw - 1) * wrap(ctx.sp.astype(x.dtype, copy=False)) - x)
+        return gx, gt, None
+
+
+class BinaryCrossEntropy(Function):
+    """loss = -(t log(x) + (1 - t) log(1 - x)), each log clamped at -100 as in PyTorch;
+    grad_x = (x - t) / max(x (1 - x), 1e-12)"""
+
+    @staticmethod
+    def forward(ctx, x, t):
+        xd, td = x.data, t.data
+        if xd.size and (xd.min() < 0 or xd.max() > 1):
+            raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1 "
+                             "(probabilities); for raw scores use binary_cross_entropy_with_logits")
+        with np.errstate(divide="ignore"):
+            log_x, log_1mx = np.maximum(np.log(xd), -100), np.maximum(np.log1p(-xd), -100)
+        ctx.save_for_backward(x, t)
+        ctx.logs = (log_x, log_1mx)
+        return wrap((-(td * log_x + (1 - td) * log_1mx)).astype(xd.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, t = ctx.saved_tensors
+        gx = gt = None
+        if ctx.needs_input_grad[0]:
+            denom = wrap(np.maximum(x.data * (1 - x.data), 1e-12).astype(x.dtype, copy=False))
+            gx = grad * (x - t) / denom
+        if ctx.needs_input_grad[1]:
+            log_x, log_1mx = ctx.logs
+            gt = grad * wrap((log_1mx - log_x).astype(x.dtype, copy=False))
+        return gx, gt
+
+
+def reduce_loss(loss: Variable, reduction: str, weight: Variable | None = None) -> Variable:
+    """Apply an elementwise ``weight`` and the ``reduction`` ('mean', 'sum' or 'none')."""
+    if weight is not None:
+        loss = loss * weight
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.mean()

@@ -1,81 +1,16 @@
 """Shape operations: broadcasting and its inverse, reshape, transpose, indexing, joining."""
 from __future__ import annotations
 
+from builtins import max as builtins_max
 from typing import Any, Sequence
 
 import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function
+from ..primitives import BroadcastTo, SumTo, broadcast_to, sum_to  # noqa: F401  (defined below the engine)
 from ..variable import Variable
-from ._util import raw, wrap
-
-
-def _unbroadcast_axes(shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
-    lead = len(shape) - len(target)
-    if lead < 0:
-        raise ShapeError(f"sum_to: cannot reduce shape {shape} to the larger shape {target}")
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, t in enumerate(target) if t == 1 and shape[lead + i] != 1
-    )
-    for i, t in enumerate(target):
-        if t != 1 and shape[lead + i] != t:
-            raise ShapeError(
-                f"sum_to: shape {shape} was not broadcast from {target}; "
-                "they differ in a dimension that is not 1."
-            )
-    return axes, lead
-
-
-class SumTo(Function):
-    """sum_to(x, shape): sum out the axes that broadcasting to x.shape added (the inverse of broadcast_to)."""
-
-    @staticmethod
-    def forward(ctx, x, shape):
-        ctx.in_shape = x.shape
-        axes, lead = _unbroadcast_axes(x.shape, tuple(shape))
-        y = x.data.sum(axis=axes, keepdims=True) if axes else x.data
-        if lead:
-            y = y.reshape(tuple(shape))
-        return wrap(y)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return broadcast_to(grad, ctx.in_shape), None
-
-
-class BroadcastTo(Function):
-    """broadcast_to(x, shape): repeat x along new or size-1 axes."""
-
-    @staticmethod
-    def forward(ctx, x, shape):
-        ctx.in_shape = x.shape
-        try:
-            return wrap(np.broadcast_to(x.data, tuple(shape)).copy())
-        except ValueError:
-            raise ShapeError(
-                f"broadcast_to: cannot broadcast shape {x.shape} to {tuple(shape)}; each dimension "
-                "must match or be 1 (new dimensions are added on the left)."
-            ) from None
-
-    @staticmethod
-    def backward(ctx, grad):
-        return sum_to(grad, ctx.in_shape), None
-
-
-def sum_to(x: Variable, shape: Sequence[int]) -> Variable:
-    """Sum ``x`` down to ``shape``: the gradient of a broadcast. No-op when shapes match."""
-    shape = tuple(shape)
-    if x.shape == shape:
-        return x
-    return SumTo.apply(x, shape)
-
-
-def broadcast_to(x: Variable, shape: Sequence[int]) -> Variable:
-    shape = tuple(shape)
-    if x.shape == shape:
-        return x
-    return BroadcastTo.apply(x, shape)
+from ._util import raw, variable_arg, wrap
 
 
 class Reshape(Function):
@@ -100,6 +35,7 @@ class Reshape(Function):
 
 def reshape(x: Variable, *shape: Any) -> Variable:
     """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
+    x = variable_arg(x, "reshape")
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     return Reshape.apply(x, tuple(int(s) for s in shape))
@@ -122,11 +58,16 @@ class Transpose(Function):
 def transpose(x: Variable, *axes: Any) -> Variable:
     """Two axes ``x.transpose(0, 1)``: swap them (PyTorch). No axes: reverse all (numpy, like ``x.T``).
     A full permutation ``x.transpose(2, 0, 1)``: reorder the axes (as ``permute``)."""
+    x = variable_arg(x, "transpose")
     if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
         axes = tuple(axes[0])
     if len(axes) == 0:
         return Transpose.apply(x, None)
     if len(axes) == 2:
+        for a in axes:
+            _check_dim(a, x.ndim)
+        if x.ndim == 0:  # PyTorch allows dims 0 and -1 on a 0-d Variable: nothing to swap
+            return Transpose.apply(x, ())
         perm = list(range(x.ndim))
         i, j = (a % x.ndim for a in axes)
         perm[i], perm[j] = perm[j], perm[i]
@@ -134,8 +75,17 @@ def transpose(x: Variable, *axes: Any) -> Variable:
     return permute(x, *axes)
 
 
+def _check_dim(dim: int, ndim: int) -> None:
+    """PyTorch's rule: a dim lies in [-ndim, ndim - 1], where a 0-d Variable counts as 1-d."""
+    n = builtins_max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got "
+                         f"{dim}) for a Variable with {ndim} dimension(s).")
+
+
 def permute(x: Variable, *dims: Any) -> Variable:
     """Reorder all axes: ``x.permute(2, 0, 1)``."""
+    x = variable_arg(x, "permute")
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     if sorted(d % max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
@@ -256,21 +206,30 @@ def _as_vars(xs: Sequence[Any]) -> list[Variable]:
     return [x if isinstance(x, Variable) else Variable(x) for x in xs]
 
 
+def _nonempty(xs: Sequence[Any], fn: str) -> list[Variable]:
+    if isinstance(xs, Variable) or not isinstance(xs, (list, tuple)) or len(xs) == 0:
+        got = "an empty sequence" if isinstance(xs, (list, tuple)) else f"a {type(xs).__name__}"
+        raise ValueError(f"al.{fn}() expected a non-empty list or tuple of Variables, got {got}; "
+                         f"pass them as a list: al.{fn}([a, b], dim=0).")
+    return _as_vars(xs)
+
+
 def concatenate(xs: Sequence[Any], axis: int = 0, *, dim: int | None = None) -> Variable:
     """Join Variables along an existing axis (``al.cat`` is the same)."""
-    xs = _as_vars(xs)
+    xs = _nonempty(xs, "cat")
     axis = dim if dim is not None else axis
     return Concatenate.apply(axis % xs[0].ndim, *xs)
 
 
 def stack(xs: Sequence[Any], axis: int = 0, *, dim: int | None = None) -> Variable:
     """Join Variables of equal shape along a new axis."""
-    xs = _as_vars(xs)
+    xs = _nonempty(xs, "stack")
     axis = dim if dim is not None else axis
     return Stack.apply(axis % (xs[0].ndim + 1), *xs)
 
 
 def flatten(x: Variable, start_dim: int = 0, end_dim: int = -1) -> Variable:
+    x = variable_arg(x, "flatten")
     shape = x.shape
     s, e = start_dim % max(x.ndim, 1), end_dim % max(x.ndim, 1)
     new = shape[:s] + (int(np.prod(shape[s:e + 1])),) + shape[e + 1:]
@@ -278,14 +237,19 @@ def flatten(x: Variable, start_dim: int = 0, end_dim: int = -1) -> Variable:
 
 
 def unsqueeze(x: Variable, dim: int) -> Variable:
+    x = variable_arg(x, "unsqueeze")
     dim = dim % (x.ndim + 1)
     return reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
 
 
 def squeeze(x: Variable, dim: int | None = None) -> Variable:
+    x = variable_arg(x, "squeeze")
     if dim is None:
         return reshape(x, tuple(s for s in x.shape if s != 1))
-    dim = dim % max(x.ndim, 1)
+    _check_dim(dim, x.ndim)
+    if x.ndim == 0:
+        return x
+    dim = dim % x.ndim
     if x.shape[dim] != 1:
         return x
     return reshape(x, x.shape[:dim] + x.shape[dim + 1:])

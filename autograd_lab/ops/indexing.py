@@ -1,0 +1,138 @@
+"""Indexing along one dimension: gather, index_select, index_add, sort.
+
+``TakeAlong`` and ``PutAlong`` are each other's backward (as ``GetItem`` and ``IndexAdd`` are),
+so gradients of gradients work.
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..function import Function
+from ..variable import Variable
+from ._util import raw, variable_arg, wrap
+
+
+def _dim(dim: int, ndim: int, fn: str) -> int:
+    n = builtin_max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{fn}: Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+builtin_max = max
+
+
+def _index_array(index: Any, fn: str) -> np.ndarray:
+    idx = np.asarray(raw(index))
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"{fn}: index must hold integers, got dtype {idx.dtype}")
+    return idx.astype(np.int64, copy=False)
+
+
+class TakeAlong(Function):
+    """gather(x, dim, idx): out[..i..] = x[.. idx[..i..] ..] along dim;  grad scattered back (adding)"""
+
+    @staticmethod
+    def forward(ctx, x, dim, idx):
+        ctx.dim, ctx.idx, ctx.in_shape = dim, idx, x.shape
+        return wrap(np.take_along_axis(x.data, idx, axis=dim))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return PutAlong.apply(grad, ctx.dim, ctx.idx, ctx.in_shape), None, None
+
+
+class PutAlong(Function):
+    """zeros(shape) with g added at idx along dim (the adjoint of gather)"""
+
+    @staticmethod
+    def forward(ctx, g, dim, idx, shape):
+        ctx.dim, ctx.idx = dim, idx
+        out = np.zeros(shape, dtype=g.dtype)
+        grid = list(np.indices(idx.shape, sparse=True))
+        grid[dim] = idx
+        np.add.at(out, tuple(grid), g.data)
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return TakeAlong.apply(grad, ctx.dim, ctx.idx), None, None, None
+
+
+def gather(x: Variable, dim: int, index: Any) -> Variable:
+    """Values of ``x`` at ``index`` along ``dim`` (``torch.gather``); index has x's number of dims."""
+    x = variable_arg(x, "gather")
+    dim = _dim(dim, x.ndim, "gather")
+    idx = _index_array(index, "gather")
+    if idx.ndim != x.ndim:
+        raise ShapeError(f"gather: index must have as many dimensions as the input ({x.ndim}), got {idx.ndim}")
+    if idx.size and (idx.min() < -x.shape[dim] or idx.max() >= x.shape[dim]):
+        raise IndexError(f"gather: index out of range for dimension {dim} of size {x.shape[dim]}")
+    return TakeAlong.apply(x, dim, idx % builtin_max(x.shape[dim], 1))
+
+
+def index_select(x: Variable, dim: int, index: Any) -> Variable:
+    """The slices of ``x`` at the (1-d) ``index`` along ``dim``."""
+    x = variable_arg(x, "index_select")
+    dim = _dim(dim, x.ndim, "index_select")
+    idx = _index_array(index, "index_select")
+    if idx.ndim > 1:
+        raise ShapeError(f"index_select: index must be 0-d or 1-d, got shape {idx.shape}")
+    return x[(slice(None),) * dim + (idx.reshape(-1),)]
+
+
+class IndexAddDim(Function):
+    """index_add(x, dim, idx, src): a copy of x with src's slices added at idx along dim"""
+
+    @staticmethod
+    def forward(ctx, x, dim, idx, src, alpha):
+        ctx.key = (slice(None),) * dim + (idx,)
+        ctx.alpha = alpha
+        out = x.data.copy()
+        np.add.at(out, ctx.key, src.data * alpha if alpha != 1 else src.data)
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        gs = grad[ctx.key] if ctx.needs_input_grad[3] else None
+        if gs is not None and ctx.alpha != 1:
+            gs = gs * ctx.alpha
+        return grad, None, None, gs, None
+
+
+def index_add(x: Variable, dim: int, index: Any, source: Any, *, alpha: float = 1) -> Variable:
+    """``x`` with ``alpha * source`` added at ``index`` along ``dim`` (repeated indices add up)."""
+    x = variable_arg(x, "index_add")
+    dim = _dim(dim, x.ndim, "index_add")
+    idx = _index_array(index, "index_add").reshape(-1)
+    src = source if isinstance(source, Variable) else Variable(source)
+    expected = x.shape[:dim] + (idx.size,) + x.shape[dim + 1:]
+    if src.shape != expected:
+        raise ShapeError(f"index_add: source must have shape {expected} (the input's, with {idx.size} "
+                         f"entries along dim {dim}), got {src.shape}")
+    if idx.size and (idx.min() < -x.shape[dim] or idx.max() >= x.shape[dim]):
+        raise IndexError(f"index_add: index out of range for dimension {dim} of size {x.shape[dim]}")
+    return IndexAddDim.apply(x, dim, idx, src, alpha)
+
+
+class SortResult(NamedTuple):
+    values: Variable
+    indices: Variable
+
+
+def sort(x: Variable, dim: int = -1, descending: bool = False, stable: bool = False) -> SortResult:
+    """(values, indices) sorted along ``dim``; the gradient of the values flows back to their places.
+    Equal values keep their order (a stable sort)."""
+    x = variable_arg(x, "sort")
+    if x.ndim == 0:
+        return SortResult(x * 1, Variable(np.zeros((), dtype=np.int64)))
+    dim = _dim(dim, x.ndim, "sort")
+    key = -x.data if descending and x.dtype.kind != "b" else x.data
+    idx = np.argsort(key, axis=dim, kind="stable")
+    if descending and x.dtype.kind == "b":
+        idx = np.flip(np.argsort(x.data, axis=dim, kind="stable"), axis=dim)
+    return SortResult(TakeAlong.apply(x, dim, idx), Variable(idx.astype(np.int64)))

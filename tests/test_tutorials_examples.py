@@ -1,0 +1,450 @@
+"""PyTorch's tutorial "Learning PyTorch with Examples", run on autograd_lab and on PyTorch.
+
+Each program below is the tutorial's code with one change: the module arrives as the argument
+``torch`` (``Seeded(al)`` or ``Seeded(torch)``, see ``_oracle.py``) instead of ``import torch``,
+and ``import torch.nn.functional as F`` / ``from torch import nn, optim`` become attribute
+lookups on it. Two deliberate differences from the tutorial text, both for the comparison:
+``dtype = torch.float64`` (the tutorial uses float32), and the number of steps is an argument
+(the tutorial's count is the default) so that long loops run shorter here. Random starting values
+come from one seeded stream, the same for both libraries.
+"""
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from ._oracle import assert_same, needs_torch, run_both
+
+pytestmark = needs_torch
+
+
+# ---------------------------------------------------------------- polynomial_autograd.py
+def polynomial_autograd(torch, steps=2000):
+    dtype = torch.float64
+    device = torch.device("cpu")
+    # Create Tensors to hold input and outputs.
+    # By default, requires_grad=False, which indicates that we do not need to
+    # compute gradients with respect to these Tensors during the backward pass.
+    x = torch.linspace(-math.pi, math.pi, 2000, device=device, dtype=dtype)
+    y = torch.sin(x)
+
+    # Create random Tensors for weights. For a third order polynomial, we need
+    # 4 weights: y = a + b x + c x^2 + d x^3
+    # Setting requires_grad=True indicates that we want to compute gradients with
+    # respect to these Tensors during the backward pass.
+    a = torch.randn((), device=device, dtype=dtype, requires_grad=True)
+    b = torch.randn((), device=device, dtype=dtype, requires_grad=True)
+    c = torch.randn((), device=device, dtype=dtype, requires_grad=True)
+    d = torch.randn((), device=device, dtype=dtype, requires_grad=True)
+
+    losses = []
+    learning_rate = 1e-6
+    for t in range(steps):
+        # Forward pass: compute predicted y using operations on Tensors.
+        y_pred = a + b * x + c * x ** 2 + d * x ** 3
+
+        # Compute and print loss using operations on Tensors.
+        # Now loss is a Tensor of shape (1,)
+        # loss.item() gets the scalar value held in the loss.
+        loss = (y_pred - y).pow(2).sum()
+        if t % 100 == 99:
+            losses.append(loss.item())
+
+        # Use autograd to compute the backward pass. This call will compute the
+        # gradient of loss with respect to all Tensors with requires_grad=True.
+        # After this call a.grad, b.grad. c.grad and d.grad will be Tensors holding
+        # the gradient of the loss with respect to a, b, c, d respectively.
+        loss.backward()
+
+        # Manually update weights using gradient descent. Wrap in torch.no_grad()
+        # because weights have requires_grad=True, but we don't need to track this
+        # in autograd.
+        with torch.no_grad():
+            a -= learning_rate * a.grad
+            b -= learning_rate * b.grad
+            c -= learning_rate * c.grad
+            d -= learning_rate * d.grad
+
+            # Manually zero the gradients after updating weights
+            a.grad = None
+            b.grad = None
+            c.grad = None
+            d.grad = None
+
+    result = f'Result: y = {a.item()} + {b.item()} x + {c.item()} x^2 + {d.item()} x^3'
+    return {"losses": losses, "params": [a.item(), b.item(), c.item(), d.item()], "printed": bool(result)}
+
+
+def test_polynomial_autograd():
+    ours, theirs = run_both(polynomial_autograd)
+    assert_same(ours, theirs)
+    assert theirs["losses"][-1] < theirs["losses"][0]
+
+
+# ---------------------------------------------------------------- polynomial_custom_function.py
+def polynomial_custom_function(torch, steps=2000):
+    class LegendrePolynomial3(torch.autograd.Function):
+        """
+        We can implement our own custom autograd Functions by subclassing
+        torch.autograd.Function and implementing the forward and backward passes
+        which operate on Tensors.
+        """
+
+        @staticmethod
+        def forward(ctx, input):
+            """
+            In the forward pass we receive a Tensor containing the input and return
+            a Tensor containing the output. ctx is a context object that can be used
+            to stash information for backward computation. You can cache tensors for
+            use in the backward pass using the ``ctx.save_for_backward`` method. Other
+            objects can be stored directly as attributes on the ctx object, such as
+            ``ctx.my_object = my_object``. Check out `Extending torch.autograd`_
+            for further details.
+            """
+            ctx.save_for_backward(input)
+            return 0.5 * (5 * input ** 3 - 3 * input)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            """
+            In the backward pass we receive a Tensor containing the gradient of the loss
+            with respect to the output, and we need to compute the gradient of the loss
+            with respect to the input.
+            """
+            input, = ctx.saved_tensors
+            return grad_output * 1.5 * (5 * input ** 2 - 1)
+
+    dtype = torch.float64
+    device = torch.device("cpu")
+
+    # Create Tensors to hold input and outputs.
+    # By default, requires_grad=False, which indicates that we do not need to
+    # compute gradients with respect to these Tensors during the backward pass.
+    x = torch.linspace(-math.pi, math.pi, 2000, device=device, dtype=dtype)
+    y = torch.sin(x)
+
+    # Create random Tensors for weights. For this example, we need
+    # 4 weights: y = a + b * P3(c + d * x), these weights need to be initialized
+    # not too far from the correct result to ensure convergence.
+    # Setting requires_grad=True indicates that we want to compute gradients with
+    # respect to these Tensors during the backward pass.
+    a = torch.full((), 0.0, device=device, dtype=dtype, requires_grad=True)
+    b = torch.full((), -1.0, device=device, dtype=dtype, requires_grad=True)
+    c = torch.full((), 0.0, device=device, dtype=dtype, requires_grad=True)
+    d = torch.full((), 0.3, device=device, dtype=dtype, requires_grad=True)
+
+    losses, names = [], set()
+    learning_rate = 5e-6
+    for t in range(steps):
+        # To apply our Function, we use Function.apply method. We alias this as 'P3'.
+        P3 = LegendrePolynomial3.apply
+
+        # Forward pass: compute predicted y using operations; we compute
+        # P3 using our custom autograd operation.
+        y_pred = a + b * P3(c + d * x)
+        names.add(type(y_pred.grad_fn).__name__)
+
+        # Compute and print loss
+        loss = (y_pred - y).pow(2).sum()
+        if t % 100 == 99:
+            losses.append(loss.item())
+
+        # Use autograd to compute the backward pass.
+        loss.backward()
+
+        # Update weights using gradient descent
+        with torch.no_grad():
+            a -= learning_rate * a.grad
+            b -= learning_rate * b.grad
+            c -= learning_rate * c.grad
+            d -= learning_rate * d.grad
+
+            # Manually zero the gradients after updating weights
+            a.grad = None
+            b.grad = None
+            c.grad = None
+            d.grad = None
+
+    return {"losses": losses, "params": [a.item(), b.item(), c.item(), d.item()]}
+
+
+def test_polynomial_custom_function():
+    ours, theirs = run_both(polynomial_custom_function)
+    assert_same(ours, theirs)
+
+
+# ---------------------------------------------------------------- polynomial_nn.py
+def polynomial_nn(torch, steps=2000):
+    # Create Tensors to hold input and outputs.
+    x = torch.linspace(-math.pi, math.pi, 2000)
+    y = torch.sin(x)
+
+    # For this example, the output y is a linear function of (x, x^2, x^3), so
+    # we can consider it as a linear layer neural network. Let's prepare the
+    # tensor (x, x^2, x^3).
+    p = torch.tensor([1, 2, 3])
+    xx = x.unsqueeze(-1).pow(p)
+
+    # In the above code, x.unsqueeze(-1) has shape (2000, 1), and p has shape
+    # (3,), for this case, broadcasting semantics will apply to obtain a tensor
+    # of shape (2000, 3)
+
+    # Use the nn package to define our model as a sequence of layers. nn.Sequential
+    # is a Module which contains other Modules, and applies them in sequence to
+    # produce its output. The Linear Module computes output from input using a
+    # linear function, and holds internal Tensors for its weight and bias.
+    # The Flatten layer flatens the output of the linear layer to a 1D tensor,
+    # to match the shape of `y`.
+    model = torch.nn.Sequential(
+        torch.nn.Linear(3, 1),
+        torch.nn.Flatten(0, 1)
+    )
+
+    # The nn package also contains definitions of popular loss functions; in this
+    # case we will use Mean Squared Error (MSE) as our loss function.
+    loss_fn = torch.nn.MSELoss(reduction='sum')
+
+    losses = []
+    learning_rate = 1e-6
+    for t in range(steps):
+
+        # Forward pass: compute predicted y by passing x to the model. Module objects
+        # override the __call__ operator so you can call them like functions. When
+        # doing so you pass a Tensor of input data to the Module and it produces
+        # a Tensor of output data.
+        y_pred = model(xx)
+
+        # Compute and print loss. We pass Tensors containing the predicted and true
+        # values of y, and the loss function returns a Tensor containing the
+        # loss.
+        loss = loss_fn(y_pred, y)
+        if t % 100 == 99:
+            losses.append(loss.item())
+
+        # Zero the gradients before running the backward pass.
+        model.zero_grad()
+
+        # Backward pass: compute gradient of the loss with respect to all the learnable
+        # parameters of the model. Internally, the parameters of each Module are stored
+        # in Tensors with requires_grad=True, so this call will compute gradients for
+        # all learnable parameters in the model.
+        loss.backward()
+
+        # Update the weights using gradient descent. Each parameter is a Tensor, so
+        # we can access its gradients like we did before.
+        with torch.no_grad():
+            for param in model.parameters():
+                param -= learning_rate * param.grad
+
+    # You can access the first layer of `model` like accessing the first item of a list
+    linear_layer = model[0]
+
+    # For linear layer, its parameters are stored as `weight` and `bias`.
+    return {"losses": losses,
+            "params": [linear_layer.bias.item(), linear_layer.weight[:, 0].item(),
+                       linear_layer.weight[:, 1].item(), linear_layer.weight[:, 2].item()]}
+
+
+def test_polynomial_nn():
+    ours, theirs = run_both(polynomial_nn)
+    assert_same(ours, theirs)
+
+
+# ---------------------------------------------------------------- polynomial_optim.py
+def polynomial_optim(torch, steps=2000):
+    # Create Tensors to hold input and outputs.
+    x = torch.linspace(-math.pi, math.pi, 2000)
+    y = torch.sin(x)
+
+    # Prepare the input tensor (x, x^2, x^3).
+    p = torch.tensor([1, 2, 3])
+    xx = x.unsqueeze(-1).pow(p)
+
+    # Use the nn package to define our model and loss function.
+    model = torch.nn.Sequential(
+        torch.nn.Linear(3, 1),
+        torch.nn.Flatten(0, 1)
+    )
+    loss_fn = torch.nn.MSELoss(reduction='sum')
+
+    # Use the optim package to define an Optimizer that will update the weights of
+    # the model for us. Here we will use RMSprop; the optim package contains many other
+    # optimization algorithms. The first argument to the RMSprop constructor tells the
+    # optimizer which Tensors it should update.
+    learning_rate = 1e-3
+    optimizer = torch.optim.RMSprop(model.parameters(), lr=learning_rate)
+    losses = []
+    for t in range(steps):
+        # Forward pass: compute predicted y by passing x to the model.
+        y_pred = model(xx)
+
+        # Compute and print loss.
+        loss = loss_fn(y_pred, y)
+        if t % 100 == 99:
+            losses.append(loss.item())
+
+        # Before the backward pass, use the optimizer object to zero all of the
+        # gradients for the variables it will update (which are the learnable
+        # weights of the model). This is because by default, gradients are
+        # accumulated in buffers( i.e, not overwritten) whenever .backward()
+        # is called. Checkout docs of torch.autograd.backward for more details.
+        optimizer.zero_grad()
+
+        # Backward pass: compute gradient of the loss with respect to model
+        # parameters
+        loss.backward()
+
+        # Calling the step function on an Optimizer makes an update to its
+        # parameters
+        optimizer.step()
+
+    linear_layer = model[0]
+    return {"losses": losses,
+            "params": [linear_layer.bias.item(), linear_layer.weight[:, 0].item(),
+                       linear_layer.weight[:, 1].item(), linear_layer.weight[:, 2].item()]}
+
+
+def test_polynomial_optim():
+    # Equal to the last bit or two for 1300 steps; after that RMSprop circles the minimum with
+    # steps of about lr whatever the gradient's size, and rounding differences of 1e-16 in the
+    # sums grow to visible ones (both libraries then wander around the same loss, about 9).
+    ours, theirs = run_both(polynomial_optim, steps=1300)
+    assert_same(ours, theirs)
+
+
+# ---------------------------------------------------------------- polynomial_module.py
+def polynomial_module(torch, steps=2000):
+    class Polynomial3(torch.nn.Module):
+        def __init__(self):
+            """
+            In the constructor we instantiate four parameters and assign them as
+            member parameters.
+            """
+            super().__init__()
+            self.a = torch.nn.Parameter(torch.randn(()))
+            self.b = torch.nn.Parameter(torch.randn(()))
+            self.c = torch.nn.Parameter(torch.randn(()))
+            self.d = torch.nn.Parameter(torch.randn(()))
+
+        def forward(self, x):
+            """
+            In the forward function we accept a Tensor of input data and we must return
+            a Tensor of output data. We can use Modules defined in the constructor as
+            well as arbitrary operators on Tensors.
+            """
+            return self.a + self.b * x + self.c * x ** 2 + self.d * x ** 3
+
+        def string(self):
+            """
+            Just like any class in Python, you can also define custom method on PyTorch modules
+            """
+            return f'y = {self.a.item()} + {self.b.item()} x + {self.c.item()} x^2 + {self.d.item()} x^3'
+
+    # Create Tensors to hold input and outputs.
+    x = torch.linspace(-math.pi, math.pi, 2000)
+    y = torch.sin(x)
+
+    # Construct our model by instantiating the class defined above
+    model = Polynomial3()
+
+    # Construct our loss function and an Optimizer. The call to model.parameters()
+    # in the SGD constructor will contain the learnable parameters (defined
+    # with torch.nn.Parameter) which are members of the model.
+    criterion = torch.nn.MSELoss(reduction='sum')
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-6)
+    losses = []
+    for t in range(steps):
+        # Forward pass: Compute predicted y by passing x to the model
+        y_pred = model(x)
+
+        # Compute and print loss
+        loss = criterion(y_pred, y)
+        if t % 100 == 99:
+            losses.append(loss.item())
+
+        # Zero gradients, perform a backward pass, and update the weights.
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    return {"losses": losses, "result": [float(v) for v in model.string()[4:].replace(" x^3", "")
+                                         .replace(" x^2", "").replace(" x", "").split(" + ")]}
+
+
+def test_polynomial_module():
+    ours, theirs = run_both(polynomial_module)
+    assert_same(ours, theirs)
+
+
+# ---------------------------------------------------------------- dynamic_net.py
+def dynamic_net(torch, steps=30000):
+    class DynamicNet(torch.nn.Module):
+        def __init__(self):
+            """
+            In the constructor we instantiate five parameters and assign them as members.
+            """
+            super().__init__()
+            self.a = torch.nn.Parameter(torch.randn(()))
+            self.b = torch.nn.Parameter(torch.randn(()))
+            self.c = torch.nn.Parameter(torch.randn(()))
+            self.d = torch.nn.Parameter(torch.randn(()))
+            self.e = torch.nn.Parameter(torch.randn(()))
+
+        def forward(self, x):
+            """
+            For the forward pass of the model, we randomly choose either 4, 5
+            and reuse the e parameter to compute the contribution of these orders.
+
+            Since each forward pass builds a dynamic computation graph, we can use normal
+            Python control-flow operators like loops or conditional statements when
+            defining the forward pass of the model.
+
+            Here we also see that it is perfectly safe to reuse the same parameter many
+            times when defining a computational graph.
+            """
+            y = self.a + self.b * x + self.c * x ** 2 + self.d * x ** 3
+            for exp in range(4, random.randint(4, 6)):
+                y = y + self.e * x ** exp
+            return y
+
+        def string(self):
+            """
+            Just like any class in Python, you can also define custom method on PyTorch modules
+            """
+            return f'y = {self.a.item()} + {self.b.item()} x + {self.c.item()} x^2 + {self.d.item()} x^3 + {self.e.item()} x^4 ? + {self.e.item()} x^5 ?'
+
+    # Create Tensors to hold input and outputs.
+    x = torch.linspace(-math.pi, math.pi, 2000)
+    y = torch.sin(x)
+
+    # Construct our model by instantiating the class defined above
+    model = DynamicNet()
+
+    # Construct our loss function and an Optimizer. Training this strange model with
+    # vanilla stochastic gradient descent is tough, so we use momentum
+    criterion = torch.nn.MSELoss(reduction='sum')
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-8, momentum=0.9)
+    random.seed(0)  # the test's addition: the same random depths on both libraries
+    losses = []
+    for t in range(steps):
+        # Forward pass: Compute predicted y by passing x to the model
+        y_pred = model(x)
+
+        # Compute and print loss
+        loss = criterion(y_pred, y)
+        if t % 200 == 199:
+            losses.append(loss.item())
+
+        # Zero gradients, perform a backward pass, and update the weights.
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    return {"losses": losses, "params": [p.item() for p in model.parameters()], "string": bool(model.string())}
+
+
+def test_dynamic_net():
+    ours, theirs = run_both(dynamic_net, steps=1000)
+    assert_same(ours, theirs)
