@@ -19,4 +19,4 @@ class BackwardError(AutogradLabError, RuntimeError):
 
 
 class LegacyFunctionError(AutogradLabError, RuntimeError):
-    """A Function was used in the pre-0.4 instance style."""
+    """A Function was used in the old instance style (the only one before PyTorch 0.2)."""

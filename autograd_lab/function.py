@@ -192,8 +192,8 @@ class _PlainCtx:
 
 
 _LEGACY_HELP = """\
-{name} is used in the old (pre-0.4) instance style: `{name}()(x)` with a non-static
-forward(self, ...) that calls self.save_for_backward(...). Functions are now stateless; what
+{name} is used in the old instance style (the only one before PyTorch 0.2): `{name}()(x)`
+with a non-static forward(self, ...) that calls self.save_for_backward(...). Functions are now stateless; what
 backward needs travels in a `ctx` object. Write it like this and call {name}.apply(x):
 
     class {name}(al.Function):
@@ -225,7 +225,7 @@ class Function:
         super().__init_subclass__(**kwargs)
         cls._backward_cls = type(cls.__name__ + "Backward", (Node,), {"_forward_cls": cls,
                                                                         "__module__": cls.__module__})
-        # the pre-0.4 style defines forward/backward as plain (instance) methods
+        # the old style (before PyTorch 0.2) defines forward/backward as plain (instance) methods
         cls._legacy = any(name in cls.__dict__ and not isinstance(cls.__dict__[name], staticmethod)
                           for name in ("forward", "backward"))
         # the PyTorch >= 2.0 style: forward(*args) without ctx, and setup_context(ctx, inputs, output)
