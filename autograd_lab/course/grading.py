@@ -332,9 +332,4 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
                    for r in _mark_flags(rows[(s, n)], flags.get((s, n), []))]
         write_csv(ordered, out)
         _write_feedback(course, ordered, out)
-    review = needs_review(ordered)
-    if review:
-        log(f"needs review ({len(review)} notebook(s) use what no exercise needs):")
-        for line in review:
-            log(f"  {line}")
     return ordered

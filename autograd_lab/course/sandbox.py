@@ -56,7 +56,7 @@ class SandboxError(RuntimeError):
 class Limits:
     """Resource limits of one job (each process in it; memory is address space)."""
 
-    memory_mb: int = 4096
+    memory_mb: int = 2048
     cpu_seconds: int = 1800
     file_mb: int = 256
     processes: int = 512
