@@ -54,7 +54,8 @@ def outside_targets(root: Path) -> list[Path]:
 
 
 def build_class(root: Path, names: list[str] | None = None) -> Path:
-    """The fixture key, two honest students and the attacks (``names`` picks some)."""
+    """The fixture key, two honest students and the attacks (``names`` picks some; by
+    default all but ``big_file``, which needs a small ``--file-size``)."""
     key = root / "solutions" / f"{course_nb.NAME}.ipynb"
     write_notebook(course_nb.key_notebook(), key)
     subs = root / "submissions"
@@ -65,7 +66,7 @@ def build_class(root: Path, names: list[str] | None = None) -> Path:
     everyone = {name: course_nb.solved(student) for name in hostile_nb.HONEST}
     everyone.update(hostile_nb.hostile_class(student, paths))
     for name, nb in everyone.items():
-        if names is None or name in names:
+        if name in names if names is not None else name != "big_file":
             write_notebook(nb, subs / name / f"{course_nb.NAME}.ipynb")
     return subs
 

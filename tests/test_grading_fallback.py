@@ -1,0 +1,78 @@
+"""The fallback without bubblewrap (``--isolation process``), and ``grade`` without the
+environment's ``bin`` on ``PATH``: one small class, graded once through the command line.
+
+The process level hides no file (so the key-reading and sabotage attacks are not tried
+here); it must still report itself, keep honest scores, apply the limits, kill what a
+job leaves running and flag the fake passes.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("nbgrader")
+
+from tests.fixtures import course_nb, hostile_nb  # noqa: E402
+from tests.test_grading_hostile import build_class, marker_processes  # noqa: E402
+
+pytestmark = pytest.mark.notebooks
+STUDENTS = ["good", "detached_process", "big_allocation", "fake_pass_meta_path", "big_file"]
+
+
+@pytest.fixture(scope="module")
+def fallback(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root = tmp_path_factory.mktemp("fallback")
+    subs = build_class(root, STUDENTS)
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV",)}
+    env["PATH"] = "/usr/bin:/bin"  # the environment's bin (alembic, jupyter) is not on it
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    done = subprocess.run(
+        [sys.executable, "-m", "autograd_lab", "grade", str(subs), "--out", str(root / "out"),
+         "--solutions", str(root / "solutions"), "--timeout", "20", "--jobs", "2",
+         "--isolation", "process", "--memory", "2048", "--file-size", "16"],
+        capture_output=True, text=True, env=env, timeout=900)
+    with open(root / "out" / "grades.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh)) if done.returncode == 0 else []
+    return {"root": root, "done": done, "rows": rows, "processes": marker_processes()}
+
+
+def test_grade_runs_without_the_environments_bin_on_path(fallback) -> None:
+    done = fallback["done"]
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_the_isolation_level_is_reported(fallback) -> None:
+    assert {r["isolation"] for r in fallback["rows"]} == {"process"}
+    assert "isolation: process (as asked)" in fallback["done"].stderr
+    assert "isolation: process (column `isolation` of grades.csv)" in fallback["done"].stdout
+
+
+def test_honest_scores_and_flags(fallback) -> None:
+    points = {}
+    for row in fallback["rows"]:
+        points[row["student"]] = points.get(row["student"], 0.0) + float(row["points"])
+    assert points["good"] == course_nb.TOTAL
+    meta = [r for r in fallback["rows"] if r["student"] == "fake_pass_meta_path"]
+    assert all("sys.meta_path" in r["flags"] for r in meta)
+    assert "needs review" in fallback["done"].stdout
+    assert "fake_pass_meta_path/00_fixture: cell 2:" in fallback["done"].stdout
+    assert "good/" not in fallback["done"].stdout.split("needs review")[1]
+
+
+def test_what_a_job_started_is_killed(fallback) -> None:
+    assert fallback["processes"] == []
+
+
+def test_limits_apply(fallback) -> None:
+    out = fallback["root"] / "out" / "autograded"
+    big = json.loads((out / "big_allocation" / f"{course_nb.NAME}.ipynb").read_text())
+    assert "MemoryError" in json.dumps(big["cells"][2]["outputs"])
+    big_file = json.loads((out / "big_file" / f"{course_nb.NAME}.ipynb").read_text())
+    shown = json.dumps(big_file["cells"][2]["outputs"])
+    assert "STOPPED" in shown and "File too large" in shown and "WROTE" not in shown
