@@ -70,7 +70,9 @@ IMPORTS = {
     "ipykernel": "IPython internals", "traitlets": "IPython internals",
     "nbclient": "the grader's machinery", "nbgrader": "the grader's machinery",
     "autograd_lab.exercises": "importing the checkers' modules",
-    "autograd_lab.course": "the grader's machinery",
+    **{f"autograd_lab.course.{name}": "the grader's machinery" for name in (
+        "sandbox", "runner", "grading", "autograde", "submissions", "tamper", "sanitize",
+        "release", "notebooks")},
 }
 ALLOWED_IMPORTS = {("IPython.display", None), ("autograd_lab.exercises", "check")}
 PATH_WRITES = {"write_text", "write_bytes", "touch", "symlink_to", "hardlink_to"}
