@@ -21,6 +21,7 @@ own notebook and takes only outputs, checked, from the sandbox (:func:`merge_out
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import json
@@ -130,8 +131,8 @@ def bubblewrap_command(limits: Limits, tmp_mb: int, files: dict[str, int],
            "--proc", "/proc", "--dev", "/dev",
            "--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/tmp",
            "--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/job"]
-    for name, fd in files.items():
-        cmd += ["--file", str(fd), f"/job/{name}"]
+    for name, fd in files.items():  # a relative name goes into /job
+        cmd += ["--file", str(fd), name if name.startswith("/") else f"/job/{name}"]
     for key, value in _env("/job", "/tmp", LIB).items():
         cmd += ["--setenv", key, value]
     return cmd + ["--chdir", "/job", "--", *argv]
@@ -307,6 +308,19 @@ def _run(cmd: list[str], limits: Limits, seconds: float, pass_fds: tuple[int, ..
     return b"".join(out), ended
 
 
+def _matplotlib_caches() -> list[Path]:
+    """matplotlib's font list from the grader's cache, copied into each sandbox's private
+    ``/tmp/matplotlib`` so that every job need not rebuild it (a read-only file; a job's copy
+    is its own)."""
+    base = os.environ.get("MPLCONFIGDIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "matplotlib")
+    try:
+        return sorted(p for p in Path(base).glob("fontlist-*.json")
+                      if p.is_file() and p.stat().st_size < 10_000_000)
+    except OSError:
+        return []
+
+
 def execute(nb: NotebookNode, name: str, timeout: int, limits: Limits, isolation: str,
             seconds: float) -> tuple[list[dict], str]:
     """Run ``nb`` (as ``name``.ipynb) in a job of the given isolation.
@@ -320,12 +334,16 @@ def execute(nb: NotebookNode, name: str, timeout: int, limits: Limits, isolation
         if isolation == "bubblewrap":
             source = Path(job) / "in.ipynb"
             source.write_bytes(text)
-            with open(source, "rb") as fh:
-                cmd = bubblewrap_command(limits, limits.file_mb, {f"{name}.ipynb": fh.fileno()},
+            with contextlib.ExitStack() as stack:
+                files = {f"{name}.ipynb": stack.enter_context(open(source, "rb")).fileno()}
+                for cache in _matplotlib_caches():
+                    files[f"/tmp/matplotlib/{cache.name}"] = stack.enter_context(
+                        open(cache, "rb")).fileno()
+                cmd = bubblewrap_command(limits, limits.file_mb, files,
                                          [sys.executable, f"{LIB}/{runner}",
                                           f"/job/{name}.ipynb", str(timeout),
                                           str(limits.processes)])
-                raw, ended = _run(cmd, limits, seconds, pass_fds=(fh.fileno(),))
+                raw, ended = _run(cmd, limits, seconds, pass_fds=tuple(files.values()))
         else:
             work, tmp = Path(job) / "work", Path(job) / "tmp"
             work.mkdir()

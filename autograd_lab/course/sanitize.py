@@ -114,11 +114,10 @@ def cap_outputs(nb: NotebookNode) -> NotebookNode:
 
 def sanitize(nb: NotebookNode) -> NotebookNode:
     """Strip what could run in the instructor's browser from cells and outputs (in place)."""
-    import bleach
     from nbconvert.preprocessors.sanitize import SanitizeHTML
-    attributes = {**bleach.ALLOWED_ATTRIBUTES, **EXTRA_ATTRIBUTES}
-    cleaner = SanitizeHTML(tags=sorted(set(bleach.ALLOWED_TAGS) | EXTRA_TAGS),
-                           attributes=attributes, strip=True)
+    defaults = SanitizeHTML()  # bleach's safe tags and attributes, as nbconvert configures them
+    cleaner = SanitizeHTML(tags=sorted(set(defaults.tags) | EXTRA_TAGS),
+                           attributes={**defaults.attributes, **EXTRA_ATTRIBUTES}, strip=True)
     for index, cell in enumerate(nb.cells):
         for output in cell.get("outputs", []):
             for mime, value in list(output.get("data", {}).items()):
