@@ -11,12 +11,14 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from autograd_lab.course.notebooks import CourseError, checkout_root, read_notebook
+from autograd_lab.course.notebooks import (CourseError, checkout_root, read_notebook,
+                                           write_notebook)
 from autograd_lab.course.sandbox import (LIB, PACKAGE, Limits, SandboxError, bubblewrap_command,
                                          choose_isolation, merge_outputs)
 from autograd_lab.course.sanitize import (MAX_CELL_CHARS, MAX_IMAGE_CHARS, MAX_OUTPUTS_PER_CELL,
                                           cap_outputs, sanitize)
 from autograd_lab.course.tamper import scan_notebook, scan_source
+from tests.fixtures import course_nb
 
 KEY_AND_COURSE = sorted((checkout_root() / "solutions").glob("*.ipynb")) + sorted(
     (checkout_root() / "course").glob("*.ipynb"))
@@ -221,6 +223,26 @@ def test_the_sandbox_mounts_the_package_alone() -> None:
                  "--clearenv"):
         assert flag in cmd
     assert cmd[cmd.index("--file") + 1:cmd.index("--file") + 3] == ["5", "/job/nb.ipynb"]
+
+
+def test_folders_the_sandbox_would_show_are_known(tmp_path) -> None:
+    from autograd_lab.course.sandbox import visible_in_sandbox
+    assert visible_in_sandbox(Path(sys.prefix) / "lib")
+    assert visible_in_sandbox(PACKAGE / "exercises")
+    assert not visible_in_sandbox(checkout_root() / "solutions")
+    assert not visible_in_sandbox(tmp_path)
+
+
+def test_a_key_inside_the_sandboxs_view_is_refused(tmp_path, monkeypatch) -> None:
+    from autograd_lab.course import grading
+    monkeypatch.setattr(grading, "choose_isolation", lambda wanted: "bubblewrap")
+    monkeypatch.setattr(grading, "visible_in_sandbox", lambda path: path == tmp_path / "key")
+    (tmp_path / "subs" / "ann").mkdir(parents=True)
+    write_notebook(course_nb.key_notebook(), tmp_path / "key" / f"{course_nb.NAME}.ipynb")
+    write_notebook(course_nb.key_notebook(), tmp_path / "subs" / "ann" / f"{course_nb.NAME}.ipynb")
+    with pytest.raises(CourseError, match="would be readable inside the sandbox"):
+        grading.grade(tmp_path / "subs", tmp_path / "out", solutions=tmp_path / "key")
+    assert not (tmp_path / "out").exists()
 
 
 # -- nbgrader's helpers ---------------------------------------------------------------------

@@ -45,7 +45,7 @@ from .autograde import Course, Job, JobSettings, run_jobs
 from .notebooks import (CourseError, cell_failure, default_dir, exercises, format_points,
                         list_notebooks, nbgrader_meta, read_notebook, write_notebook)
 from .release import release_notebook
-from .sandbox import Limits, bubblewrap_problem, choose_isolation
+from .sandbox import Limits, bubblewrap_problem, choose_isolation, visible_in_sandbox
 from .submissions import load, restore_graded_cells
 from .tamper import scan_notebook
 
@@ -275,6 +275,11 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
             "limits, but it can read your files and the key; grade untrusted work with "
             "bubblewrap")
     else:
+        shown = [str(p) for p in (key_dir, submissions, out) if visible_in_sandbox(p)]
+        if shown:
+            raise CourseError(f"{', '.join(shown)} would be readable inside the sandbox: it lies "
+                              "in the Python environment, the autograd_lab package or the "
+                              "system folders that every job sees. Move it elsewhere.")
         log("isolation: bubblewrap (each notebook in its own sandbox)")
     settings = JobSettings(timeout, level, limits or Limits())
     nbgrader_helpers()

@@ -111,6 +111,16 @@ def _ro_binds() -> list[str]:
     return args
 
 
+def visible_in_sandbox(path: Path) -> bool:
+    """Whether ``path`` lies inside something the sandbox mounts (the system, the Python
+    environment, the package): then a job could read it."""
+    args = _ro_binds()
+    sources = [Path(args[i + 1]) for i, arg in enumerate(args) if arg == "--ro-bind"]
+    target = Path(os.path.realpath(path))
+    return any(target == Path(os.path.realpath(s)) or Path(os.path.realpath(s)) in target.parents
+               for s in sources + [PACKAGE])
+
+
 def _env(home: str, tmp: str, pythonpath: str) -> dict[str, str]:
     bindir = os.path.dirname(sys.executable)
     return {"PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": tmp,
