@@ -60,6 +60,9 @@ def time_class(args: argparse.Namespace) -> list[tuple[int, float, str]]:
                                       for r in rows}))
             print(f"jobs={jobs}: {seconds:6.1f} s total, {seconds / graded:5.2f} s per notebook"
                   f" [{level}]{f', {crashed} crashed rows' if crashed else ''}", flush=True)
+            reasons = sorted({r.reason for r in rows if r.status == "crashed"})
+            for reason in reasons[:3]:  # a crashed row makes the timing meaningless: say why
+                print(f"  crashed: {reason[:300]}", flush=True)
             timings.append((jobs, seconds, level))
     return timings
 
@@ -83,8 +86,9 @@ def main() -> None:
         at = argv.index("--baseline")
         del argv[at:at + 2]
         env = dict(os.environ, PYTHONPATH=str(args.baseline.resolve()))
-        done = subprocess.run([sys.executable, __file__, *argv], env=env, text=True,
-                              capture_output=True, check=True)
+        with tempfile.TemporaryDirectory() as elsewhere:  # no autograd_lab/ in the working folder
+            done = subprocess.run([sys.executable, os.path.abspath(__file__), *argv], env=env,
+                                  text=True, capture_output=True, check=True, cwd=elsewhere)
         print(done.stdout, end="", flush=True)
         for line in done.stdout.splitlines():
             if line.startswith("jobs="):

@@ -10,8 +10,10 @@ from __future__ import annotations
 import csv
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -76,3 +78,64 @@ def test_limits_apply(fallback) -> None:
     big_file = json.loads((out / "big_file" / f"{course_nb.NAME}.ipynb").read_text())
     shown = json.dumps(big_file["cells"][2]["outputs"])
     assert "STOPPED" in shown and "File too large" in shown and "WROTE" not in shown
+
+
+def _tree(pid: int) -> set[int]:
+    """Every process below ``pid`` (Linux)."""
+    seen, todo = set(), [pid]
+    while todo:
+        current = todo.pop()
+        for task in (os.listdir(f"/proc/{current}/task") if os.path.isdir(f"/proc/{current}")
+                     else []):
+            try:
+                children = Path(f"/proc/{current}/task/{task}/children").read_text().split()
+            except OSError:
+                continue
+            for child in map(int, children):
+                if child not in seen:
+                    seen.add(child)
+                    todo.append(child)
+    return seen
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_stopped_grader_leaves_no_job_running(tmp_path: Path) -> None:
+    """SIGTERM to ``grade`` while a notebook loops: its job and kernel end with it."""
+    subs = build_class(tmp_path, ["good"])
+    nb = json.loads((subs / "good" / f"{course_nb.NAME}.ipynb").read_text())
+    nb["cells"].insert(2, {"cell_type": "code", "execution_count": None, "id": "loop",
+                           "metadata": {}, "outputs": [], "source": "while True:\n    pass"})
+    (subs / "good" / f"{course_nb.NAME}.ipynb").write_text(json.dumps(nb))
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autograd_lab", "grade", str(subs), "--out", str(tmp_path / "out"),
+         "--solutions", str(tmp_path / "solutions"), "--timeout", "600", "--isolation",
+         "process"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kernels: set[int] = set()
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not kernels:
+        time.sleep(1)
+        kernels = {p for p in _tree(proc.pid) if b"ipykernel" in _cmdline(p)} \
+            if proc.poll() is None else set()
+    assert kernels, "the notebook's kernel never started"
+    time.sleep(2)
+    below = _tree(proc.pid)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    time.sleep(2)
+    assert not [p for p in below if _alive(p)]

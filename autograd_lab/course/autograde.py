@@ -21,7 +21,9 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import re
+import signal
 import sys
+import threading
 import time
 import traceback
 import warnings
@@ -280,32 +282,52 @@ def run_jobs(course: Course, jobs: list[Job], settings: JobSettings, parallel: i
     pending = list(jobs)
     running: dict[Any, tuple[Job, float]] = {}
     outcomes: dict[tuple[str, str], dict[str, Any]] = {}
-    while pending or running:
-        while pending and len(running) < max(1, parallel):
-            job = pending.pop(0)
-            proc = ctx.Process(target=_child, args=(course, job, settings), daemon=True)
-            proc.start()
-            running[proc] = (job, time.monotonic())
-        multiprocessing.connection.wait([p.sentinel for p in running], timeout=1.0)
-        for proc, (job, started) in list(running.items()):
-            elapsed = time.monotonic() - started
-            if proc.is_alive() and elapsed < job.hard_limit:
-                continue
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
-                outcome = {"ok": False, "reason": f"grading took longer than {job.hard_limit:.0f} s"
-                           " and was stopped"}
-            else:
-                proc.join()
-                outcome = _read_outcome(job, proc.exitcode)
-            outcome["seconds"] = round(elapsed, 2)
-            outcome["isolation"] = settings.isolation
-            outcomes[(job.student, job.notebook)] = outcome
-            del running[proc]
-            if on_done is not None:
-                on_done(job, outcome)
+    previous = _stop_on_sigterm()
+    try:
+        while pending or running:
+            while pending and len(running) < max(1, parallel):
+                job = pending.pop(0)
+                proc = ctx.Process(target=_child, args=(course, job, settings), daemon=True)
+                proc.start()
+                running[proc] = (job, time.monotonic())
+            multiprocessing.connection.wait([p.sentinel for p in running], timeout=1.0)
+            for proc, (job, started) in list(running.items()):
+                elapsed = time.monotonic() - started
+                if proc.is_alive() and elapsed < job.hard_limit:
+                    continue
+                if proc.is_alive():
+                    proc.kill()
+                    proc.join()
+                    outcome = {"ok": False, "reason": f"grading took longer than "
+                               f"{job.hard_limit:.0f} s and was stopped"}
+                else:
+                    proc.join()
+                    outcome = _read_outcome(job, proc.exitcode)
+                outcome["seconds"] = round(elapsed, 2)
+                outcome["isolation"] = settings.isolation
+                outcomes[(job.student, job.notebook)] = outcome
+                del running[proc]
+                if on_done is not None:
+                    on_done(job, outcome)
+    finally:  # stopped (Ctrl-C, SIGTERM) or failed: no job goes on without the grader
+        for proc in running:
+            proc.kill()
+            proc.join()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return outcomes
+
+
+def _stop_on_sigterm() -> Any:
+    """Turn SIGTERM into ``KeyboardInterrupt`` while jobs run (main thread only), so that the
+    running jobs are killed, not orphaned; returns the handler to restore."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"stopped by signal {signum}")
+
+    return signal.signal(signal.SIGTERM, stop)
 
 
 def _read_outcome(job: Job, exitcode: int | None) -> dict[str, Any]:
