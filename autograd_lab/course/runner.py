@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import tempfile
 
@@ -40,6 +41,35 @@ def _record_error(cell, execute_reply, **_):  # same rule as nbgrader's Execute 
                                            "was disabled"]))
 
 
+def _descendants() -> list[int]:
+    """Every process below this one (Linux ``/proc``; elsewhere none are found)."""
+    found, todo = [], [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as fh:
+                    children = [int(c) for c in fh.read().split()]
+            except OSError:
+                continue
+            found += children
+            todo += children
+    return found
+
+
+def _stop(signum, frame):  # the grader went away: take the kernel and its children along
+    for pid in _descendants():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    os._exit(1)
+
+
 def limit_processes(count: int) -> None:
     """At most ``count`` more processes and threads for this process and its children."""
     import resource
@@ -48,6 +78,7 @@ def limit_processes(count: int) -> None:
 
 
 def main(path: str, timeout: int, processes: int) -> int:
+    signal.signal(signal.SIGTERM, _stop)
     limit_processes(processes)
     result = os.fdopen(os.dup(1), "w", encoding="utf-8")  # the dup is not inherited
     log = tempfile.NamedTemporaryFile(prefix="kernel-", suffix=".log", delete=False)

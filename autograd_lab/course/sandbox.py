@@ -268,11 +268,12 @@ def _drain(stream: Any, cap: int, into: list[bytes], over: threading.Event) -> N
 
 
 def _child_setup(limits: Limits) -> None:
-    """In the forked child, before ``exec``: resource limits, and die if the grader dies."""
+    """In the forked child, before ``exec``: resource limits, and end if the grader dies."""
     limits.apply()
     if sys.platform.startswith("linux"):
         try:
-            _libc().prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+            _libc().prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG: the runner then
+            # kills its kernel; bwrap ends its sandbox
         except (OSError, AttributeError):
             pass
 
