@@ -309,13 +309,25 @@ def run_jobs(course: Course, jobs: list[Job], settings: JobSettings, parallel: i
                 del running[proc]
                 if on_done is not None:
                     on_done(job, outcome)
-    finally:  # stopped (Ctrl-C, SIGTERM) or failed: no job goes on without the grader
+    except BaseException:  # stopped (Ctrl-C, SIGTERM) or failed: no job goes on without us
         for proc in running:
             proc.kill()
             proc.join()
+        _stop_forkserver()
+        raise
+    finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     return outcomes
+
+
+def _stop_forkserver() -> None:
+    """End multiprocessing's fork server now rather than leave it to notice we are gone."""
+    from multiprocessing import forkserver
+    try:
+        forkserver._forkserver._stop()  # type: ignore[attr-defined]
+    except Exception:  # not started, or another Python: it ends with this process anyway
+        pass
 
 
 def _stop_on_sigterm() -> Any:
