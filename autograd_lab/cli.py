@@ -40,10 +40,17 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from .course.grading import grade
+    from .course.grading import grade, needs_review
+    from .course.sandbox import Limits
+    try:
+        limits = Limits(memory_mb=args.memory, cpu_seconds=args.cpu_time,
+                        file_mb=args.file_size, processes=args.processes)
+    except ValueError as err:
+        from .course.notebooks import CourseError
+        raise CourseError(str(err)) from None
     rows = grade(args.submissions, args.out, solutions=args.solutions, timeout=args.timeout,
-                 jobs=args.jobs, notebooks=args.notebooks,
-                 log=lambda message: print(message, file=sys.stderr, flush=True))
+                 jobs=args.jobs, notebooks=args.notebooks, isolation=args.isolation,
+                 limits=limits, log=lambda message: print(message, file=sys.stderr, flush=True))
     students = dict.fromkeys(r.student for r in rows)
     print(f"graded {len(students)} student(s): {args.out / 'grades.csv'}, feedback in "
           f"{args.out / 'feedback'}")
@@ -51,6 +58,15 @@ def _grade(args: argparse.Namespace) -> int:
         got = sum(r.points for r in rows if r.student == student)
         total = sum(r.max_points for r in rows if r.student == student)
         print(f"  {student}: {got:g} / {total:g}")
+    levels = sorted({r.isolation for r in rows if r.isolation != "none"})
+    if levels:
+        print(f"isolation: {', '.join(levels)} (column `isolation` of grades.csv)")
+    review = needs_review(rows)
+    if review:
+        print(f"needs review: {len(review)} notebook(s) use what no exercise needs "
+              "(column `flags` of grades.csv):")
+        for line in review:
+            print(f"  {line}")
     return 0
 
 
@@ -122,6 +138,22 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
                    help="seconds a cell may run before it is stopped (default: 60)")
     p.add_argument("--jobs", type=int, default=1,
                    help="notebooks graded at the same time (default: 1)")
+    from .course.sandbox import Limits
+    limits = Limits()
+    p.add_argument("--isolation", choices=("auto", "bubblewrap", "process"), default="auto",
+                   help="how each notebook is kept apart: a bubblewrap sandbox (read-only "
+                   "system, no network, no access to the key, the gradebook or other students), "
+                   "or a separate process with the same limits that can still read your files; "
+                   "auto uses bubblewrap where it works (default: auto)")
+    p.add_argument("--memory", type=int, default=limits.memory_mb, metavar="MB",
+                   help=f"address space per process of a job, in MB (default: {limits.memory_mb})")
+    p.add_argument("--cpu-time", type=int, default=limits.cpu_seconds, metavar="SECONDS",
+                   help=f"CPU time per process of a job (default: {limits.cpu_seconds})")
+    p.add_argument("--file-size", type=int, default=limits.file_mb, metavar="MB",
+                   help="largest file a job may write, and the size of its private folders, in "
+                   f"MB (default: {limits.file_mb})")
+    p.add_argument("--processes", type=int, default=limits.processes, metavar="N",
+                   help=f"processes and threads a job may run (default: {limits.processes})")
     p.set_defaults(func=_grade)
 
 

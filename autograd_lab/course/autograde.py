@@ -1,13 +1,16 @@
 """The nbgrader side of grading: a throw-away nbgrader course folder, its gradebook, and
-one autograde run per (student, notebook) in a child process.
+one autograde run per (student, notebook) in a child process of the grader.
 
 Each course notebook ``NN_slug.ipynb`` is its own nbgrader assignment ``NN_slug``. The
 course's ``source/`` is built from ``solutions/`` with one change: every graded cell
 starts with :data:`PRELUDE`, which loads the checkers afresh, so a submission that
-replaced a checker (``autograd_lab.exercises.ch00.ch00_x = lambda *a: None``) is still
-checked by the real one. nbgrader's autograde then puts the key's graded cells (with
-hidden tests) over the student's, runs the notebook with a per-cell timeout and stores
-the scores in the SQLite gradebook.
+replaced a checker object (``autograd_lab.exercises.ch00.ch00_x = lambda *a: None``) is
+still checked by the real one (deeper rewiring of the kernel is caught by the tamper
+scan, not here). nbgrader's autograde puts the key's graded cells (with hidden tests)
+over the student's in this trusted process; only the *execution* of the merged notebook
+happens in the job's sandbox (:class:`SandboxExecute`, :mod:`autograd_lab.course.sandbox`).
+Its outputs come back, are checked, sanitized and capped, and nbgrader scores them here
+and writes the gradebook; every score is then clamped to ``[0, points]`` of the key.
 """
 from __future__ import annotations
 
@@ -18,7 +21,9 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import re
+import signal
 import sys
+import threading
 import time
 import traceback
 import warnings
@@ -30,6 +35,8 @@ from nbformat import NotebookNode
 
 from .notebooks import is_grade_cell, read_notebook, write_notebook
 from .release import clear_solutions_class
+from .sandbox import Limits, SandboxError, become_subreaper, execute, merge_outputs
+from .sanitize import cap_outputs, sanitize
 
 PRELUDE = (
     "# Added by the grader: load the checkers afresh, so no earlier cell can replace them.\n"
@@ -46,9 +53,6 @@ PRELUDE = (
 
 _EXCEPTION_LINE = re.compile(r"^(?:\w+\.)*(\w+(?:Error|Exception|Exit|Interrupt))\b:?\s*(.*)$")
 
-MAX_OUTPUT_CHARS = 20_000
-"""Longest text kept per output in graded notebooks and feedback (the rest is cut)."""
-
 
 def grading_source(nb: NotebookNode) -> NotebookNode:
     """The key as the grader runs it: ``PRELUDE`` on top of every graded code cell."""
@@ -58,28 +62,45 @@ def grading_source(nb: NotebookNode) -> NotebookNode:
     return nb
 
 
-def _truncate_output_class() -> type:
+@dataclass(frozen=True)
+class JobSettings:
+    """How every job of one ``grade`` run executes."""
+
+    timeout: int
+    isolation: str
+    limits: Limits
+
+
+_FAILURE: dict[str, str] = {}
+"""Why the last sandboxed run could not finish (read by :func:`autograde_one`)."""
+
+
+def _sandbox_execute_class() -> type:
     from nbgrader.preprocessors import NbGraderPreprocessor
+    from traitlets import Any as AnyTrait
 
-    class TruncateOutput(NbGraderPreprocessor):  # type: ignore[misc, valid-type]
-        """Cut every text output to ``MAX_OUTPUT_CHARS`` (nbgrader's LimitOutput counts lines)."""
+    class SandboxExecute(NbGraderPreprocessor):  # type: ignore[misc, valid-type]
+        """nbgrader's Execute step, run in the job's sandbox; outputs checked on the way back."""
 
-        def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int) -> Any:
-            for output in cell.get("outputs", []):
-                if isinstance(output.get("text"), str):
-                    output["text"] = _cut(output["text"])
-                for mime, value in output.get("data", {}).items():
-                    if isinstance(value, str) and not mime.startswith("image/"):
-                        output["data"][mime] = _cut(value)
-            return cell, resources
+        settings = AnyTrait(None).tag(config=True)
+        name = AnyTrait("notebook").tag(config=True)
+        seconds = AnyTrait(600.0).tag(config=True)
 
-    return TruncateOutput
+        def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+            settings: JobSettings = self.settings
+            cells, failure = execute(nb, self.name, settings.timeout, settings.limits,
+                                     settings.isolation, float(self.seconds))
+            if failure:
+                _FAILURE["reason"] = failure
+                raise SandboxError(failure)
+            try:
+                nb = merge_outputs(nb, cells)
+            except SandboxError as err:
+                _FAILURE["reason"] = str(err)
+                raise
+            return cap_outputs(sanitize(nb)), resources
 
-
-def _cut(text: str) -> str:
-    if len(text) <= MAX_OUTPUT_CHARS:
-        return text
-    return text[:MAX_OUTPUT_CHARS] + f"\n... output cut by the grader ({len(text):,} characters)\n"
+    return SandboxExecute
 
 
 @dataclass(frozen=True)
@@ -133,10 +154,33 @@ class Course:
         from nbgrader.api import Gradebook
         with Gradebook(self.db_url, self.coursedir().course_id) as gb:
             sub = gb.find_submission_notebook(notebook, notebook, student)
-            return {g.name: (float(g.score or 0.0), float(g.max_score)) for g in sub.grades}
+            return {g.name: (clamp(g.score, g.max_score), float(g.max_score))
+                    for g in sub.grades}
+
+    def clamp_scores(self, student: str, notebook: str) -> None:
+        """Clamp every automatic score of one submission to ``[0, points of the key]``."""
+        from nbgrader.api import Gradebook
+        with Gradebook(self.db_url, self.coursedir().course_id) as gb:
+            sub = gb.find_submission_notebook(notebook, notebook, student)
+            for g in sub.grades:
+                if g.auto_score is not None:
+                    g.auto_score = clamp(g.auto_score, g.max_score)
+            gb.db.commit()
 
 
-def autograde_one(course: Course, student: str, notebook: str, timeout: int) -> None:
+def clamp(score: Any, max_score: Any) -> float:
+    """``score`` as a number in ``[0, max_score]`` (anything unreadable counts 0)."""
+    try:
+        value = float(score or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+    if value != value:  # NaN
+        return 0.0
+    return min(max(value, 0.0), float(max_score))
+
+
+def autograde_one(course: Course, student: str, notebook: str, settings: JobSettings,
+                  seconds: float) -> None:
     """Autograde one submitted notebook and write its feedback (runs in a child process).
 
     Raises ``RuntimeError`` with the cause when nbgrader could not grade it.
@@ -144,8 +188,8 @@ def autograde_one(course: Course, student: str, notebook: str, timeout: int) -> 
     from nbconvert.preprocessors import ClearMetadataPreprocessor
     from nbgrader.converters import Autograde, GenerateFeedback
     from nbgrader.converters.base import NbGraderException
-    from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute,
-                                        IgnorePattern, LimitOutput, SaveAutoGrades)
+    from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern,
+                                        LimitOutput, SaveAutoGrades)
     from traitlets.config import Config
 
     buffer = io.StringIO()
@@ -154,17 +198,20 @@ def autograde_one(course: Course, student: str, notebook: str, timeout: int) -> 
     log.setLevel(logging.WARNING)
     log.addHandler(logging.StreamHandler(buffer))
     config = Config()
-    config.Execute.timeout = int(timeout)
-    config.Execute.interrupt_on_timeout = True
-    steps = [Execute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-             _truncate_output_class(), SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+    config.SandboxExecute.settings = settings
+    config.SandboxExecute.name = notebook
+    config.SandboxExecute.seconds = seconds
+    steps = [_sandbox_execute_class(), IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+             SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
     coursedir = course.coursedir(notebook, student)
+    _FAILURE.clear()
     try:
         Autograde(coursedir=coursedir, config=config, log=log, force=True,
                   autograde_preprocessors=steps).start()
+        course.clamp_scores(student, notebook)
         GenerateFeedback(coursedir=coursedir, log=log, force=True).start()
     except NbGraderException:
-        raise RuntimeError(_cause(buffer.getvalue())) from None
+        raise RuntimeError(_FAILURE.get("reason") or _cause(buffer.getvalue())) from None
 
 
 def _cause(log_text: str) -> str:
@@ -186,16 +233,22 @@ class Job:
     result: Path
     hard_limit: float
 
+    @property
+    def sandbox_seconds(self) -> float:
+        """How long the notebook's sandbox may run: a little less than the whole job."""
+        return max(30.0, self.hard_limit - 30.0)
 
-def _child(course: Course, job: Job, timeout: int) -> None:
+
+def _child(course: Course, job: Job, settings: JobSettings) -> None:
     # nbgrader's and the kernel's chatter goes to a log file, not the instructor's terminal
     with open(job.result.with_suffix(".log"), "ab") as sink:
         os.dup2(sink.fileno(), 1)
         os.dup2(sink.fileno(), 2)
     warnings.simplefilter("ignore")
+    become_subreaper()  # whatever the job leaves behind becomes ours to kill
     outcome: dict[str, Any] = {"ok": True, "reason": ""}
     try:
-        autograde_one(course, job.student, job.notebook, timeout)
+        autograde_one(course, job.student, job.notebook, settings, job.sandbox_seconds)
     except BaseException as err:  # everything becomes a reason in the CSV
         outcome = {"ok": False, "reason": str(err) if isinstance(err, RuntimeError)
                    else "".join(traceback.format_exception_only(type(err), err)).strip()}
@@ -214,11 +267,11 @@ def _context() -> Any:
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload([__name__, "nbgrader.converters", "nbgrader.preprocessors",
-                                "nbgrader.api", "nbclient"])
+                                "nbgrader.api", "nbconvert.preprocessors.sanitize"])
     return ctx
 
 
-def run_jobs(course: Course, jobs: list[Job], timeout: int, parallel: int,
+def run_jobs(course: Course, jobs: list[Job], settings: JobSettings, parallel: int,
              on_done: Any = None) -> dict[tuple[str, str], dict[str, Any]]:
     """Run every job in its own process, ``parallel`` at a time; return the outcomes.
 
@@ -229,31 +282,64 @@ def run_jobs(course: Course, jobs: list[Job], timeout: int, parallel: int,
     pending = list(jobs)
     running: dict[Any, tuple[Job, float]] = {}
     outcomes: dict[tuple[str, str], dict[str, Any]] = {}
-    while pending or running:
-        while pending and len(running) < max(1, parallel):
-            job = pending.pop(0)
-            proc = ctx.Process(target=_child, args=(course, job, timeout), daemon=True)
-            proc.start()
-            running[proc] = (job, time.monotonic())
-        multiprocessing.connection.wait([p.sentinel for p in running], timeout=1.0)
-        for proc, (job, started) in list(running.items()):
-            elapsed = time.monotonic() - started
-            if proc.is_alive() and elapsed < job.hard_limit:
-                continue
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
-                outcome = {"ok": False, "reason": f"grading took longer than {job.hard_limit:.0f} s"
-                           " and was stopped"}
-            else:
-                proc.join()
-                outcome = _read_outcome(job, proc.exitcode)
-            outcome["seconds"] = round(elapsed, 2)
-            outcomes[(job.student, job.notebook)] = outcome
-            del running[proc]
-            if on_done is not None:
-                on_done(job, outcome)
+    previous = _stop_on_sigterm()
+    try:
+        while pending or running:
+            while pending and len(running) < max(1, parallel):
+                job = pending.pop(0)
+                proc = ctx.Process(target=_child, args=(course, job, settings), daemon=True)
+                proc.start()
+                running[proc] = (job, time.monotonic())
+            multiprocessing.connection.wait([p.sentinel for p in running], timeout=1.0)
+            for proc, (job, started) in list(running.items()):
+                elapsed = time.monotonic() - started
+                if proc.is_alive() and elapsed < job.hard_limit:
+                    continue
+                if proc.is_alive():
+                    proc.kill()
+                    proc.join()
+                    outcome = {"ok": False, "reason": f"grading took longer than "
+                               f"{job.hard_limit:.0f} s and was stopped"}
+                else:
+                    proc.join()
+                    outcome = _read_outcome(job, proc.exitcode)
+                outcome["seconds"] = round(elapsed, 2)
+                outcome["isolation"] = settings.isolation
+                outcomes[(job.student, job.notebook)] = outcome
+                del running[proc]
+                if on_done is not None:
+                    on_done(job, outcome)
+    except BaseException:  # stopped (Ctrl-C, SIGTERM) or failed: no job goes on without us
+        for proc in running:
+            proc.kill()
+            proc.join()
+        _stop_forkserver()
+        raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return outcomes
+
+
+def _stop_forkserver() -> None:
+    """End multiprocessing's fork server now rather than leave it to notice we are gone."""
+    from multiprocessing import forkserver
+    try:
+        forkserver._forkserver._stop()  # type: ignore[attr-defined]
+    except Exception:  # not started, or another Python: it ends with this process anyway
+        pass
+
+
+def _stop_on_sigterm() -> Any:
+    """Turn SIGTERM into ``KeyboardInterrupt`` while jobs run (main thread only), so that the
+    running jobs are killed, not orphaned; returns the handler to restore."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"stopped by signal {signum}")
+
+    return signal.signal(signal.SIGTERM, stop)
 
 
 def _read_outcome(job: Job, exitcode: int | None) -> dict[str, Any]:

@@ -19,29 +19,41 @@ crashed    the notebook could not be run to the end (the kernel died, e.g.
 
 A deleted graded cell is put back and an edited one replaced by the key's (with hidden
 tests), so both are graded normally and the reason says what happened. ``sys.exit()``
-only fails its own cell (IPython catches ``SystemExit``). Huge outputs are cut in the
-graded copy and the feedback. Checkers replaced by the notebook are reloaded before each
-graded cell (see :mod:`autograd_lab.course.autograde`).
+only fails its own cell (IPython catches ``SystemExit``).
+
+A submission is untrusted code: each job runs in a sandbox (``isolation`` column:
+``bubblewrap``, or ``process`` where no sandbox can be made, see
+:mod:`autograd_lab.course.sandbox`), only this process writes the gradebook and the CSV,
+scores are clamped to the key's points, outputs are sanitized and capped
+(:mod:`autograd_lab.course.sanitize`), and what no exercise needs is flagged for review
+(``flags`` column, :mod:`autograd_lab.course.tamper`).
 """
 from __future__ import annotations
 
 import csv
 import html
 import logging
+import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import astuple, dataclass, fields
+from dataclasses import astuple, dataclass, fields, replace
 from pathlib import Path
 
-from .autograde import Course, Job, run_jobs
+from .autograde import Course, Job, JobSettings, run_jobs
 from .notebooks import (CourseError, cell_failure, default_dir, exercises, format_points,
                         list_notebooks, nbgrader_meta, read_notebook, write_notebook)
 from .release import release_notebook
+from .sandbox import Limits, bubblewrap_problem, choose_isolation, visible_in_sandbox
 from .submissions import load, restore_graded_cells
+from .tamper import scan_notebook
 
 TIMEOUT_ERRORS = ("CellTimeoutError", "KeyboardInterrupt")
 """What a cell shows after the per-cell timeout interrupted it."""
+
+NOT_RUN = "none"
+"""The ``isolation`` of a notebook that was not run (missing or invalid)."""
 
 OUTPUTS = ("grades.csv", "totals.csv", "gradebook.db", "feedback", "autograded")
 
@@ -57,6 +69,8 @@ class Row:
     max_points: float
     status: str
     reason: str
+    isolation: str = NOT_RUN
+    flags: str = ""
 
 
 def _students(submissions: Path) -> list[str]:
@@ -109,7 +123,9 @@ def _graded_rows(course: Course, student: str, notebook: str, key_exercises: lis
     by_id = {nbgrader_meta(c).get("grade_id"): c for c in graded.cells}
     rows = []
     for ex in key_exercises:
-        score, max_score = scores.get(ex.id, (0.0, ex.points))
+        score, _ = scores.get(ex.id, (0.0, ex.points))
+        max_score = ex.points  # the key's points, whatever the submission's metadata says
+        score = min(max(score, 0.0), max_score)
         status = "passed" if score >= max_score else "partial" if score > 0 else "failed"
         reason = list(notes.get(ex.id, []))
         if status != "passed":
@@ -133,11 +149,14 @@ def _job_rows(course: Course, student: str, notebook: str, key_exercises: list,
     reason = outcome.get("reason", "")
     if outcome.get("ok"):
         try:
-            return _graded_rows(course, student, notebook, key_exercises, notes, timeout)
+            rows = _graded_rows(course, student, notebook, key_exercises, notes, timeout)
         except Exception as err:  # a gradebook or file problem: report it, do not stop
             reason = f"reading its grades failed ({type(err).__name__}: {err})"
-    return _zero_rows(student, notebook, key_exercises, "crashed",
-                      f"the notebook could not be run to the end: {reason}")
+        else:
+            return [replace(r, isolation=outcome.get("isolation", NOT_RUN)) for r in rows]
+    return [replace(r, isolation=outcome.get("isolation", NOT_RUN)) for r in _zero_rows(
+        student, notebook, key_exercises, "crashed",
+        f"the notebook could not be run to the end: {reason}")]
 
 
 def _zero_rows(student: str, notebook: str, key_exercises: list, status: str,
@@ -198,14 +217,46 @@ def _write_feedback(course: Course, rows: list[Row], out: Path) -> None:
             + "\n</body></html>\n", encoding="utf-8")
 
 
+def nbgrader_helpers() -> None:
+    """Make nbgrader's ``alembic`` command findable, or say clearly that it is missing.
+
+    nbgrader runs ``alembic`` by name when it creates a gradebook; when ``grade`` is called
+    by the interpreter's full path (a virtual environment that is not activated), the
+    command sits next to ``sys.executable`` but not on ``PATH``.
+    """
+    if shutil.which("alembic"):
+        return
+    bindir = os.path.dirname(sys.executable)
+    if shutil.which("alembic", path=bindir):
+        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+        return
+    raise CourseError(f"nbgrader needs its `alembic` command to create the gradebook, but it is "
+                      f"neither on PATH nor in {bindir} (next to {sys.executable}). Install the "
+                      "instructor extra into this environment: pip install -e \".[instructor]\".")
+
+
+def _mark_flags(rows: list[Row], flags: list) -> list[Row]:
+    text = "; ".join(str(f) for f in flags)
+    return [replace(r, flags=text) for r in rows] if text else rows
+
+
+def needs_review(rows: list[Row]) -> list[str]:
+    """One line per flagged (student, notebook): who, which notebook, what was found."""
+    seen = dict.fromkeys((r.student, r.notebook, r.flags) for r in rows if r.flags)
+    return [f"{student}/{notebook}: {flags}" for student, notebook, flags in seen]
+
+
 def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: int = 60,
           jobs: int = 1, notebooks: list[str] | None = None,
-          log: Callable[[str], None] = lambda message: None) -> list[Row]:
+          log: Callable[[str], None] = lambda message: None, isolation: str = "auto",
+          limits: Limits | None = None) -> list[Row]:
     """Grade every student folder in ``submissions``; write ``out/grades.csv`` and feedback.
 
     ``notebooks`` restricts (or fixes) the expected notebooks; by default they are the
     key's notebooks that at least one student submitted. ``timeout`` is per cell, in
-    seconds. Returns the rows of ``grades.csv``.
+    seconds. ``isolation`` is ``auto`` (bubblewrap where it works, else a plain process),
+    ``bubblewrap`` or ``process``; ``limits`` bound each job. Returns the rows of
+    ``grades.csv``.
     """
     submissions, out = Path(submissions), Path(out)
     key_dir = Path(solutions) if solutions is not None else default_dir("solutions")
@@ -214,19 +265,42 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
         raise CourseError(f"The key folder {key_dir} holds no notebooks.")
     students = _students(submissions)
     expected = _expected(key, submissions, students, notebooks)
+    try:
+        level = choose_isolation(isolation)
+    except (ValueError, RuntimeError) as err:
+        raise CourseError(str(err)) from None
+    if level == "process":
+        why = "as asked" if isolation == "process" else f"because {bubblewrap_problem()}"
+        log(f"isolation: process ({why}): each notebook runs in its own process with resource "
+            "limits, but it can read your files and the key; grade untrusted work with "
+            "bubblewrap")
+    else:
+        shown = [str(p) for p in (key_dir, submissions, out) if visible_in_sandbox(p)]
+        if shown:
+            raise CourseError(f"{', '.join(shown)} would be readable inside the sandbox: it lies "
+                              "in the Python environment, the autograd_lab package or the "
+                              "system folders that every job sees. Move it elsewhere.")
+        log("isolation: bubblewrap (each notebook in its own sandbox)")
+    settings = JobSettings(timeout, level, limits or Limits())
+    nbgrader_helpers()
     _prepare_out(out)
     nb_log = logging.getLogger("autograd_lab.grade")
     nb_log.setLevel(logging.ERROR)
     rows: dict[tuple[str, str], list[Row]] = {}
+    flags: dict[tuple[str, str], list] = {}
     with tempfile.TemporaryDirectory(prefix="autograd_lab_grade_") as tmp:
         course = Course(Path(tmp), out / "gradebook.db")
+        try:
+            course.add_students(students)
+        except Exception as err:  # the gradebook itself cannot be made: not the key's fault
+            raise CourseError(f"nbgrader could not create the gradebook {out / 'gradebook.db'} "
+                              f"({type(err).__name__}: {err}).") from err
         try:
             course.generate([key[n] for n in expected], nb_log)
         except Exception as err:  # nbgrader refuses the key: say which check failed
             raise CourseError(f"nbgrader could not read the key notebooks "
                               f"({', '.join(expected)}): {type(err).__name__}: {err}. "
                               "Does `autograd-lab release` work on them?") from err
-        course.add_students(students)
         key_nbs = {n: read_notebook(key[n]) for n in expected}
         key_ex = {n: exercises(nb) for n, nb in key_nbs.items()}
         released = {n: release_notebook(read_notebook(key[n]), n) for n in expected}
@@ -236,6 +310,7 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
                 sub = load(submissions / student / f"{n}.ipynb")
                 if sub.status == "ok":
                     try:
+                        flags[(student, n)] = scan_notebook(sub.nb)
                         restore_graded_cells(sub, released[n])
                         write_notebook(sub.nb, course.submitted(student, n))
                     except Exception as err:  # odd metadata nbformat accepted but we cannot use
@@ -252,13 +327,14 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
 
         def done(job: Job, outcome: dict) -> None:
             log(f"{job.student}/{job.notebook}: {'graded' if outcome['ok'] else 'crashed'} "
-                f"in {outcome['seconds']:.1f} s")
+                f"in {outcome['seconds']:.1f} s ({outcome.get('isolation', NOT_RUN)})")
 
-        outcomes = run_jobs(course, pending, timeout, jobs, on_done=done)
+        outcomes = run_jobs(course, pending, settings, jobs, on_done=done)
         for (student, n), outcome in outcomes.items():
             rows[(student, n)] = _job_rows(course, student, n, key_ex[n], notes[(student, n)],
                                            outcome, timeout)
-        ordered = [r for s in students for n in expected for r in rows[(s, n)]]
+        ordered = [r for s in students for n in expected
+                   for r in _mark_flags(rows[(s, n)], flags.get((s, n), []))]
         write_csv(ordered, out)
         _write_feedback(course, ordered, out)
     return ordered
