@@ -16,6 +16,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 
+def positive_float(text: str) -> float:
+    """argparse type: a number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, got {text}")
+    return value
+
+
 def _start(args: argparse.Namespace) -> int:
     from .course.start import start
     return start(args.dir, course=args.course, open_browser=not args.no_browser)
@@ -24,7 +35,7 @@ def _start(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from .course.selfcheck import check_notebook, format_table
     results = check_notebook(args.notebook, timeout=args.timeout)
-    print(format_table(results))
+    print(format_table(results, verbose=args.verbose))
     return 0 if all(r.passed for r in results) else 1
 
 
@@ -67,8 +78,10 @@ def add_start(sub: argparse._SubParsersAction) -> None:
 def add_check(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check", help="run a notebook headless and print a score per exercise")
     p.add_argument("notebook", type=Path, help="the .ipynb file to check")
-    p.add_argument("--timeout", type=float, default=120.0,
+    p.add_argument("--timeout", type=positive_float, default=120.0,
                    help="seconds a cell may run before it is interrupted (default: 120)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show each failure's whole message (expected, received, hint)")
     p.set_defaults(func=_check)
 
 
