@@ -9,6 +9,7 @@ import autograd_lab as al
 from autograd_lab.exercises import check
 
 from ._checker_helpers import SEEDS, failure
+from ._oracle import require_torch
 
 
 # ---------------------------------------------------------------- chapter 02: solutions
@@ -377,7 +378,7 @@ def test_ch03_own_apply_wrong_ones():
 
 @pytest.mark.parametrize("w", [(2.0, 3.0, 4.0), (1.0, -1.0, 0.5), (-2.23, 0.0, 0.61)])
 def test_ch02_reference_gradients_match_pytorch(w):
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     from autograd_lab.exercises.ch02 import _example
     ws = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in w]
     l1 = torch.ones(2, 2, dtype=torch.float64) * ws[0]

@@ -10,6 +10,8 @@ import autograd_lab as al
 import autograd_lab.nn as nn
 from autograd_lab.errors import ShapeError
 
+from ._oracle import require_torch
+
 
 class Block(nn.Module):
     def __init__(self):
@@ -228,7 +230,7 @@ def test_repr_like_pytorch():
 
 
 def test_repr_matches_torch_for_common_layers():
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     pairs = [
         (nn.Linear(3, 4, bias=False), torch.nn.Linear(3, 4, bias=False)),
         (nn.Conv2d(1, 16, 3, padding=1), torch.nn.Conv2d(1, 16, 3, padding=1)),
@@ -242,7 +244,7 @@ def test_repr_matches_torch_for_common_layers():
 
 # ---- against PyTorch (float64) ------------------------------------------------------------------------------------
 def test_mlp_and_cnn_forward_and_gradients_match_pytorch():
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     cases = [
         (lambda: nn.Sequential(nn.Linear(6, 5, dtype=np.float64, seed=0), nn.Tanh(), nn.Linear(5, 3, dtype=np.float64)),
          lambda: torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Tanh(), torch.nn.Linear(5, 3)), (4, 6)),

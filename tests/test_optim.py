@@ -7,6 +7,8 @@ import pytest
 import autograd_lab as al
 from autograd_lab.optim import SGD, Adam, StepLR
 
+from ._oracle import require_torch
+
 
 def param(values, dtype=np.float64):
     return al.Variable(np.array(values, dtype=dtype), requires_grad=True)
@@ -202,7 +204,7 @@ ADAM_CONFIGS = [
 
 @pytest.mark.parametrize("name, kw", [("SGD", c) for c in SGD_CONFIGS] + [("Adam", c) for c in ADAM_CONFIGS])
 def test_matches_pytorch_step_by_step(name, kw):
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     rng = np.random.default_rng(0)
     w0, b0 = rng.standard_normal((3, 4)), rng.standard_normal(4)
     ours = [param(w0.copy()), param(b0.copy())]
@@ -221,7 +223,7 @@ def test_matches_pytorch_step_by_step(name, kw):
 
 
 def test_param_groups_and_steplr_match_pytorch():
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     rng = np.random.default_rng(1)
     a0, b0 = rng.standard_normal(5), rng.standard_normal(2)
     a, b = param(a0.copy()), param(b0.copy())
