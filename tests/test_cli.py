@@ -173,3 +173,22 @@ def test_jupyter_command_runs_lab_in_the_work_folder_and_allows_root(tmp_path, m
     monkeypatch.setattr(start_module.os, "geteuid", lambda: 1000, raising=False)
     command = start_module.jupyter_command(tmp_path)
     assert "--allow-root" not in command and "--no-browser" not in command
+
+
+@pytest.mark.parametrize("command, words", [
+    ("start", ["never overwritten", "Ctrl+C", "already runs", "-- JUPYTERLAB OPTIONS"]),
+    ("check", ["fresh kernel", "first line", "-v"]),
+    ("release", ["student copy", "nbgrader"]),
+    ("train", ["digits", "PNG"]),
+])
+def test_each_command_explains_itself_in_its_help(command, words) -> None:
+    from tests._console import run_cli
+    done = run_cli(command, "--help", timeout=120)
+    assert done.returncode == 0 and done.stderr == ""
+    usage, _, rest = done.stdout.partition("\n\n")
+    assert usage.startswith(f"usage: autograd-lab {command}")
+    description = rest.split("\n\n")[0]
+    assert not description.startswith(("positional arguments", "options"))  # one is there
+    text = " ".join(done.stdout.split())
+    for word in words:
+        assert word in text, word
