@@ -220,3 +220,30 @@ def test_one_epoch_run_says_epoch_and_plots_whole_epochs(tmp_path):
             low, high = ax.get_xlim()
             ticks = [t for t in ax.get_xticks() if low <= t <= high]
             assert ticks == list(range(1, epochs + 1))
+
+
+def test_one_epoch_of_the_cnn_already_learns():
+    from autograd_lab.train import DEFAULT_BATCH, train_digits
+    assert DEFAULT_BATCH["cnn"] == 32
+    model, history, acc = train_digits("cnn", epochs=1, seed=0, progress=False)
+    assert len(history["loss"]) == 1
+    assert acc > 0.7  # chance is 0.1; benchmarks/training.py reports the mean over seeds
+    before, _ = evaluate(make_model("cnn", 0), loaders_cnn(), nn.CrossEntropyLoss())
+    assert history["val_loss"][0] < before / 2
+
+
+def loaders_cnn():
+    _, _, x_test, y_test = load_digits(as_images=True)
+    return DataLoader(TensorDataset(x_test, y_test), batch_size=256)
+
+
+def test_cnn_weights_get_he_initialisation():
+    model = make_model("cnn", seed=3)
+    for layer in model:
+        if isinstance(layer, (nn.Conv2d, nn.Linear)):
+            fan_in = int(np.prod(layer.weight.shape[1:]))
+            w = layer.weight.data
+            assert abs(w.std() - np.sqrt(2.0 / fan_in)) < 0.25 * np.sqrt(2.0 / fan_in)
+            assert np.all(layer.bias.data == 0)
+    again = make_model("cnn", seed=3)
+    assert all(np.array_equal(a.data, b.data) for a, b in zip(model.parameters(), again.parameters()))
