@@ -17,15 +17,27 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 
+def positive_float(text: str) -> float:
+    """argparse type: a number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, got {text}")
+    return value
+
+
 def _start(args: argparse.Namespace) -> int:
     from .course.start import start
-    return start(args.dir, course=args.course, open_browser=not args.no_browser)
+    return start(args.dir, course=args.course, open_browser=not args.no_browser, port=args.port,
+                 ip=args.ip, jupyter_args=args.passthrough, update_notebooks=args.update)
 
 
 def _check(args: argparse.Namespace) -> int:
     from .course.selfcheck import check_notebook, format_table
     results = check_notebook(args.notebook, timeout=args.timeout)
-    print(format_table(results))
+    print(format_table(results, verbose=args.verbose))
     return 0 if all(r.passed for r in results) else 1
 
 
@@ -94,28 +106,67 @@ def add_export(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_export)
 
 
+def port_number(text: str) -> int:
+    """argparse type: a TCP port, 1-65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number such as 8888, got {text!r}") \
+            from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 1 to 65535, got {value}")
+    return value
+
+
 def add_start(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("start", help="copy the course notebooks into a working folder and "
-                       "open JupyterLab there (your own files are never overwritten)")
+    p = sub.add_parser(
+        "start", help="copy the course notebooks into a working folder and open JupyterLab "
+        "there (your own files are never overwritten)",
+        usage="%(prog)s [options] [-- JUPYTERLAB OPTIONS ...]",
+        description="Copy the course notebooks into your working folder (a notebook you "
+        "already have there is never overwritten) and open JupyterLab on it. JupyterLab runs "
+        "until you press Ctrl+C; run start again to go on where you left off. If JupyterLab "
+        "already runs for the folder, its address is printed instead. Options after `--` go "
+        "to JupyterLab as they are, e.g. autograd-lab start -- --ServerApp.open_browser=False.")
     p.add_argument("--dir", type=Path, default=Path("autograd_lab_work"),
                    help="working folder (default: ./autograd_lab_work)")
     p.add_argument("--course", type=Path, default=None,
                    help="folder of course notebooks (default: course/ of the checkout)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
-    p.set_defaults(func=_start)
+    p.add_argument("--port", type=port_number, default=None,
+                   help="port for JupyterLab (default: 8888, or the next free one)")
+    p.add_argument("--ip", default=None,
+                   help="address JupyterLab listens on (default: localhost)")
+    p.add_argument("--update", action="store_true",
+                   help="write the course's newer version of a notebook beside yours, as "
+                        "NAME.new.ipynb (yours is never changed)")
+    # what follows `--` is not parsed here: main() hands it over as `passthrough`
+    p.set_defaults(func=_start, passthrough=[], takes_passthrough=True)
 
 
 def add_check(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("check", help="run a notebook headless and print a score per exercise")
+    p = sub.add_parser(
+        "check", help="run a notebook headless and print a score per exercise",
+        description="Run your notebook top to bottom in a fresh kernel (the file is not "
+        "changed) and print a table: each exercise's points and, when it failed, the first "
+        "line of what is wrong and the hint (-v: the whole message). Exit code 0 when every "
+        "exercise passed.")
     p.add_argument("notebook", type=Path, help="the .ipynb file to check")
-    p.add_argument("--timeout", type=float, default=120.0,
+    p.add_argument("--timeout", type=positive_float, default=120.0,
                    help="seconds a cell may run before it is interrupted (default: 120)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show each failure's whole message (expected, received, hint)")
     p.set_defaults(func=_check)
 
 
 def add_release(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("release", help="generate the student notebooks (course/) from the "
-                       "solution key (solutions/); needs the instructor extra")
+    p = sub.add_parser(
+        "release", help="generate the student notebooks (course/) from the solution key "
+        "(solutions/); needs the instructor extra",
+        description="For instructors: turn each solution notebook into its student copy, as "
+        "nbgrader's generate_assignment does (solutions replaced by stubs, hidden tests and "
+        "outputs removed, cells locked), and write it to the course folder. Releasing twice "
+        "gives the same bytes. Needs nbgrader: pip install -e '.[instructor]'.")
     p.add_argument("--solutions", type=Path, default=None,
                    help="folder of solution notebooks (default: solutions/ of the checkout)")
     p.add_argument("--out", type=Path, default=None,
@@ -124,8 +175,16 @@ def add_release(sub: argparse._SubParsersAction) -> None:
 
 
 def add_grade(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("grade", help="autograde a folder of submissions (one subfolder per "
-                       "student); writes grades.csv and per-student feedback")
+    p = sub.add_parser(
+        "grade", help="autograde a folder of submissions (one subfolder per student); writes "
+        "grades.csv and per-student feedback",
+        description="For instructors: grade a class. SUBMISSIONS holds one folder per student "
+                    "with their notebooks. Each (student, notebook) pair runs with the key's "
+                    "graded cells and hidden tests in its own bubblewrap sandbox (or, where none "
+                    "can be made, a limited process), with a per-cell timeout; a broken or "
+                    "hostile submission gets a score, a reason and flags, and the batch goes on. "
+                    "Writes grades.csv, totals.csv, gradebook.db and per-student feedback to "
+                    "--out. Needs nbgrader: pip install -e '.[instructor]'.")
     p.add_argument("submissions", type=Path, help="folder with one subfolder per student")
     p.add_argument("--out", type=Path, required=True,
                    help="folder for grades.csv, totals.csv, gradebook.db and feedback/")
@@ -185,7 +244,19 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``autograd-lab`` console script; returns the exit code."""
     from .course.notebooks import CourseError
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    passthrough: list[str] = []
+    if "--" in argv:  # e.g. `start ... -- --ServerApp.base_url=/x/`: the rest is not ours
+        cut = argv.index("--")
+        argv, passthrough = argv[:cut], argv[cut + 1:]
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if passthrough and not getattr(args, "takes_passthrough", False):
+        unknown += ["--", *passthrough]
+    if unknown:  # reported with the subcommand's usage, not the top-level one
+        subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        subparsers.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
+    args.passthrough = passthrough
     try:
         return int(args.func(args))
     except CourseError as err:

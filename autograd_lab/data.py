@@ -23,6 +23,9 @@ from .errors import AutogradLabError, ShapeError
 from .factories import Generator, default_generator
 from .variable import Variable
 
+__all__ = ["load_digits", "load_mnist", "read_idx", "stratified_split", "Split", "TensorDataset",
+           "DataLoader", "IDXFormatError"]
+
 
 class Split(NamedTuple):
     """A train/test split; unpacks as ``x_train, y_train, x_test, y_test``."""

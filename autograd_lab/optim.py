@@ -22,6 +22,8 @@ import numpy as np
 
 from .variable import Variable
 
+__all__ = ["Optimizer", "SGD", "Adam", "StepLR"]
+
 _REQUIRED = object()  # marks a hyper-parameter that has no default (SGD's lr)
 
 

@@ -10,6 +10,8 @@ gradients flow back. The graph is found the way the engine finds it: through
 >>> w = al.tensor(2.0, requires_grad=True)
 >>> y = (w * 3).exp()
 >>> fig = draw_graph(y, names={w: "w", y: "y"})
+
+A model's parameters are labelled by their ``named_parameters()`` names with ``names=model``.
 """
 from __future__ import annotations
 
@@ -28,6 +30,11 @@ from .function import AccumulateGrad
 from .variable import Variable
 
 __all__ = ["draw_graph", "plot_history"]
+
+
+def __dir__() -> list[str]:
+    """``dir(autograd_lab.viz)`` lists the API only, not numpy, matplotlib and helpers."""
+    return sorted(__all__)
 
 # colours: parameters (leaves that require grad), constants, computed Variables, Functions
 _PARAM, _CONST, _COMPUTED, _FUNCTION = "#9ecae1", "#e0e0e0", "#ffffff", "#fdd49e"
@@ -200,8 +207,30 @@ def _spread(row: list[_Node]) -> None:
         node.x = x + shift
 
 
+def _names_of(names: Any) -> Mapping[Variable, str]:
+    """``names`` as a mapping Variable -> label; a Module gives its ``named_parameters()``."""
+    if names is None:
+        return {}
+    if isinstance(names, Mapping):
+        return names
+    if callable(getattr(names, "named_parameters", None)):
+        names = names.named_parameters()
+    if isinstance(names, (str, bytes)) or not hasattr(names, "__iter__"):
+        raise TypeError(f"names must be a dict mapping Variables to labels or a Module, got "
+                        f"{type(names).__name__}; for example names={{w1: 'w1', loss: 'loss'}} "
+                        "or names=model.")
+    mapping: dict[Variable, str] = {}
+    for pair in names:
+        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[1], Variable)):
+            raise TypeError("names must be a dict mapping Variables to labels, a Module, or "
+                            "(name, parameter) pairs as model.named_parameters() gives; got an "
+                            f"item {pair!r:.60}.")
+        mapping[pair[1]] = str(pair[0])
+    return mapping
+
+
 def draw_graph(var: Variable | Sequence[Variable], show_backward: bool = False,
-               names: Mapping[Variable, str] | None = None, *, max_nodes: int = 200,
+               names: Mapping[Variable, str] | Any = None, *, max_nodes: int = 200,
                title: str | None = None) -> Figure:
     """Draw the computational graph that produced ``var``; return the matplotlib Figure.
 
@@ -209,17 +238,16 @@ def draw_graph(var: Variable | Sequence[Variable], show_backward: bool = False,
     inputs that do not, white for computed ones. Ellipses are the Functions' graph nodes.
     Solid arrows run forward; ``show_backward=True`` adds dashed red arrows where gradients
     flow back. ``names`` maps Variables to labels, e.g. ``{w1: "w1", loss: "loss"}``;
-    computed Variables are only recognised through it. An input that does not require grad
+    computed Variables are only recognised through it. ``names=model`` (a Module) labels its
+    parameters as ``model.named_parameters()`` names them (``0.weight``, ``fc.bias``), and so
+    do the pairs of ``model.named_parameters()`` itself. An input that does not require grad
     is named when its Function saved it for backward, or, once backward has freed the saved
     tensors, when it is the only named such Variable of its shape; otherwise it shows as "const".
     """
     roots = list(var) if isinstance(var, (list, tuple)) else [var]
     if not roots:
         raise ValueError("draw_graph needs at least one Variable to draw.")
-    if names is not None and not isinstance(names, Mapping):
-        raise TypeError(f"names must be a dict mapping Variables to labels, got {type(names).__name__}; "
-                        "for example names={w1: 'w1', loss: 'loss'}.")
-    graph = _Graph(roots, names or {}, max_nodes)
+    graph = _Graph(roots, _names_of(names), max_nodes)
     layers = _layout(graph)
     xs = [n.x for n in graph.nodes.values()]
     x_lo, x_hi = min(xs) - 0.6, max(xs) + 0.6

@@ -2,8 +2,9 @@
 
 One rule for every test: torch counts as available only if ``import torch`` succeeds. A torch that
 is installed but broken (a missing shared library, an ABI mismatch) is treated as absent, and
-``sys.modules`` is told so, so that ``pytest.importorskip("torch")`` elsewhere skips as well
-(``tests/conftest.py`` imports this module first).
+``sys.modules`` is told so, so that an ``import torch`` elsewhere fails cleanly too
+(``tests/conftest.py`` imports this module first). Tests use ``@needs_torch`` or
+``torch = require_torch()``; both skip with ``TORCH_SKIP_REASON``.
 """
 from __future__ import annotations
 
@@ -22,9 +23,10 @@ except Exception as exc:  # pragma: no cover - depends on the machine
         del sys.modules[name]
     sys.modules["torch"] = None  # later `import torch` raises ImportError: importorskip skips
 
-REASON = ("PyTorch is not installed (pip install torch==2.13.0)" if TORCH_ERROR is None or
-          "No module named 'torch'" in TORCH_ERROR else
-          f"PyTorch is installed but fails to import ({TORCH_ERROR[:200]})")
+_WHY = TORCH_ERROR.splitlines()[0] if TORCH_ERROR else "not installed"
+REASON = (f"PyTorch is not available ({_WHY}); the comparison with it needs "
+          "pip install torch==2.13.0")
+TORCH_SKIP_REASON = REASON  # the one wording every skip uses
 
 needs_torch = pytest.mark.skipif(torch is None, reason=REASON)
 

@@ -15,6 +15,7 @@ from autograd_lab.course.loader import build_package
 from autograd_lab.exercises import check, ch02, ch03
 
 from ._checker_helpers import SEEDS, failure
+from ._oracle import require_torch
 
 REFERENCE = REFERENCE_ROOT / PACKAGE
 
@@ -498,7 +499,7 @@ def test_ch03_relu_key_matches_autograd_lab_and_pytorch_at_zero():
     mine = y.grad_fn.function.backward(y.grad_fn, ns["Variable"](np.ones(3)))
     np.testing.assert_array_equal(mine.data, x.grad.data)
     np.testing.assert_array_equal(mine.data, [0.0, 0.0, 1.0])
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     t = torch.tensor(data, requires_grad=True)
     torch.relu(t).sum().backward()
     np.testing.assert_array_equal(mine.data, t.grad.numpy())
@@ -603,7 +604,7 @@ def test_mygrad_variable_check_fails_a_variable_without_repr(tmp_path):
 
 @pytest.mark.parametrize("w", [(2.0, 3.0, 4.0), (1.0, -1.0, 0.5), (-2.23, 0.0, 0.61)])
 def test_ch02_reference_gradients_match_pytorch(w):
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     from autograd_lab.exercises.ch02 import _example
     ws = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in w]
     l1 = torch.ones(2, 2, dtype=torch.float64) * ws[0]

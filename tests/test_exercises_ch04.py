@@ -14,6 +14,7 @@ from autograd_lab.exercises import check
 from autograd_lab.exercises import ch04
 
 from ._checker_helpers import SEEDS, failure
+from ._oracle import require_torch
 
 
 # -- correct solutions -------------------------------------------------------------------
@@ -394,7 +395,7 @@ def test_reference_gradients_match_autograd_lab(seed):
 
 
 def test_reference_gradients_match_pytorch():
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     root, _ = ch04._random_graph(np.random.default_rng(7), 4, 60)
     ref = ch04._reference_grads(root)
     out, leaves = _replay(root, torch)
@@ -601,7 +602,7 @@ def test_loader_falls_back_from_a_broken_engine(tmp_path):
 
 
 def test_the_seed_example_on_mygrad_matches_pytorch():
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     pkg = engine_package()
     inp = pkg.Variable(np.ones((2, 2)))
     ws = [pkg.Variable(v, requires_grad=True) for v in (2.0, 3.0, 4.0)]

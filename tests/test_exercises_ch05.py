@@ -15,6 +15,7 @@ from autograd_lab.course.loader import build_package, choose_modules
 from autograd_lab.exercises import ch05, check
 
 from ._checker_helpers import SEEDS, assert_all_passed, failure
+from ._oracle import require_torch
 
 REF = REFERENCE_ROOT / "mygrad"
 MODULES = ("variable", "function", "engine", "ops")
@@ -231,7 +232,7 @@ def test_a_real_overflow_still_gets_the_stability_hint():
 
 
 def test_ops_match_pytorch():
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     pkg = ops_package()
     rng = np.random.default_rng(11)
     x0, w0, b0 = rng.normal(size=(5, 4)), rng.normal(size=(4, 3)), rng.normal(size=(3,))

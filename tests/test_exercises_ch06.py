@@ -26,6 +26,7 @@ from autograd_lab.exercises.ch06 import (RULES, SNIPPETS, VISIBLE_SNIPPETS, mygr
 from ._checker_helpers import (ROOT, SEEDS, assert_all_passed, assert_calls_own_checker,
                                assert_has_heading_and_solution, failure, graded_cells,
                                solution_cells)
+from ._oracle import require_torch
 
 NOTEBOOK = "06_grad_modes_inplace.ipynb"
 
@@ -48,7 +49,7 @@ def test_snippet_truth_is_what_the_chapter_teaches():
 
 
 def test_snippets_behave_as_in_pytorch():
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     for name, code in SNIPPETS.items():
         namespace = {"torch": torch}
         try:

@@ -12,6 +12,7 @@ import autograd_lab as al
 from autograd_lab.exercises import check
 
 from ._checker_helpers import SEEDS, assert_all_passed, failure
+from ._oracle import require_torch
 
 
 # -- chapter 09: correct solutions ----------------------------------------------------------
@@ -72,7 +73,7 @@ def test_ch09_the_library_passes_its_own_checks(capsys):
 
 
 def test_ch09_cross_entropy_agrees_with_torch():
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     rng = np.random.default_rng(0)
     data, t = 1000 * rng.normal(size=(5, 4)), rng.integers(0, 4, size=5)
     x = al.tensor(data, requires_grad=True)
@@ -341,7 +342,7 @@ def test_ch10_correct_solutions_pass(seed, hidden, capsys):
 
 
 def test_ch10_forward_reference_agrees_with_torch():
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     rng = np.random.default_rng(1)
     x, w, b = rng.normal(size=(2, 3, 7, 6)), rng.normal(size=(4, 3, 3, 2)), rng.normal(size=4)
     ours = conv2d_forward_loops(x, w, b, stride=2, padding=1)

@@ -18,6 +18,7 @@ from autograd_lab.course.loader import _forget_package, build_package
 from autograd_lab.exercises import ch11, check
 
 from ._checker_helpers import SEEDS, failure
+from ._oracle import require_torch
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +81,7 @@ def test_grad_twice_matches_analytic_second_derivatives(mygrad, name, f, second)
 
 
 def test_hessian_vector_product_through_matmul_softmax_and_indexing_matches_pytorch(mygrad) -> None:
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     rng = np.random.default_rng(3)
     A, W0, v = rng.normal(size=(5, 4)), rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
 

@@ -14,6 +14,7 @@ from autograd_lab.exercises import ch11, ch12, check
 from autograd_lab.gradcheck import numerical_jacobian
 
 from ._checker_helpers import SEEDS, assert_all_passed, failure
+from ._oracle import require_torch
 
 
 # == chapter 11: correct solutions ===========================================================
@@ -124,7 +125,7 @@ def _sym(rng):
 
 
 def test_ch11_exact_hessian_matches_pytorch():
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     rng = np.random.default_rng(8)
     W, c, x = rng.normal(size=(3, 4)), rng.normal(size=3), rng.normal(size=4)
     fn = ch11.tanh_net(W, c)
@@ -341,7 +342,7 @@ def test_ch12_references_agree_with_the_engine_and_by_hand():
 
 
 def test_ch12_reference_matches_pytorch():
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     rng = np.random.default_rng(5)
     y, t = rng.normal(size=7) * 4, rng.normal(size=7) * 4
     yt = torch.tensor(y, requires_grad=True)

@@ -114,3 +114,136 @@ def test_training_benchmark_runs():
     # same initial weights and batches: one epoch of ours and of the hand-written backprop agree
     assert rows[0]["accuracy_fixed_split_mean"] == pytest.approx(rows[1]["accuracy_mean"], abs=0.02)
     assert "autograd_lab" in bench.format_rows(rows)
+
+
+# -- the command: arguments are checked before training, divergence is caught ------------------
+from tests._console import run_cli  # noqa: E402
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--batch-size", "0"], "argument --batch-size: must be at least 1, got 0"),
+    (["--batch-size", "many"], "argument --batch-size: expected a whole number"),
+    (["--lr", "-1"], "argument --lr: must be a number above 0"),
+    (["--lr", "0"], "argument --lr: must be a number above 0"),
+    (["--lr", "nan"], "argument --lr: must be a number above 0"),
+    (["--epochs", "0"], "argument --epochs: must be at least 1, got 0"),
+    (["--seed", "-1"], "argument --seed: must be 0 or more"),
+    (["--out", "{tmp}/no/such/dir/x.png"], "argument --out: the folder {tmp}/no/such/dir does not exist"),
+    (["--out", "{tmp}"], "argument --out: {tmp} is a folder"),
+    (["--out", "{tmp}/curves.txt"], "argument --out: cannot write a .txt picture"),
+])
+def test_bad_arguments_are_refused_before_training(tmp_path, args, message):
+    args = [a.format(tmp=tmp_path) for a in args]
+    done = run_cli("train", "--no-progress", *args, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("usage: autograd-lab train")
+    assert message.format(tmp=tmp_path) in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""  # nothing trained
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unwritable_folder_is_refused(tmp_path):
+    import os
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        if os.access(folder, os.W_OK):
+            pytest.skip("this user (root?) may write into a read-only folder")
+        done = run_cli("train", "--out", str(folder / "x.png"), timeout=120)
+        assert done.returncode == 2 and "cannot write into the folder" in done.stderr
+    finally:
+        folder.chmod(0o700)
+
+
+def test_an_exploding_loss_stops_training_with_a_suggestion(tmp_path):
+    done = run_cli("train", "--model", "mlp", "--lr", "1e9", "--epochs", "3", "--no-progress",
+                   "--out", str(tmp_path / "x.png"), timeout=300)
+    assert done.returncode == 1
+    assert "Training diverged: the loss" in done.stderr and "epoch 1, batch" in done.stderr
+    assert "learning rate is most likely too high" in done.stderr and "--lr 1e+08" in done.stderr
+    assert "Traceback" not in done.stderr and "test accuracy" not in done.stdout
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_fit_stops_on_a_nan_loss(digits):
+    x_train, y_train, _, _ = digits
+    x = x_train[:128].copy()
+    x[70, 3] = np.nan  # one bad input in the second batch poisons the loss
+    model = make_model("mlp", seed=0)
+    loader = DataLoader(TensorDataset(x, y_train[:128]), batch_size=64)
+    from autograd_lab.train import TrainingDiverged
+    with pytest.raises(TrainingDiverged, match=r"the loss became nan at epoch 1, batch 2 \(the first "
+                                                r"batch's loss was [0-9.]+\)"):
+        fit(model, loader, nn.CrossEntropyLoss(), SGD(model.parameters(), lr=0.1), epochs=2, progress=False)
+
+
+def test_fit_max_loss_is_optional(digits):
+    x_train, y_train, _, _ = digits
+    loader = DataLoader(TensorDataset(x_train[:64], y_train[:64]), batch_size=64)
+    model = make_model("mlp", seed=0)
+    opt = SGD(model.parameters(), lr=0.0)
+    history = fit(model, loader, nn.CrossEntropyLoss(), opt, epochs=1, progress=False)  # no limit
+    from autograd_lab.train import TrainingDiverged
+    with pytest.raises(TrainingDiverged, match="grew to"):
+        fit(model, loader, nn.CrossEntropyLoss(), opt, epochs=1, progress=False,
+            max_loss=history["loss"][0] / 2)
+
+
+def test_one_epoch_run_says_epoch_and_plots_whole_epochs(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.ticker import FixedLocator  # noqa: F401
+    import argparse
+
+    import autograd_lab.train as train_module
+
+    out = tmp_path / "one.png"
+    done = run_cli("train", "--model", "mlp", "--epochs", "1", "--no-progress", "--out", str(out),
+                   timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "after 1 epoch (" in done.stdout and "1 epochs" not in done.stdout
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    figures = []
+    real_savefig = matplotlib.figure.Figure.savefig
+    try:
+        matplotlib.figure.Figure.savefig = lambda fig, *a, **k: figures.append(fig)
+        for epochs in (1, 3):
+            args = argparse.Namespace(model="mlp", epochs=epochs, seed=0, lr=None, batch_size=64,
+                                      out=tmp_path / "x.png", no_progress=True)
+            assert train_module.run_train(args) == 0
+    finally:
+        matplotlib.figure.Figure.savefig = real_savefig
+    for fig, epochs in zip(figures, (1, 3)):
+        for ax in fig.axes:
+            low, high = ax.get_xlim()
+            ticks = [t for t in ax.get_xticks() if low <= t <= high]
+            assert ticks == list(range(1, epochs + 1))
+
+
+def test_one_epoch_of_the_cnn_already_learns():
+    from autograd_lab.train import DEFAULT_BATCH, train_digits
+    assert DEFAULT_BATCH["cnn"] == 32
+    model, history, acc = train_digits("cnn", epochs=1, seed=0, progress=False)
+    assert len(history["loss"]) == 1
+    assert acc > 0.7  # chance is 0.1; benchmarks/training.py reports the mean over seeds
+    before, _ = evaluate(make_model("cnn", 0), loaders_cnn(), nn.CrossEntropyLoss())
+    assert history["val_loss"][0] < before / 2
+
+
+def loaders_cnn():
+    _, _, x_test, y_test = load_digits(as_images=True)
+    return DataLoader(TensorDataset(x_test, y_test), batch_size=256)
+
+
+def test_cnn_weights_get_he_initialisation():
+    model = make_model("cnn", seed=3)
+    for layer in model:
+        if isinstance(layer, (nn.Conv2d, nn.Linear)):
+            fan_in = int(np.prod(layer.weight.shape[1:]))
+            w = layer.weight.data
+            assert abs(w.std() - np.sqrt(2.0 / fan_in)) < 0.25 * np.sqrt(2.0 / fan_in)
+            assert np.all(layer.bias.data == 0)
+    again = make_model("cnn", seed=3)
+    assert all(np.array_equal(a.data, b.data) for a, b in zip(model.parameters(), again.parameters()))

@@ -153,3 +153,50 @@ def test_named_constant_still_named_after_backward():
     loss.backward()
     texts = labels(draw_graph(loss, names=names))
     assert "input\n(2, 2)" in texts and "const\n(2, 2)" not in texts
+
+
+def test_names_can_be_a_model_and_label_its_parameters():
+    import autograd_lab.nn as nn
+    model = nn.Sequential(nn.Linear(3, 4, seed=0), nn.ReLU(), nn.Linear(4, 2, seed=1))
+    x = al.ones(5, 3)
+    loss = model(x).sum()
+    by_model = labels(draw_graph(loss, names=model))
+    expected = [f"{name}\n{tuple(p.shape)}" for name, p in model.named_parameters()]
+    assert [n for n, _ in model.named_parameters()] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    for text in expected:
+        assert by_model.count(text) == 1
+    by_pairs = labels(draw_graph(loss, names=model.named_parameters()))
+    assert by_pairs == by_model
+    by_dict = labels(draw_graph(loss, names={p: n for n, p in model.named_parameters()}))
+    assert by_dict == by_model
+    unnamed = labels(draw_graph(loss))
+    assert not any(text in unnamed for text in expected)  # the names come from the model
+    with pytest.raises(TypeError, match=r"named_parameters\(\) gives"):
+        draw_graph(loss, names=[("w", 3.0)])
+
+
+@pytest.mark.parametrize("module", ["viz", "functional", "data", "optim", "nn"])
+def test_public_modules_export_only_their_api(module):
+    import importlib
+    import inspect
+    import types
+
+    mod = importlib.import_module(f"autograd_lab.{module}")
+    api = set(mod.__all__)
+    for name in api:  # each exported name exists and is not a module borrowed from elsewhere
+        obj = getattr(mod, name)
+        assert not isinstance(obj, types.ModuleType) or obj.__name__.startswith("autograd_lab.")
+    defined_here = {name for name, obj in vars(mod).items()
+                    if not name.startswith("_") and (inspect.isclass(obj) or inspect.isfunction(obj))
+                    and getattr(obj, "__module__", "").startswith(mod.__name__)}
+    assert defined_here <= api  # nothing public is left out
+    assert not api & {"np", "plt", "Ellipse", "Any", "Variable", "annotations", "math"}
+    namespace: dict = {}
+    exec(f"from autograd_lab.{module} import *", namespace)
+    assert set(namespace) - {"__builtins__"} == api
+
+
+def test_dir_of_viz_shows_the_api_only():
+    import autograd_lab.viz as viz
+    assert dir(viz) == ["draw_graph", "plot_history"]
+    assert dir(al.viz) == dir(viz)

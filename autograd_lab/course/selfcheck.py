@@ -3,27 +3,65 @@
 The notebook runs top to bottom in a fresh kernel (the file itself is not changed),
 errors do not stop the run, and each graded cell scores its points when it raised
 nothing and wrote nothing to stderr -- the rule nbgrader's autograder applies.
+
+Each row says why an exercise failed: the first line of the checker's message and its
+hint (``verbose`` gives the whole message); an exercise whose stub still raises
+``NotImplementedError("Exercise <id>: ...")`` is "not started"; and when the learner's
+own exercise cell raised (a ``SyntaxError`` on line 3, say), that error is reported
+rather than the ``NameError`` it causes in the check cell.
 """
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 from nbformat import NotebookNode
 
-from .notebooks import CourseError, cell_failure, exercises, format_points, read_notebook
+from .notebooks import (CourseError, exercises, format_points, is_solution_cell, read_notebook,
+                        strip_ansi)
+
+PASSED, FAILED, NOT_STARTED = "passed", "FAILED", "not started"
+_STUB = re.compile(r"Exercise ([\w-]+)(?::| is not done yet)")
+_SYNTAX_WHERE = re.compile(r"^(?P<msg>.*) \([^()]*, line (?P<line>\d+)\)$", re.S)
+_CELL_LINE = re.compile(r"Cell In\[\d+\], line (\d+)")
 
 
 @dataclass(frozen=True)
 class ExerciseResult:
-    """How one exercise did: points earned out of ``max_points``, and why it failed."""
+    """How one exercise did: points earned out of ``max_points``, and why it failed.
+
+    ``detail`` is the whole failure message (its first line says what is wrong, a
+    ``hint:`` line may follow); ``not_started`` marks an exercise whose stub is untouched.
+    """
 
     exercise: str
     points: float
     max_points: float
     passed: bool
     detail: str = ""
+    not_started: bool = False
+
+    @property
+    def status(self) -> str:
+        """``passed``, ``FAILED`` or ``not started``."""
+        return PASSED if self.passed else NOT_STARTED if self.not_started else FAILED
+
+    def summary(self) -> list[str]:
+        """The first line of the failure and its hint line(s), each in full."""
+        lines = [line.strip() for line in self.detail.splitlines() if line.strip()]
+        if not lines:
+            return []
+        hints = [line for line in lines[1:] if line.lower().startswith("hint:")]
+        return [lines[0], *hints]
+
+    def rest(self) -> list[str]:
+        """The lines of the failure that :meth:`summary` leaves out (expected, received, ...)."""
+        lines = [line.rstrip() for line in self.detail.splitlines()[1:] if line.strip()]
+        return [line for line in lines if not line.strip().lower().startswith("hint:")]
 
 
 def execute(nb: NotebookNode, cwd: Path, timeout: float) -> str | None:
@@ -50,20 +88,83 @@ def execute(nb: NotebookNode, cwd: Path, timeout: float) -> str | None:
     return None
 
 
+def error_text(cell: NotebookNode) -> str | None:
+    """The whole failure of an executed cell (``ename: message``), or ``None``.
+
+    A cell fails when it has an error output or wrote to stderr (nbgrader counts both).
+    """
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            message = strip_ansi(str(output.get("evalue", ""))).strip()
+            return f"{output.get('ename', 'Error')}: {message}".rstrip(": ")
+        if output.get("output_type") == "stream" and output.get("name") == "stderr":
+            text = strip_ansi(str(output.get("text", ""))).strip()
+            return "wrote to stderr: " + text
+    return None
+
+
+def _error_output(cell: NotebookNode) -> NotebookNode | None:
+    return next((o for o in cell.get("outputs", []) if o.get("output_type") == "error"), None)
+
+
+def _is_stub(error: NotebookNode | None, exercise: str) -> bool:
+    """An untouched stub of ``exercise`` raised it (in the exercise cell or via the checker)."""
+    if error is None or error.get("ename") != "NotImplementedError":
+        return False
+    match = _STUB.match(strip_ansi(str(error.get("evalue", ""))))
+    return bool(match) and match.group(1) == exercise
+
+
+def own_cell_error(cell: NotebookNode, error: NotebookNode) -> str:
+    """An exercise cell's own error, with its line: ``SyntaxError on line 2 of your exercise
+    cell: invalid syntax`` and the line itself."""
+    ename = str(error.get("ename", "Error"))
+    message = strip_ansi(str(error.get("evalue", ""))).strip()
+    line = None
+    where = _SYNTAX_WHERE.match(message)
+    if ename in ("SyntaxError", "IndentationError", "TabError") and where:
+        message, line = where.group("msg"), int(where.group("line"))
+    else:
+        found = _CELL_LINE.findall(strip_ansi("\n".join(error.get("traceback", []))))
+        line = int(found[-1]) if found else None
+    first = message.splitlines()[0] if message else ""
+    if line is None:
+        return f"{ename} in your exercise cell: {first}"
+    source = cell.get("source", "").splitlines()
+    code = f" (`{source[line - 1].strip()}`)" if 0 < line <= len(source) else ""
+    return f"{ename} in your exercise cell, line {line}{code}: {first}"
+
+
 def score_executed(nb: NotebookNode, stopped: str | None = None,
                    timeout: float | None = None) -> list[ExerciseResult]:
     """Score the graded cells of an executed notebook."""
     results = []
+    previous = -1
     for ex in exercises(nb):
         cell = nb.cells[ex.cell_index]
-        failure = cell_failure(cell)
+        own = [nb.cells[i] for i in range(previous + 1, ex.cell_index)
+               if nb.cells[i].cell_type == "code" and is_solution_cell(nb.cells[i])]
+        previous = ex.cell_index
+        failure = error_text(cell)
+        not_started = False
         if failure is None and cell.get("execution_count") is None and stopped:
             failure = f"not run: {stopped}"
         if failure and failure.startswith(("KeyboardInterrupt", "CellTimeoutError")) and timeout:
             failure = f"the cell ran longer than {timeout:g} s and was interrupted"
+        elif failure:
+            own_errors = [(c, e) for c in own if (e := _error_output(c)) is not None]
+            if _is_stub(_error_output(cell), ex.id) or any(_is_stub(e, ex.id)
+                                                           for _, e in own_errors):
+                not_started = True
+                failure = ("replace the `raise NotImplementedError(...)` line of the exercise "
+                           "cell with your code, run that cell, then the check cell")
+            elif own_errors:
+                own_cell, own_error = own_errors[0]
+                failure = f"{own_cell_error(own_cell, own_error)}\n(the check cell then " \
+                          f"failed with {failure})"
         passed = failure is None
         results.append(ExerciseResult(ex.id, ex.points if passed else 0.0, ex.points, passed,
-                                      failure or ""))
+                                      failure or "", not_started))
     return results
 
 
@@ -85,17 +186,54 @@ def check_notebook(path: Path, timeout: float = 120.0) -> list[ExerciseResult]:
     return score_executed(nb, stopped, timeout)
 
 
-def format_table(results: list[ExerciseResult], width: int = 72) -> str:
-    """A plain-text table: exercise, points, result, first line of the failure; then a total."""
+def _wrap(text: str, width: int) -> list[str]:
+    lines = []
+    for paragraph in text.splitlines():
+        indent = paragraph[:len(paragraph) - len(paragraph.lstrip())]
+        lines += textwrap.wrap(paragraph, width, subsequent_indent=indent + "  ",
+                               break_long_words=True, break_on_hyphens=False) or [""]
+    return lines
+
+
+def format_table(results: list[ExerciseResult], width: int | None = None,
+                 verbose: bool = False) -> str:
+    """A plain-text table: exercise, points, result, and why it failed; then a total.
+
+    The detail column shows the first line of each failure and its hint, wrapped to fit
+    ``width`` columns (the terminal's by default), never cut; ``verbose`` shows the whole
+    message (expected, received, ...).
+    """
+    if width is None:
+        width = shutil.get_terminal_size((100, 24)).columns
     name_w = max([len("exercise")] + [len(r.exercise) for r in results])
-    lines = [f"{'exercise':<{name_w}}  {'points':>7}  result  detail"]
+    pts_w = max([len("points")] + [len(f"{format_points(r.points)}/"
+                                         f"{format_points(r.max_points)}") for r in results])
+    status_w = max(len(s) for s in (PASSED, FAILED, NOT_STARTED, "result"))
+    left = name_w + 2 + pts_w + 2 + status_w + 2
+    detail_w = max(width - left, 40)
+    lines = [f"{'exercise':<{name_w}}  {'points':>{pts_w}}  {'result':<{status_w}}  detail"]
     for r in results:
         pts = f"{format_points(r.points)}/{format_points(r.max_points)}"
-        detail = r.detail if len(r.detail) <= width else r.detail[:width - 1] + "…"
-        lines.append(f"{r.exercise:<{name_w}}  {pts:>7}  {'passed' if r.passed else 'FAILED'}"
-                     f"  {detail}".rstrip())
+        summary = r.summary()
+        first = _wrap(summary[0], detail_w) if summary else [""]
+        lines.append(f"{r.exercise:<{name_w}}  {pts:>{pts_w}}  {r.status:<{status_w}}  "
+                     f"{first[0]}".rstrip())
+        more = first[1:]
+        if verbose:  # the rest of the message as written (arrays keep their alignment)
+            more += r.rest()
+        more += [w for hint in summary[1:] for w in _wrap(hint, detail_w)]
+        lines += [" " * left + line for line in more]
     got = sum(r.points for r in results)
     total = sum(r.max_points for r in results)
-    lines.append(f"{'total':<{name_w}}  {format_points(got) + '/' + format_points(total):>7}"
-                 f"  {sum(r.passed for r in results)} of {len(results)} exercises passed")
+    counts = [f"{sum(r.passed for r in results)} of {len(results)} exercises passed"]
+    not_started = sum(r.not_started for r in results)
+    failed = sum(not r.passed and not r.not_started for r in results)
+    if failed:
+        counts.append(f"{failed} failed")
+    if not_started:
+        counts.append(f"{not_started} not started")
+    lines.append(f"{'total':<{name_w}}  {format_points(got) + '/' + format_points(total):>{pts_w}}"
+                 f"  {', '.join(counts)}")
+    if not verbose and any(r.rest() for r in results):
+        lines.append("(run with -v to see each failure's whole message)")
     return "\n".join(lines)
