@@ -84,6 +84,9 @@ def copy_course(course: Path, work: Path) -> tuple[list[Path], list[Path]]:
         manifest[source.name] = file_hash(source)
         copied.append(target)
     write_manifest(work, manifest)
+    for page in sorted(course.glob("*.md")):  # the glossary the chapters link to
+        if not (work / page.name).exists():
+            shutil.copyfile(page, work / page.name)
     return copied, kept
 
 
