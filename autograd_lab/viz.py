@@ -352,7 +352,8 @@ def plot_history(history: Mapping[str, Sequence[float]] | Any) -> Figure:
         ax.set_xlabel("epoch")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # no tick at epoch 2.5
         if max(len(v) for v in group.values()) == 1:
-            ax.set_xlim(0.5, 1.5)  # one epoch: one tick, at 1 (not 0.96, 0.98, ...)
+            ax.set_xlim(0.5, 1.5)  # one epoch: one tick, at 1 (not 0.6, 0.8, ...)
+            ax.set_xticks([1])
         ax.set_ylabel(title)
         ax.set_title(title)
         ax.grid(alpha=0.3)
