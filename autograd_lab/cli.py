@@ -35,9 +35,13 @@ def _start(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .course.selfcheck import check_notebook, format_table
-    results = check_notebook(args.notebook, timeout=args.timeout)
+    from .course.selfcheck import check_notebook_and_library, format_table
+    results, library = check_notebook_and_library(args.notebook, timeout=args.timeout)
     print(format_table(results, verbose=args.verbose))
+    if library:
+        print("\nyour mygrad in this run (from the mygrad/ folder beside the notebook):")
+        for line in library:
+            print("  " + line.removeprefix("mygrad: "))
     return 0 if all(r.passed for r in results) else 1
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -9,6 +10,8 @@ import pytest
 from autograd_lab.course.notebooks import write_notebook
 from autograd_lab.course.selfcheck import ExerciseResult, check_notebook, format_table
 from tests._console import run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
 from tests.fixtures import course_nb
 
 WRONG_CENTER = "    return X"  # forgets to subtract the row means
@@ -133,3 +136,19 @@ def test_wrapping_keeps_every_word_at_any_width() -> None:
         assert "expected:" not in words
         assert "expected:" in format_table([ExerciseResult("ch01-x", 0, 1, False, detail)],
                                            width=width, verbose=True)
+
+
+def test_check_reports_which_mygrad_modules_were_used_and_leaves_them_alone(tmp_path) -> None:
+    """The learner's mygrad/ beside the notebook is used (on a copy) and reported."""
+    import shutil
+
+    from autograd_lab.course.library import PACKAGE, REFERENCE_ROOT
+    shutil.copy(ROOT / "course" / "03_function.ipynb", tmp_path)
+    own = tmp_path / PACKAGE
+    own.mkdir()
+    (own / "variable.py").write_text((REFERENCE_ROOT / PACKAGE / "variable.py").read_text())
+    before = {p.name: p.read_text() for p in own.iterdir()}
+    done = run_cli("check", str(tmp_path / "03_function.ipynb"), timeout=600)
+    assert "your mygrad in this run" in done.stdout, done.stdout + done.stderr
+    assert "your variable.py (each passed its chapter's checks)" in done.stdout
+    assert {p.name: p.read_text() for p in own.iterdir()} == before  # untouched by the run

@@ -12,9 +12,11 @@ rather than the ``NameError`` it causes in the check cell.
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,6 +172,28 @@ def score_executed(nb: NotebookNode, stopped: str | None = None,
 
 def check_notebook(path: Path, timeout: float = 120.0) -> list[ExerciseResult]:
     """Run the notebook at ``path`` and score each of its exercises."""
+    return check_notebook_and_library(path, timeout)[0]
+
+
+def library_lines(nb: NotebookNode) -> list[str]:
+    """What the chapter loader printed about the learner's ``mygrad`` (one line per message)."""
+    found: list[str] = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if output.get("output_type") == "stream" and output.get("name") == "stdout":
+                found += [line for line in str(output.get("text", "")).splitlines()
+                          if line.startswith(("mygrad: your ", "mygrad: no "))]
+    return list(dict.fromkeys(found))
+
+
+def check_notebook_and_library(path: Path, timeout: float = 120.0
+                               ) -> tuple[list[ExerciseResult], list[str]]:
+    """Like :func:`check_notebook`, plus what the loader said about the learner's ``mygrad``:
+    which of their modules the notebook used and which fell back to the course's.
+
+    The run uses a copy of the ``mygrad/`` folder beside the notebook, so the notebook's
+    ``%%mygrad`` cells cannot change the learner's files.
+    """
     path = Path(path)
     if not path.is_file():
         raise CourseError(f"No notebook at {path}: pass the path of a .ipynb file, e.g. "
@@ -182,8 +206,22 @@ def check_notebook(path: Path, timeout: float = 120.0) -> list[ExerciseResult]:
     if not exercises(nb):
         raise CourseError(f"{path.name} has no graded cells, so there is nothing to score. "
                           "Check a course notebook (the ones with exercises).")
-    stopped = execute(nb, path.parent.resolve(), timeout)
-    return score_executed(nb, stopped, timeout)
+    from .library import DIR_ENV, PACKAGE, library_dir
+    own = library_dir(os.environ.get(DIR_ENV) or path.parent.resolve()) / PACKAGE
+    previous = os.environ.get(DIR_ENV)
+    with tempfile.TemporaryDirectory(prefix="autograd-lab-check-") as tmp:
+        if own.is_dir():
+            shutil.copytree(own, Path(tmp) / PACKAGE,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        os.environ[DIR_ENV] = tmp  # the kernel inherits it
+        try:
+            stopped = execute(nb, path.parent.resolve(), timeout)
+        finally:
+            if previous is None:
+                os.environ.pop(DIR_ENV, None)
+            else:
+                os.environ[DIR_ENV] = previous
+    return score_executed(nb, stopped, timeout), library_lines(nb)
 
 
 def _wrap(text: str, width: int) -> list[str]:
