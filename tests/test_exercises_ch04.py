@@ -408,3 +408,221 @@ def test_checker_nodes_count_parent_reads_and_hash_by_identity():
     y = x * x
     assert y.parents == (x, x) and y.reads == 1
     assert len({x, y, ch04._leaf(1.0, "x")}) == 3
+
+
+# -- a sort without a visited set: the backward check names the repeated visits ----------------
+def sort_without_visited(root):
+    """The iterative DFS with the visited set left out: a reused node is listed once per path."""
+    order, stack = [], [(root, iter(root.parents))]
+    while stack:
+        node, parents = stack[-1]
+        for parent in parents:
+            stack.append((parent, iter(parent.parents)))
+            break
+        else:
+            stack.pop()
+            order.append(node)
+    return order[::-1]
+
+
+def test_backward_on_a_sort_without_visited_set_names_the_duplicates():
+    msg = failure(check.ch04_backward, make_backward(sort_without_visited))
+    assert "ch04-backward" in msg and "x*x" in msg
+    assert "more than once" in msg and "visited" in msg
+    assert "returned 3 entries for 2 nodes" in msg           # the learner's own sort, quoted
+    assert "leaf.grad +=" not in msg and "accumulate across calls" not in msg
+
+
+def test_backward_that_updates_a_leaf_per_consumer_is_not_blamed_for_revisits(capsys):
+    """Adding into a leaf's .grad once per consumer gives the right totals: no false alarm."""
+    def per_edge(root):
+        grads = {root: 1.0}
+        for node in topological_sort(root):
+            for parent, local in zip(node.parents, node.local_grads):
+                grads[parent] = grads.get(parent, 0.0) + local * grads[node]
+                if not parent.parents:
+                    parent.grad += local * grads[node]
+        return grads
+    check.ch04_backward(per_edge, seed=1, hidden=True)
+    assert "passed (with hidden cases)" in capsys.readouterr().out
+
+
+# -- mygrad's engine: topological_order and backward on the learner's Variables ----------------
+import re  # noqa: E402
+
+from autograd_lab.course.library import REFERENCE_ROOT  # noqa: E402
+from autograd_lab.course.loader import build_package, choose_modules  # noqa: E402
+
+from ._checker_helpers import (assert_calls_own_checker, assert_has_heading_and_solution,  # noqa: E402
+                               graded_cells, solution_cells)
+
+REF = REFERENCE_ROOT / "mygrad"
+
+
+def engine_package(tmp_path=None, change=None):
+    """mygrad from the course's variable/function and its engine, edited by ``change``."""
+    engine = REF / "engine.py"
+    if change is not None:
+        old, new = change
+        text = engine.read_text(encoding="utf-8")
+        assert old in text, old
+        engine = tmp_path / "engine.py"
+        engine.write_text(text.replace(old, new), encoding="utf-8")
+    return build_package({"variable": REF / "variable.py", "function": REF / "function.py",
+                          "engine": engine})
+
+
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+def test_mygrad_engine_checkers_accept_the_course_engine(seed, hidden, capsys):
+    pkg = engine_package()
+    check.ch04_topological_order(pkg.topological_order, pkg, seed=seed, hidden=hidden)
+    check.ch04_engine_backward(pkg.backward, pkg, seed=seed, hidden=hidden)
+    out = capsys.readouterr().out
+    assert out.count("All ") == 2 and out.count("(with hidden cases)") == (2 if hidden else 0)
+    ch04.mygrad_engine(pkg)  # the loader's check, quiet
+
+
+def order_no_visited(root):
+    order, stack = [], [(root, iter(_inputs(root)))]
+    while stack:
+        v, inputs = stack[-1]
+        for x in inputs:
+            stack.append((x, iter(_inputs(x))))
+            break
+        else:
+            stack.pop()
+            order.append(v)
+    return order[::-1]
+
+
+def _inputs(v, all_inputs=False):
+    if v.grad_fn is None:
+        return []
+    return [x for x in v.grad_fn.inputs if all_inputs or x.requires_grad]
+
+
+def order_recursive(root):
+    order, seen = [], set()
+
+    def visit(v):
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        for x in _inputs(v):
+            visit(x)
+        order.append(v)
+    visit(root)
+    return order[::-1]
+
+
+def order_forward(root):
+    return order_recursive(root)[::-1]
+
+
+def order_with_constants(root):
+    order, seen, stack = [], {id(root)}, [(root, iter(_inputs(root, True)))]
+    while stack:
+        v, inputs = stack[-1]
+        for x in inputs:
+            if id(x) not in seen:
+                seen.add(id(x))
+                stack.append((x, iter(_inputs(x, True))))
+                break
+        else:
+            stack.pop()
+            order.append(v)
+    return order[::-1]
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (order_no_visited, "keep a set of the Variables already visited"),
+    (order_recursive, "explicit stack"),
+    (order_forward, "the root is last"),
+    (order_with_constants, "does not require grad"),
+])
+def test_topological_order_rejects_typical_mistakes(wrong, words):
+    pkg = engine_package()
+    with pytest.raises(AssertionError) as info:
+        check.ch04_topological_order(wrong, pkg)
+    assert "ch04-topological-order" in str(info.value) and words in str(info.value)
+
+
+@pytest.mark.parametrize("change,words", [
+    # the walk over an order without a visited set: named as the cause, not the sums
+    (("            if id(x) not in visited:\n", "            if True:\n"), "listed more than once"),
+    (("grads[id(x)] = grads[id(x)] + gx if id(x) in grads else gx", "grads[id(x)] = gx"),
+     "only one of their gradients reached it"),
+    (("        v.grad = v.grad + grad", "        v.grad = grad"), "must add to .grad"),
+    (("                node.release()", "                pass"), "node.release()"),
+    (("                    g = as_variable(changed)", "                    pass"),
+     "returned value was ignored"),
+    (("            if v.grad_fn is None or getattr(v, \"_retains_grad\", False):",
+      "            if v.grad_fn is None:"), "retain_grad sets"),
+])
+def test_engine_backward_rejects_typical_mistakes(tmp_path, change, words):
+    pkg = engine_package(tmp_path, change)
+    with pytest.raises(AssertionError) as info:
+        check.ch04_engine_backward(pkg.backward, pkg)
+    assert "ch04-engine-backward" in str(info.value) and words in str(info.value)
+
+
+def test_engine_backward_of_a_duplicating_order_quotes_the_order(tmp_path):
+    pkg = engine_package(tmp_path, ("            if id(x) not in visited:\n",
+                                    "            if True:\n"))
+    with pytest.raises(AssertionError) as info:
+        check.ch04_engine_backward(pkg.backward, pkg)
+    msg = str(info.value)
+    assert re.search(r"returned \d+ entries for \d+ Variables", msg), msg
+    assert "Keep a visited set" in msg
+
+
+def test_engine_stubs_are_reported_as_not_done():
+    pkg = engine_package()
+
+    def stub(*args, **kwargs):
+        raise NotImplementedError("Exercise ch04-engine-backward: write your code here")
+    with pytest.raises(NotImplementedError, match="ch04-engine-backward is not done yet"):
+        check.ch04_engine_backward(stub, pkg)
+    with pytest.raises(NotImplementedError, match="ch04-topological-order"):
+        check.ch04_topological_order(stub, pkg)
+
+
+def test_loader_falls_back_from_a_broken_engine(tmp_path):
+    folder = tmp_path / "work"
+    (folder / "mygrad").mkdir(parents=True)
+    for name in ("variable", "function"):
+        (folder / "mygrad" / f"{name}.py").write_text((REF / f"{name}.py").read_text())
+    broken = (REF / "engine.py").read_text().replace("                node.release()",
+                                                     "                pass")
+    (folder / "mygrad" / "engine.py").write_text(broken)
+    choices = {c.module: c for c in choose_modules(5, folder=folder)}
+    assert choices["variable"].yours and choices["function"].yours
+    assert not choices["engine"].yours and "ch04-engine-backward" in choices["engine"].reason
+
+
+def test_the_seed_example_on_mygrad_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    pkg = engine_package()
+    inp = pkg.Variable(np.ones((2, 2)))
+    ws = [pkg.Variable(v, requires_grad=True) for v in (2.0, 3.0, 4.0)]
+    tw = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (2.0, 3.0, 4.0)]
+    for x, (w1, w2, w3) in ((inp, ws), (torch.ones(2, 2, dtype=torch.float64), tw)):
+        l1 = x * w1
+        loss = ((l1 + w2) * (l1 * w3)).mean()
+        loss.backward()
+        assert loss.item() == 40.0
+    assert [w.grad.item() for w in ws] == [w.grad.item() for w in tw] == [28.0, 8.0, 10.0]
+
+
+def test_chapter_04_graded_cells_call_their_own_checkers():
+    cells = solution_cells("04_engine.ipynb")
+    graded = graded_cells(cells)
+    assert {c["metadata"]["nbgrader"]["grade_id"] for c in graded} == {
+        "ch04-topological-sort", "ch04-backward", "ch04-reused-node", "ch04-second-backward",
+        "ch04-topological-order", "ch04-engine-backward"}
+    for cell in graded:
+        assert_calls_own_checker(cell)
+        assert_has_heading_and_solution(cell, cells)
+    sources = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    assert "load_mygrad(chapter=4)" in sources[0]
+    assert any(s.startswith("%%mygrad engine topological_order") for s in sources)

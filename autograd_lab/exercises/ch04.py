@@ -8,15 +8,21 @@ make (and count how often ``parents`` is read, to catch walks that repeat work).
 """
 from __future__ import annotations
 
+import contextlib
+import importlib
+import inspect
+import io
 import math
 from collections.abc import Callable, Iterable
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from ._common import Checker
 
-__all__ = ["ch04_topological_sort", "ch04_backward", "ch04_reused_node", "ch04_second_backward"]
+__all__ = ["ch04_topological_sort", "ch04_backward", "ch04_reused_node", "ch04_second_backward",
+           "ch04_topological_order", "ch04_engine_backward", "mygrad_engine"]
 
 
 class _Scalar:
@@ -25,7 +31,9 @@ class _Scalar:
     def __init__(self, data: float, parents: Iterable[_Scalar] = (),
                  local_grads: Iterable[float] = (), label: str = "") -> None:
         self.data = float(data)
-        self.grad = 0.0
+        self._grad = 0.0
+        self.grad_writes = 0  # how often .grad was assigned (reset before each backward call)
+        self.grad_before = 0.0  # .grad when the current backward call started
         self._parents = tuple(parents)
         self.local_grads = tuple(float(g) for g in local_grads)
         self.label = label
@@ -36,6 +44,15 @@ class _Scalar:
     def parents(self) -> tuple[_Scalar, ...]:
         self.reads += 1
         return self._parents
+
+    @property
+    def grad(self) -> float:
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: float) -> None:
+        self.grad_writes += 1
+        self._grad = value
 
     def __add__(self, other: _Scalar) -> _Scalar:
         return _Scalar(self.data + other.data, (self, other), (1.0, 1.0), "+")
@@ -295,11 +312,82 @@ def ch04_topological_sort(topological_sort: Callable[[Any], list], *, seed: int 
 # -- exercise 2: backward ----------------------------------------------------------------------
 def _run_backward(ck: Checker, backward: Callable[[Any], Any], root: _Scalar,
                   hint: str | None = None) -> dict:
+    for node in _reachable(root):
+        node.grad_writes, node.grad_before = 0, node.grad
     grads = ck.call(backward, root, hint=hint)
+    _check_visits(ck, backward, root, grads)
     ck.check(isinstance(grads, dict), "your backward did not return a dict.",
              expected="a dict {node: d root / d node}", received=type(grads).__name__,
              hint="Keep the gradients in a dict local to the call and return it at the end.")
     return grads
+
+
+def _number(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _learners_sort(backward: Callable[[Any], Any]) -> Callable[[Any], Any] | None:
+    """The topological sort the learner's backward calls, if it can be found by name."""
+    try:
+        names = inspect.getclosurevars(backward)
+    except (TypeError, ValueError):
+        return None
+    for scope in (names.nonlocals, names.globals):
+        for name in ("topological_sort", "sort", "topo_sort", "topological_order"):
+            if callable(scope.get(name)):
+                return scope[name]
+    return None
+
+
+def _check_visits(ck: Checker, backward: Callable[[Any], Any], root: _Scalar, grads: Any) -> None:
+    """If the gradients are wrong because backward visited nodes more than once, say so.
+
+    A topological sort without a visited set lists a reused node once per path; backward then
+    handles it several times, and the leaves' .grad come out too large. The comparisons below
+    would blame the accumulation (``leaf.grad += ...``), although that line is right; this
+    names the real cause instead. Only wrong results are diagnosed: a backward that updates a leaf once per
+    consumer but gets the right total is fine.
+    """
+    nodes = _reachable(root)
+    ref = _reference_grads(root)
+    leaves = [n for n in nodes if not n._parents]
+    repeated = [n for n in leaves if n.grad_writes > 1]
+    if not repeated:
+        return
+    wrong_dict = isinstance(grads, dict) and any(
+        not np.isclose(_number(grads[n]), ref[id(n)]) for n in nodes if n in grads)
+    # a leaf visited k times in one call ends with k times its gradient added
+    too_large = [n for n in repeated if ref[id(n)] != 0 and np.isclose(
+        n.grad - n.grad_before, n.grad_writes * ref[id(n)])]
+    if not too_large and not wrong_dict:
+        return
+    leaf = (too_large or repeated)[0]
+    detail = ""
+    sort = _learners_sort(backward)
+    if sort is not None:
+        try:
+            order = list(sort(root))
+        except Exception:  # the learner's code may raise anything; only diagnosing here
+            order = []
+        counts: dict[int, int] = {}
+        for item in order:
+            counts[id(item)] = counts.get(id(item), 0) + 1
+        dup = [n for n in nodes if counts.get(id(n), 0) > 1]
+        if dup:
+            detail = (f" Your {getattr(sort, '__name__', 'sort')}(root) returned {len(order)} "
+                      f"entries for {len(nodes)} nodes: {dup[0].label!r} appears "
+                      f"{counts[id(dup[0])]} times.")
+    ck.fail(f"backward visited the leaf {leaf.label!r} {leaf.grad_writes} times in one call, so "
+            "its gradient was added that many times: the order it walks lists some nodes more "
+            "than once." + detail,
+            expected="each node once in the order (one update of .grad per leaf and call)",
+            received=f"{leaf.grad_writes} updates of {leaf.label}.grad",
+            hint="A node used by several consumers is reached along several paths. In "
+                 "topological_sort, keep a set of the nodes already visited and skip a node "
+                 "the second time you reach it, so that the order lists each node once.")
 
 
 def _check_grads(ck: Checker, grads: dict, root: _Scalar, names: dict[str, _Scalar],
@@ -495,5 +583,325 @@ def ch04_second_backward(predict_x_grad: Callable[[float, int], float], *, seed:
     ck.done()
 
 
-# The loader checks the learner's mygrad/engine.py with this (see exercises/_library.py).
-from ._library import engine as mygrad_engine  # noqa: E402
+
+
+# -- exercises 5 and 6: the engine of mygrad, on the learner's Variables ----------------------
+# These graphs are built with the learner's (or the course's) mygrad: Variable and the
+# operations of chapter 03. The engine follows v.grad_fn.inputs, and lists only Variables that
+# require grad.
+def _package(mygrad: ModuleType | None) -> ModuleType:
+    if mygrad is not None:
+        return mygrad
+    try:
+        return importlib.import_module("mygrad")
+    except ImportError:
+        raise TypeError("pass your package: check.ch04_...(your_function, mygrad), with mygrad "
+                        "from `mygrad = load_mygrad(chapter=4)` in the first cell.") from None
+
+
+def _mg(pkg: ModuleType, value: Any, requires_grad: bool = False) -> Any:
+    return pkg.Variable(np.asarray(value, dtype=np.float64), requires_grad=requires_grad)
+
+
+def _seed_graph(pkg: ModuleType) -> dict[str, Any]:
+    """The chapter's l1...l4 example: loss 40, gradients 28, 8, 10."""
+    g = {"input": _mg(pkg, np.ones((2, 2)))}
+    g["w1"], g["w2"], g["w3"] = (_mg(pkg, v, True) for v in (2.0, 3.0, 4.0))
+    g["l1"] = g["input"] * g["w1"]
+    g["l2"] = g["l1"] + g["w2"]
+    g["l3"] = g["l1"] * g["w3"]
+    g["l4"] = g["l2"] * g["l3"]
+    g["loss"] = g["l4"].mean()
+    return g
+
+
+def _h_graph(pkg: ModuleType, xv: float = 2.0, yv: float = 3.0) -> dict[str, Any]:
+    """Section 1's graph: h = x*y is used three times in out = h*h + h."""
+    g = {"x": _mg(pkg, xv, True), "y": _mg(pkg, yv, True)}
+    g["h"] = g["x"] * g["y"]
+    g["h*h"] = g["h"] * g["h"]
+    g["out"] = g["h*h"] + g["h"]
+    return g
+
+
+def _needs_grad_reachable(root: Any) -> list[Any]:
+    """Every Variable root depends on that requires grad (root included), by identity."""
+    seen, stack, out = {id(root)}, [root], []
+    while stack:
+        v = stack.pop()
+        out.append(v)
+        node = v.grad_fn
+        for x in (node.inputs if node is not None else ()):
+            if getattr(x, "requires_grad", False) and hasattr(x, "grad_fn") and id(x) not in seen:
+                seen.add(id(x))
+                stack.append(x)
+    return out
+
+
+def _check_variable_order(ck: Checker, order: Any, root: Any, names: dict[str, Any]) -> None:
+    """Fail unless order lists each Variable that root needs once, root first, users first."""
+    label = {id(v): k for k, v in names.items()}
+    name = lambda v: label.get(id(v), f"a Variable of shape {getattr(v, 'shape', '?')}")  # noqa: E731
+    ck.check(order is not None, "your topological_order returned None.",
+             expected="a list of Variables", hint="Did you forget the `return` statement?")
+    try:
+        order = list(order)
+    except TypeError:
+        ck.fail("your topological_order did not return a list.", expected="a list of Variables",
+                received=type(order).__name__, hint="Collect the Variables in a list; return it.")
+    reachable = _needs_grad_reachable(root)
+    known = {id(v) for v in reachable}
+    counts: dict[int, int] = {}
+    for item in order:
+        if id(item) not in known:
+            if getattr(item, "requires_grad", True) is False:
+                what = (f"{name(item)}, a Variable that does not require grad (it gets no "
+                        "gradient, so the engine need not visit it)")
+            else:
+                what = f"{repr(item)[:60]}, which is not a Variable that root depends on"
+            ck.fail(f"the list contains {what}.",
+                    expected="only the Variables root depends on that require grad",
+                    hint="Follow v.grad_fn.inputs, and skip inputs that are not Variables or do "
+                         "not require grad (they get no gradient).")
+        counts[id(item)] = counts.get(id(item), 0) + 1
+    for item in order:
+        if counts[id(item)] > 1:
+            ck.fail(f"{name(item)} appears {counts[id(item)]} times.",
+                    expected="each Variable exactly once",
+                    received=f"{len(order)} entries for {len(reachable)} Variables",
+                    hint="A Variable used by several operations is reached along several paths: "
+                         "keep a set of the Variables already visited (by id(v)) and skip them.")
+    missing = [v for v in reachable if id(v) not in counts]
+    if missing:
+        ck.fail(f"{len(missing)} of the {len(reachable)} Variables are missing, e.g. "
+                f"{name(missing[0])}.", expected=f"{len(reachable)} Variables",
+                received=f"{len(order)} Variables",
+                hint="Follow grad_fn.inputs down to the leaves; leaves that require grad belong "
+                     "in the list too (that is where backward adds into .grad).")
+    if len(order) > 1 and order[-1] is root:
+        ck.fail("the root is last: the list is in forward order.", expected="the root first",
+                received=f"the root at index {len(order) - 1}",
+                hint="Append each Variable after its inputs (post-order), then reverse the list.")
+    pos = {id(v): i for i, v in enumerate(order)}
+    for v in order:
+        for x in (v.grad_fn.inputs if v.grad_fn is not None else ()):
+            if id(x) in pos and pos[id(x)] < pos[id(v)]:
+                ck.fail(f"{name(x)} (index {pos[id(x)]}) comes before {name(v)} (index "
+                        f"{pos[id(v)]}), which was computed from it.",
+                        expected="every Variable before the Variables it was computed from",
+                        received=f"{name(x)} before its user {name(v)}",
+                        hint="Append a Variable only when all its inputs are done (post-order), "
+                             "then reverse: as in your topological_sort for Scalars.")
+
+
+def ch04_topological_order(topological_order: Callable[[Any], list], mygrad: ModuleType | None =
+                           None, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``topological_order(root)`` on mygrad Variables: each Variable root depends on and
+    that requires grad, once, root first, each before its inputs; iterative."""
+    ck = Checker("ch04-topological-order", seed=seed, hidden=hidden)
+    pkg = _package(mygrad)
+    with ck.case("a single leaf that requires grad"):
+        x = _mg(pkg, 1.0, True)
+        _check_variable_order(ck, ck.call(topological_order, x), x, {"x": x})
+    with ck.case("the l1...l4 example: input needs no grad and is not listed"):
+        g = _seed_graph(pkg)
+        _check_variable_order(ck, ck.call(topological_order, g["loss"]), g["loss"], g)
+    with ck.case("h = x*y used three times: out = h*h + h"):
+        g = _h_graph(pkg)
+        _check_variable_order(ck, ck.call(topological_order, g["out"]), g["out"], g)
+    with ck.case("the same graph twice gives all Variables both times"):
+        g = _h_graph(pkg, -1.0, 0.5)
+        first = ck.call(topological_order, g["out"])
+        second = ck.call(topological_order, g["out"])
+        _check_variable_order(ck, second, g["out"], g)
+        ck.check(len(list(first)) == len(list(second)), "the second call returned a different "
+                 "number of Variables.", hint="Make a new visited set in every call.")
+    with ck.case("a ladder: h = h + h, 12 times (4096 paths, 13 Variables)"):
+        x = _mg(pkg, 0.5, True)
+        h = x
+        for _ in range(12):
+            h = h + h
+        _check_variable_order(ck, ck.call(topological_order, h), h, {"x": x})
+    depth = 5000
+    with ck.case(f"a {depth:,}-deep chain (deeper than Python's recursion limit)"):
+        x = _mg(pkg, 1.0, True)
+        y = x
+        for _ in range(depth):
+            y = y * 1.0
+        order = ck.call(topological_order, y, hint="Use an explicit stack, not recursion: Python "
+                        "stops at about 1,000 nested calls.")
+        _check_variable_order(ck, order, y, {"x": x})
+    if hidden:
+        with ck.case("a random graph of 40 operations with reuse"):
+            vs = [_mg(pkg, float(v), True) for v in np.round(ck.rng.uniform(-1, 1, 3), 2)]
+            for _ in range(40):
+                i, j = (int(k) for k in ck.rng.integers(max(0, len(vs) - 6), len(vs), size=2))
+                vs.append(vs[i] * vs[j] if ck.rng.random() < 0.5 else vs[i] + vs[j])
+            root = vs[-1]
+            _check_variable_order(ck, ck.call(topological_order, root), root, {})
+    ck.done()
+
+
+def _values(v: Any) -> Any:
+    return None if v is None else np.asarray(getattr(v, "data", v), dtype=np.float64)
+
+
+def _grad_close(ck: Checker, v: Any, expected: Any, what: str, hint: str,
+                mistakes: Iterable[tuple[Any, str]] = ()) -> None:
+    ck.check(v.grad is not None, f"{what} is None after backward.", expected=expected,
+             hint=hint)
+    ck.close(_values(v.grad), expected, what=what, hint=hint, mistakes=mistakes)
+
+
+def _order_diagnosis(backward: Callable[..., Any], root: Any) -> str:
+    """' Your topological_order lists ... twice.' when the learner's order has duplicates."""
+    try:
+        scope = inspect.getclosurevars(backward)
+        sort = scope.globals.get("topological_order") or scope.nonlocals.get("topological_order")
+        order = list(sort(root)) if callable(sort) else []
+    except Exception:  # only diagnosing: the learner's code may raise anything
+        return ""
+    if len({id(v) for v in order}) < len(order):
+        return (f" The cause: your topological_order(root) returned {len(order)} entries for "
+                f"{len({id(v) for v in order})} Variables (some listed more than once), so "
+                "backward handled those several times. Keep a visited set there.")
+    return ""
+
+
+def _call_backward(ck: Checker, backward: Callable[..., Any], root: Any) -> None:
+    """backward(root); if it raises because its order repeats Variables, say that."""
+    try:
+        backward(root)
+    except NotImplementedError as err:
+        raise ck._not_done(err) from None
+    except Exception as err:  # the learner's bug: find its cause if we can
+        diagnosis = _order_diagnosis(backward, root)
+        hint = ("A Variable that comes twice in the order is handled twice: its node's saved "
+                "tensors are already freed (or its gradient already taken) the second time."
+                + diagnosis) if diagnosis else (
+                "Read the traceback above to find the failing line in your code.")
+        name = getattr(backward, "__name__", "backward")
+        raise ck.error(f"your {name} raised {type(err).__name__}: {err}", hint=hint) from err
+
+
+def ch04_engine_backward(backward: Callable[..., Any], mygrad: ModuleType | None = None, *,
+                         seed: int = 0, hidden: bool = False) -> None:
+    """Check mygrad's ``backward(root, gradient=None, retain_graph=None, create_graph=False)``
+    and its wiring (``Variable.backward``, ``retain_grad``, ``register_hook``)."""
+    ck = Checker("ch04-engine-backward", seed=seed, hidden=hidden)
+    pkg = _package(mygrad)
+    grads_hint = ("Walk topological_order(root) with a dict of gradients by id(v): at each "
+                  "Variable, call its node's backward and add each input's gradient into that "
+                  "input's entry; a leaf (grad_fn None) adds its gradient into .grad.")
+    with ck.case("the l1...l4 example: loss 40, gradients 28, 8, 10"):
+        g = _seed_graph(pkg)
+        _call_backward(ck, backward, g["loss"])
+        ck.close(_values(g["loss"]), 40.0, what="loss")
+        one_user = ("l1 is used by l2 and by l3, and only one of their gradients reached it: add "
+                    "the gradients of all of a Variable's users (grads[id(x)] = grads[id(x)] + gx "
+                    "when there is an entry already).")
+        for name, want, mistakes in (("w1", 28.0, [(8.0, one_user), (20.0, one_user)]),
+                                     ("w2", 8.0, []), ("w3", 10.0, [])):
+            _grad_close(ck, g[name], want, f"{name}.grad",
+                        grads_hint + _order_diagnosis(backward, g["loss"]), mistakes=mistakes)
+        ck.check(g["l1"].grad is None and g["input"].grad is None,
+                 "a non-leaf (l1) or a Variable that needs no grad (input) got a .grad.",
+                 hint="Only leaves that require grad (and Variables that asked for "
+                      "retain_grad) keep a gradient in .grad.")
+    with ck.case("x*y reused: out = h*h + h gives x.grad = 39, y.grad = 26"):
+        g = _h_graph(pkg)
+        _call_backward(ck, backward, g["out"])
+        diagnosis = _order_diagnosis(backward, g["out"])
+        _grad_close(ck, g["x"], 39.0, "x.grad", grads_hint + diagnosis,
+                    mistakes=[(3 * 39.0, "x got three times its gradient: the Variable h was "
+                               "handled once per path (three times)." + diagnosis),
+                              (18.0 + 3.0, "Only one contribution reached h: add the "
+                               "gradients of all of h's users (grads[id(x)] = grads[id(x)] + gx "
+                               "when there is an entry already).")])
+        _grad_close(ck, g["y"], 26.0, "y.grad", grads_hint + diagnosis)
+    with ck.case("a second backward adds into .grad (retain_graph=True the first time)"):
+        x = _mg(pkg, 1.5, True)
+        out = x * x * 2.0
+        ck.call(backward, out, retain_graph=True)
+        ck.call(backward, out)
+        _grad_close(ck, x, 12.0, "x.grad after two calls",
+                    "Leaves accumulate: x.grad = x.grad + gradient, never overwrite.",
+                    mistakes=[(6.0, "That is one call's gradient: the second call must add to "
+                               ".grad, not replace it.")])
+    with ck.case("saved tensors are freed: a second backward without retain_graph raises"):
+        x = _mg(pkg, 2.0, True)
+        out = x * x
+        ck.call(backward, out)
+        ck.raises(RuntimeError, backward, out,
+                  hint="After a node's backward has run, call node.release() unless "
+                       "retain_graph is true; its saved_tensors then raise on the second call.")
+    with ck.case("gradient= for an output that is not a single number"):
+        x = _mg(pkg, [1.0, -2.0, 3.0], True)
+        y = x * _mg(pkg, [2.0, 5.0, -1.0])
+        ck.call(backward, y, pkg.Variable(np.array([1.0, 10.0, 100.0])))
+        _grad_close(ck, x, [2.0, 50.0, -100.0], "x.grad",
+                    "Start the dict with the given gradient for the root: grads = "
+                    "{id(root): gradient}.")
+        z = x * 2.0
+        ck.raises(RuntimeError, backward, z,
+                  hint="Without gradient=, backward only makes sense for a single-number "
+                       "output: raise RuntimeError naming the shape and gradient=.")
+    with ck.case("a root that does not require grad raises RuntimeError"):
+        ck.raises(RuntimeError, backward, _mg(pkg, 1.0) * 2.0,
+                  hint="Nothing was recorded: raise RuntimeError saying so (as PyTorch does).")
+    with ck.case("retain_grad keeps a non-leaf's gradient (h.grad = 13)"):
+        g = _h_graph(pkg)
+        ck.call(g["h"].retain_grad)
+        ck.call(g["out"].backward)
+        _grad_close(ck, g["h"], 13.0, "h.grad",
+                    "retain_grad sets v._retains_grad = True; backward then adds v's complete "
+                    "gradient into v.grad as it does for leaves.")
+    with ck.case("a hook sees the complete gradient once and may replace it"):
+        g = _h_graph(pkg)
+        seen: list[float] = []
+
+        def halve(grad: Any) -> Any:
+            seen.append(float(np.asarray(_values(grad))))
+            return grad * 0.5
+        ck.call(g["h"].register_hook, halve)
+        ck.call(g["out"].backward)
+        ck.check(seen == [13.0], "the hook on h was not called once with the whole gradient 13.",
+                 expected=[13.0], received=seen,
+                 hint="Call the hooks of v when v's turn comes in the order (its gradient is "
+                      "complete then), and only once.")
+        _grad_close(ck, g["x"], 19.5, "x.grad",
+                    "A value returned by a hook replaces the gradient before it flows on.",
+                    mistakes=[(39.0, "The hook's returned value was ignored: use it as the new "
+                               "gradient of h.")])
+    with ck.case("a deep chain (3,000 operations) needs no recursion"):
+        x = _mg(pkg, 1.0, True)
+        y = x
+        for _ in range(3000):
+            y = y * 1.0
+        ck.call(backward, y, hint="Use your iterative topological_order.")
+        _grad_close(ck, x, 1.0, "x.grad", grads_hint)
+    if hidden:
+        with ck.case("random numbers in the l1...l4 graph, compared with autograd_lab"):
+            import autograd_lab as al
+            vals = np.round(ck.rng.uniform(-2, 2, size=3), 3)
+            inp = np.round(ck.rng.uniform(-1, 1, size=(2, 3)), 3)
+            mine = [_mg(pkg, v, True) for v in vals]
+            ref = [al.tensor(float(v), requires_grad=True) for v in vals]
+            for ws, x in ((mine, _mg(pkg, inp)), (ref, al.tensor(inp))):
+                l1 = x * ws[0]
+                loss = ((l1 + ws[1]) * (l1 * ws[2])).mean()
+                if ws is mine:
+                    ck.call(backward, loss)
+                else:
+                    loss.backward()
+            for k in range(3):
+                _grad_close(ck, mine[k], ref[k].grad.data, f"w{k + 1}.grad", grads_hint)
+    ck.done()
+
+
+def mygrad_engine(pkg: ModuleType) -> None:
+    """The loader's check of the learner's ``mygrad/engine.py`` (run at the start of every later
+    chapter): the chapter's two engine exercises on the package, quietly."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        ch04_topological_order(pkg.topological_order, pkg)
+        ch04_engine_backward(pkg.backward, pkg)

@@ -1,14 +1,80 @@
 """Checkers for chapter 05, Tensors and broadcasting."""
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from ._common import Checker, data_of, library, named, shaped_mistakes
 
-__all__ = ["ch05_unbroadcast", "ch05_sum_backward", "ch05_matmul_backward", "ch05_softmax"]
+__all__ = ["ch05_unbroadcast", "ch05_sum_backward", "ch05_matmul_backward", "ch05_softmax",
+           "mygrad_ops"]
+
+
+# -- the library a Function belongs to: autograd_lab, or the learner's mygrad ----------------
+class GradcheckFailed(AssertionError):
+    """A backward disagrees with central differences (mygrad's gradcheck, see below)."""
+
+
+def numeric_gradcheck(Variable: type, fn: Callable[..., Any], inputs: tuple, *,
+                      eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+                      seed: int = 0) -> bool:
+    """gradcheck for any library with autograd_lab's API (``Variable``, ``backward``).
+
+    Backpropagates a random gradient ``g`` through ``fn(*inputs)`` and compares each input's
+    ``.grad`` with central differences of ``sum(g * fn(...))``, element by element. Returns
+    True or raises ``GradcheckFailed`` naming the input and the worst element.
+    """
+    rng = np.random.default_rng(seed)
+    for x in inputs:
+        x.grad = None
+    out = fn(*inputs)
+    g = rng.normal(size=np.shape(out.data))
+    out.backward(Variable(g))
+    for k, x in enumerate(inputs):
+        if not getattr(x, "requires_grad", False):
+            continue
+        numeric = np.zeros(x.shape)
+        for i in np.ndindex(*x.shape):
+            old = x.data[i]
+            x.data[i] = old + eps
+            plus = float((g * np.asarray(fn(*inputs).data)).sum())
+            x.data[i] = old - eps
+            minus = float((g * np.asarray(fn(*inputs).data)).sum())
+            x.data[i] = old
+            numeric[i] = (plus - minus) / (2 * eps)
+        analytic = None if x.grad is None else np.asarray(x.grad.data, dtype=np.float64)
+        if analytic is None or analytic.shape != numeric.shape:
+            raise GradcheckFailed(f"input {k}: backward gave "
+                                  f"{'no gradient' if analytic is None else analytic.shape} "
+                                  f"for an input of shape {numeric.shape}")
+        if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
+            i = np.unravel_index(int(np.argmax(np.abs(analytic - numeric))), numeric.shape)
+            raise GradcheckFailed(f"gradient of input {k} differs from central differences at "
+                                  f"index {tuple(int(j) for j in i)}: backward gives "
+                                  f"{analytic[i]:.6g}, numerically {numeric[i]:.6g}")
+    return True
+
+
+def _library_of(Fn: Any) -> SimpleNamespace:
+    """Variable and gradcheck of the library ``Fn`` (a Function class) is written for."""
+    al = library()
+    if isinstance(Fn, type) and issubclass(Fn, al.Function):
+        return SimpleNamespace(Variable=al.Variable, gradcheck=al.gradcheck)
+    base = next((c for c in getattr(Fn, "__mro__", ())[1:] if c.__name__ == "Function"), None)
+    module = sys.modules.get(getattr(base, "__module__", ""), None)
+    Variable = getattr(module, "Variable", None)
+    if Variable is None:
+        raise TypeError(f"{getattr(Fn, '__name__', Fn)!r} is not a Function class of mygrad or "
+                        "autograd_lab: pass the class itself (e.g. check.ch05_...(Sum)), "
+                        "defined as `class Sum(Function)`.")
+
+    def gradcheck(fn: Callable[..., Any], inputs: tuple) -> bool:
+        return numeric_gradcheck(Variable, fn, inputs)
+    return SimpleNamespace(Variable=Variable, gradcheck=gradcheck)
 
 
 # -- ch05-unbroadcast -----------------------------------------------------------------------
@@ -119,7 +185,7 @@ def ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) 
     """Check ``SumFunction.apply(x, axis, keepdims)``: numpy's sum, and a backward that spreads
     the incoming gradient back over the summed axes (a gradient shaped like x)."""
     ck = Checker("ch05-sum-backward", seed=seed, hidden=hidden)
-    al = library()
+    al = _library_of(SumFunction)
     rng = ck.rng
     cases: list[tuple[tuple[int, ...], Any, bool]] = [
         ((3, 4), None, False), ((3, 4), 0, False), ((3, 4), 1, True), ((3, 3), 1, False),
@@ -129,17 +195,18 @@ def ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) 
         cases += [((4, 2, 3), 1, True), ((2, 2, 2), (1, 2), False), ((5,), 0, True),
                   ((3, 2), None, True)]
     shape_hint = ("backward must return a gradient shaped like x. Put the summed axes back "
-                  "as size 1 (np.expand_dims(g, axis), only when keepdims is False), then "
-                  "np.broadcast_to(g, x_shape); return (grad_x, None, None).")
+                  "as size 1 (reshape grad_output to _kept_shape(x_shape, axis), or "
+                  "np.expand_dims(g, axis) when keepdims is False), then broadcast it to x's "
+                  "shape (BroadcastTo.apply or np.broadcast_to); return (grad_x, None, None).")
     for shape, axis, keepdims in cases:
         with ck.case(f"x of shape {shape}, axis={axis}, keepdims={keepdims}"):
             x = al.Variable(np.round(rng.normal(size=shape), 3), requires_grad=True)
-            y = ck.call(named(lambda: SumFunction.apply(x, axis, keepdims), "SumFunction"))
+            y = ck.call(named(lambda: SumFunction.apply(x, axis, keepdims), SumFunction.__name__))
             expected_y = x.data.sum(axis=axis, keepdims=keepdims)
             ck.close(data_of(y), expected_y, what="forward result",
                      hint="forward returns x.data.sum(axis=axis, keepdims=keepdims).")
             g = np.round(rng.normal(size=np.shape(expected_y)), 3)
-            ck.call(named(lambda: y.backward(al.Variable(g)), "SumFunction.backward"),
+            ck.call(named(lambda: y.backward(al.Variable(g)), f"{SumFunction.__name__}.backward"),
                     hint=shape_hint)
             ck.check(x.grad is not None, "x.grad is None after backward.",
                      hint="backward must return the gradient for x as its first value.")
@@ -149,8 +216,9 @@ def ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) 
                 try:
                     mistakes.append((np.broadcast_to(g, shape), "The summed axis was not put back "
                                      "before broadcasting, so numpy lined the gradient up with the "
-                                     "wrong axis. Use np.expand_dims(g, axis) when keepdims is "
-                                     "False."))
+                                     "wrong axis. Reshape it to the kept shape (the summed axes "
+                                     "as size 1) first, e.g. np.expand_dims(g, axis) when "
+                                     "keepdims is False."))
                 except ValueError:
                     pass
             mistakes.append((np.ones(shape), "The gradient is all ones: multiply by (broadcast) "
@@ -170,7 +238,7 @@ def ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) ->
     """Check ``MatMul.apply(a, b)`` for 2-D a (n, k) and b (k, m):
     grad_a = grad @ b.T (n, k) and grad_b = a.T @ grad (k, m)."""
     ck = Checker("ch05-matmul-backward", seed=seed, hidden=hidden)
-    al = library()
+    al = _library_of(MatMul)
     rng = ck.rng
     cases = [(4, 4, 4), (2, 3, 4), (1, 5, 1), (3, 1, 2)]  # square first: wrong formulas still run
     if hidden:
@@ -182,7 +250,7 @@ def ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) ->
         with ck.case(f"a ({n}, {k}) @ b ({k}, {m})"):
             a = al.Variable(np.round(rng.normal(size=(n, k)), 3), requires_grad=True)
             b = al.Variable(np.round(rng.normal(size=(k, m)), 3), requires_grad=True)
-            y = ck.call(named(lambda: MatMul.apply(a, b), "MatMul"))
+            y = ck.call(named(lambda: MatMul.apply(a, b), MatMul.__name__))
             ck.close(data_of(y), a.data @ b.data, what="forward result",
                      hint="forward returns a.data @ b.data wrapped in a Variable.")
             g = np.round(rng.normal(size=(n, m)), 3)
@@ -208,7 +276,7 @@ def ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) ->
     with ck.case("only b requires grad (a is data)"):
         a = al.Variable(rng.normal(size=(3, 2)))
         b = al.Variable(rng.normal(size=(2, 4)), requires_grad=True)
-        y = ck.call(named(lambda: MatMul.apply(a, b), "MatMul"))
+        y = ck.call(named(lambda: MatMul.apply(a, b), MatMul.__name__))
         g = rng.normal(size=(3, 4))
         ck.call(named(lambda: y.backward(al.Variable(g)), "MatMul.backward"), hint=shape_hint)
         ck.close(data_of(b.grad), a.data.T @ g, what="gradient of b", hint=shape_hint)
@@ -225,11 +293,36 @@ def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def _axis_mistakes(data: np.ndarray, axis: int) -> list[tuple[np.ndarray, str]]:
+    """Softmaxes that used another axis than ``axis`` in one or both steps, with a hint naming
+    the step. (Subtracting the maximum along the wrong axis is not harmless: it subtracts a
+    different number inside one softmax slice.)"""
+    if data.ndim < 2:
+        return []  # one axis only: there is no wrong one
+    right = axis % data.ndim
+    out = []
+    for other in [a for a in range(data.ndim) if a != right] + [None]:
+        where = "over all elements" if other is None else f"along axis {other}"
+        told = f"the axis argument (axis={axis} here)"
+        for max_axis, sum_axis, step in ((other, other, "both the maximum and the sum"),
+                                         (other, right, "the maximum"),
+                                         (right, other, "the sum")):
+            if sum_axis == right and max_axis is None:
+                continue  # subtracting one number from every element is right, not a mistake
+            with np.errstate(all="ignore"):
+                e = np.exp(data - data.max(axis=max_axis, keepdims=True))
+                wrong = e / e.sum(axis=sum_axis, keepdims=True)
+            out.append((wrong, f"You used the wrong axis: you took {step} {where}; softmax "
+                        f"works along {told}. Use axis=axis (and keepdims=True) both in "
+                        "x.data.max(...) and in e.sum(...)."))
+    return out
+
+
 def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
     """Check ``Softmax.apply(x, axis)``: a numerically stable softmax along ``axis`` whose
     backward is ``y * (g - sum(g * y, axis, keepdims=True))`` and passes gradcheck."""
     ck = Checker("ch05-softmax", seed=seed, hidden=hidden)
-    al = library()
+    al = _library_of(Softmax)
     rng = ck.rng
     stable = ("Subtract the maximum along the axis before exp (x - x.max(axis, keepdims=True)): "
               "softmax does not change, and exp never overflows.")
@@ -244,16 +337,14 @@ def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
     for name, data, axis in cases:
         with ck.case(name):
             x = al.Variable(data.copy(), requires_grad=True)
-            y = ck.call(named(lambda: Softmax.apply(x, axis), "Softmax"))
+            y = ck.call(named(lambda: Softmax.apply(x, axis), Softmax.__name__))
             ck.check(np.array_equal(x.data, data), "your forward changed its input x.",
                      hint="Compute on new arrays (z = x.data - m), never x.data -= m.")
             expected = _softmax(data, axis)
             ck.close(data_of(y), expected, what="forward result",
                      hint="softmax(x) = exp(x) / exp(x).sum(axis, keepdims=True) along the "
                           "given axis.",
-                     mistakes=shaped_mistakes(data.shape, (
-                         lambda: _softmax(data, 0 if axis in (-1, data.ndim - 1) else -1),
-                         "You normalised along the wrong axis: use the axis argument.")))
+                     mistakes=_axis_mistakes(data, axis))
             g = np.round(rng.normal(size=data.shape), 3)
             ck.call(named(lambda: y.backward(al.Variable(g)), "Softmax.backward"))
             s = expected
@@ -275,11 +366,14 @@ def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
         with ck.case(name):
             x = al.Variable(data)
             with np.errstate(all="ignore"):
-                y = ck.call(named(lambda: Softmax.apply(x, -1), "Softmax"))
+                y = ck.call(named(lambda: Softmax.apply(x, -1), Softmax.__name__))
             out = np.asarray(data_of(y), dtype=np.float64)
             ck.check(bool(np.all(np.isfinite(out))), "the result is not finite.",
                      expected=_softmax(data, -1), received=out, hint=stable)
-            ck.close(out, _softmax(data, -1), what="forward result", hint=stable)
+            ck.close(out, _softmax(data, -1), what="forward result",
+                     hint="The result is finite but wrong: compare your forward with "
+                          "exp(x - max) / exp(x - max).sum(axis, keepdims=True), both along the "
+                          "axis argument.", mistakes=_axis_mistakes(data, -1))
     axes = [(-1, (3, 4)), (0, (4, 3))] + ([(1, (2, 3, 2))] if hidden else [])
     for axis, shape in axes:
         with ck.case(f"gradcheck on a {shape} input along axis {axis}"):
@@ -289,5 +383,52 @@ def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
     ck.done()
 
 
-# The loader checks the learner's mygrad/ops.py with this (see exercises/_library.py).
-from ._library import ops as mygrad_ops  # noqa: E402
+# -- the loader's check of mygrad/ops.py ------------------------------------------------------
+def _op_cases(pkg: Any, rng: np.random.Generator) -> list[tuple[str, Callable[..., Any], tuple]]:
+    """(name, function, inputs) for every operation of mygrad/ops.py, on small inputs."""
+    def var(*shape: int, positive: bool = False) -> Any:
+        data = rng.uniform(0.5, 2.0, size=shape) if positive else rng.normal(size=shape)
+        return pkg.Variable(data, requires_grad=True)
+    return [
+        ("a - b, b broadcast (3,) -> (2, 3)", lambda a, b: a - b, (var(2, 3), var(3))),
+        ("2 - a", lambda a: 2.0 - a, (var(2, 2),)),
+        ("a / b, both broadcast (2, 1) and (3,)", lambda a, b: a / b,
+         (var(2, 1), var(3, positive=True))),
+        ("1 / a", lambda a: 1.0 / a, (var(3, positive=True),)),
+        ("a ** 3", lambda a: a ** 3, (var(2, 3),)),
+        ("a.log()", lambda a: a.log(), (var(2, 3, positive=True),)),
+        ("a.sum(axis=0)", lambda a: a.sum(axis=0), (var(3, 3),)),
+        ("a.sum(axis=(0, 2), keepdims=True)", lambda a: a.sum(axis=(0, 2), keepdims=True),
+         (var(2, 3, 2),)),
+        ("a.sum()", lambda a: a.sum(), (var(2, 3),)),
+        ("a.mean(axis=1)", lambda a: a.mean(axis=1), (var(2, 4),)),
+        ("a.reshape(3, 2)", lambda a: a.reshape(3, 2), (var(2, 3),)),
+        ("a.T and a.transpose(0, 1)", lambda a: a.T * 2.0 + a.transpose(0, 1), (var(2, 3),)),
+        ("a @ b, (2, 3) @ (3, 2)", lambda a, b: a @ b, (var(2, 3), var(3, 2))),
+        ("v @ b, (3,) @ (3, 2)", lambda v, b: v @ b, (var(3), var(3, 2))),
+        ("a.softmax(axis=0)", lambda a: a.softmax(axis=0), (var(3, 2),)),
+        ("a.log_softmax(axis=-1)", lambda a: a.log_softmax(axis=-1), (var(2, 3),)),
+        ("a[1:, ::2]", lambda a: a[1:, ::2], (var(3, 4),)),
+        ("a[[0, 0, 2]] (a repeated index)", lambda a: a[[0, 0, 2]], (var(3, 2),)),
+    ]
+
+
+def mygrad_ops(pkg: Any) -> None:
+    """The loader's check of ``mygrad/ops.py``: a numerical gradcheck of every operation (so a
+    failure names the operation), unbroadcast's error, then whole programs compared with
+    autograd_lab."""
+    from ._library import ops as compare_with_autograd_lab
+    ck = Checker("mygrad-ops")
+    rng = np.random.default_rng(7)
+    for name, fn, inputs in _op_cases(pkg, rng):
+        with ck.case(f"gradcheck of {name}"):
+            ck.call(named(lambda: numeric_gradcheck(pkg.Variable, fn, inputs), "gradcheck"),
+                    hint=f"The backward of {name.split(',')[0]} disagrees with central "
+                         "differences: check its formula, and that a broadcast input's "
+                         "gradient is summed down to its shape (sum_to).")
+    with ck.case("unbroadcast sums down, and refuses shapes that cannot broadcast"):
+        got = ck.call(pkg.unbroadcast, np.ones((2, 3)), (3,))
+        ck.close(data_of(got), np.full(3, 2.0), what="unbroadcast(ones((2, 3)), (3,))")
+        ck.raises(ValueError, pkg.unbroadcast, np.ones((3, 4)), (2, 4))
+    ck.done()
+    compare_with_autograd_lab(pkg)

@@ -16,10 +16,9 @@ def _inputs_to_visit(v):
 
 
 def topological_order(root):
-    """Every Variable root depends on, once each, every one before the Variables it came from.
-
-    Iterative (no recursion limit on deep graphs): a stack of (variable, its inputs left).
-    """
+    """Every Variable root depends on (that requires grad), once each, root first and every
+    Variable before the Variables it came from. Iterative: no recursion limit on deep graphs."""
+    ### BEGIN SOLUTION
     order, visited = [], {id(root)}
     stack = [(root, iter(_inputs_to_visit(root)))]
     while stack:
@@ -33,6 +32,7 @@ def topological_order(root):
             stack.pop()
             order.append(v)
     return order[::-1]            # root first, leaves last
+    ### END SOLUTION
 
 
 # --- section: backward ---
@@ -45,7 +45,7 @@ def _accumulate(v, grad):
 
 
 def _check_grads(node, grads):
-    """The gradients a Function's backward returned, as a tuple; clear errors if they are wrong."""
+    """The gradients a Function's backward returned, as a list; clear errors if they are wrong."""
     if not isinstance(grads, tuple):
         grads = (grads,)
     if len(grads) != len(node.inputs):
@@ -78,17 +78,19 @@ def backward(root, gradient=None, retain_graph=None, create_graph=False):
                 f"backward() without a gradient needs a single-number output, but this one has "
                 f"shape {root.shape}: pass gradient= (d loss / d output, of that shape).")
         gradient = Variable(np.ones_like(root.data))
+    gradient = as_variable(gradient)
     retain_graph = create_graph if retain_graph is None else retain_graph
-    grads = {id(root): as_variable(gradient)}
     enabled, GradMode.enabled = GradMode.enabled, bool(create_graph)
     try:
+        ### BEGIN SOLUTION
+        grads = {id(root): gradient}
         for v in topological_order(root):
-            g = grads.pop(id(v))          # complete: every user of v came earlier
-            for hook in v.__dict__.get("_hooks", ()):
+            g = grads.pop(id(v))              # complete: every user of v came earlier
+            for hook in getattr(v, "_hooks", []):
                 changed = hook(g)
                 if changed is not None:
                     g = as_variable(changed)
-            if v.grad_fn is None or v.__dict__.get("_retains_grad"):
+            if v.grad_fn is None or getattr(v, "_retains_grad", False):
                 _accumulate(v, g)
             node = v.grad_fn
             if node is None:
@@ -99,19 +101,34 @@ def backward(root, gradient=None, retain_graph=None, create_graph=False):
                     grads[id(x)] = grads[id(x)] + gx if id(x) in grads else gx
             if not retain_graph:
                 node.release()
+        ### END SOLUTION
     finally:
         GradMode.enabled = enabled
 
 
 # --- section: wiring ---
+class _HookHandle:
+    """What register_hook returns: remove() takes the hook off again."""
+
+    def __init__(self, hooks, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
 def retain_grad(self):
     """Keep the gradient of this non-leaf in .grad during backward."""
     self._retains_grad = True
 
 
 def register_hook(self, hook):
-    """Call hook(grad) when this Variable's gradient is computed; a returned value replaces it."""
-    self.__dict__.setdefault("_hooks", []).append(hook)
+    """Call hook(grad) when this Variable's gradient is complete; a returned value replaces it."""
+    if not self.__dict__.get("_hooks"):
+        self._hooks = []
+    self._hooks.append(hook)
+    return _HookHandle(self._hooks, hook)
 
 
 Variable.backward = backward

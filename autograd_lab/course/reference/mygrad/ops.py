@@ -11,16 +11,18 @@ __all__ = ['Div', 'Index', 'Log', 'LogSoftmax', 'MatMul', 'Mean', 'Pow', 'Reshap
 # --- section: unbroadcast ---
 def unbroadcast(grad, shape):
     """Sum the numpy array grad down to shape: the backward of broadcasting shape to grad.shape."""
+    ### BEGIN SOLUTION
     shape = tuple(shape)
     lead = grad.ndim - len(shape)
     out = grad.sum(axis=tuple(range(lead))) if lead > 0 else grad
-    axes = tuple(i for i, n in enumerate(shape) if n == 1 and out.shape[i] != 1)
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and i < out.ndim and out.shape[i] != 1)
     if axes:
         out = out.sum(axis=axes, keepdims=True)
     if out.shape != shape:
         raise ValueError(f"cannot sum a gradient of shape {grad.shape} down to shape {shape}: "
                          f"{shape} does not broadcast to {grad.shape}")
     return out
+    ### END SOLUTION
 
 
 class Unbroadcast(Function):
@@ -55,6 +57,10 @@ class Sub(Function):
         return sum_to(grad_output, ctx.a_shape), sum_to(-grad_output, ctx.b_shape)
 
 
+Variable.__sub__ = lambda self, other: Sub.apply(self, as_variable(other))
+Variable.__rsub__ = lambda self, other: Sub.apply(as_variable(other), self)
+
+
 # --- section: Div ---
 class Div(Function):
     """div(a, b) = a / b"""
@@ -69,6 +75,10 @@ class Div(Function):
         a, b = ctx.saved_tensors
         return (sum_to(grad_output / b, a.shape),
                 sum_to(-grad_output * a / (b * b), b.shape))
+
+
+Variable.__truediv__ = lambda self, other: Div.apply(self, as_variable(other))
+Variable.__rtruediv__ = lambda self, other: Div.apply(as_variable(other), self)
 
 
 # --- section: Pow ---
@@ -87,6 +97,9 @@ class Pow(Function):
         return grad_output * ctx.p * x ** (ctx.p - 1), None
 
 
+Variable.__pow__ = lambda self, p: Pow.apply(self, p)
+
+
 # --- section: Log ---
 class Log(Function):
     """log(x), the natural logarithm"""
@@ -100,6 +113,9 @@ class Log(Function):
     def backward(ctx, grad_output):
         x, = ctx.saved_tensors
         return grad_output / x
+
+
+Variable.log = lambda self: Log.apply(self)
 
 
 # --- section: Sum ---
@@ -124,8 +140,10 @@ class Sum(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        g = grad_output.reshape(_kept_shape(ctx.x_shape, ctx.axis))
+        ### BEGIN SOLUTION
+        g = Reshape.apply(grad_output, _kept_shape(ctx.x_shape, ctx.axis))
         return BroadcastTo.apply(g, ctx.x_shape), None, None
+        ### END SOLUTION
 
 
 class Mean(Function):
@@ -139,8 +157,12 @@ class Mean(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        g = grad_output.reshape(_kept_shape(ctx.x_shape, ctx.axis)) * (1.0 / max(ctx.n, 1))
-        return BroadcastTo.apply(g, ctx.x_shape), None, None
+        g = Reshape.apply(grad_output, _kept_shape(ctx.x_shape, ctx.axis))
+        return BroadcastTo.apply(g * (1.0 / max(ctx.n, 1)), ctx.x_shape), None, None
+
+
+Variable.sum = lambda self, axis=None, keepdims=False: Sum.apply(self, axis, keepdims)
+Variable.mean = lambda self, axis=None, keepdims=False: Mean.apply(self, axis, keepdims)
 
 
 # --- section: Reshape ---
@@ -154,7 +176,7 @@ class Reshape(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return grad_output.reshape(ctx.x_shape), None
+        return Reshape.apply(grad_output, ctx.x_shape), None
 
 
 class Transpose(Function):
@@ -171,6 +193,24 @@ class Transpose(Function):
         return Transpose.apply(grad_output, inverse), None
 
 
+def _reshape(self, *shape):
+    """x.reshape(2, 3) or x.reshape((2, 3)), as in numpy and PyTorch."""
+    return Reshape.apply(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list))
+                         else shape)
+
+
+def _transpose(self, dim0, dim1):
+    """x.transpose(dim0, dim1): swap two axes, as PyTorch's transpose does."""
+    axes = list(range(self.ndim))
+    axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
+    return Transpose.apply(self, tuple(axes))
+
+
+Variable.reshape = _reshape
+Variable.transpose = _transpose
+Variable.T = property(lambda self: Transpose.apply(self, None))
+
+
 # --- section: MatMul ---
 class MatMul(Function):
     """y = a @ b for a of shape (n, k) and b of shape (k, m)"""
@@ -183,7 +223,12 @@ class MatMul(Function):
     @staticmethod
     def backward(ctx, grad_output):
         a, b = ctx.saved_tensors
+        ### BEGIN SOLUTION
         return grad_output @ b.T, a.T @ grad_output
+        ### END SOLUTION
+
+
+Variable.__matmul__ = lambda self, other: MatMul.apply(self, as_variable(other))
 
 
 # --- section: Softmax ---
@@ -192,18 +237,22 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x, axis=-1):
+        ### BEGIN SOLUTION
         z = x.data - x.data.max(axis=axis, keepdims=True)     # no overflow: the largest is e**0
         e = np.exp(z)
         y = Variable(e / e.sum(axis=axis, keepdims=True))
         ctx.axis = axis
         ctx.save_for_backward(y)
         return y
+        ### END SOLUTION
 
     @staticmethod
     def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
         y, = ctx.saved_tensors
         g = grad_output
         return y * (g - (g * y).sum(axis=ctx.axis, keepdims=True)), None
+        ### END SOLUTION
 
 
 class LogSoftmax(Function):
@@ -221,6 +270,10 @@ class LogSoftmax(Function):
     def backward(ctx, grad_output):
         y, = ctx.saved_tensors
         return grad_output - y.exp() * grad_output.sum(axis=ctx.axis, keepdims=True), None
+
+
+Variable.softmax = lambda self, axis=-1: Softmax.apply(self, axis)
+Variable.log_softmax = lambda self, axis=-1: LogSoftmax.apply(self, axis)
 
 
 # --- section: Index ---
@@ -252,14 +305,10 @@ class Scatter(Function):
         return Index.apply(grad_output, ctx.key), None, None
 
 
+Variable.__getitem__ = lambda self, key: Index.apply(self, key)
+
+
 # --- section: methods ---
-Variable.__truediv__ = lambda self, other: Div.apply(self, as_variable(other))
-Variable.__rtruediv__ = lambda self, other: Div.apply(as_variable(other), self)
-Variable.__sub__ = lambda self, other: Sub.apply(self, as_variable(other))
-Variable.__rsub__ = lambda self, other: Sub.apply(as_variable(other), self)
-Variable.__pow__ = lambda self, p: Pow.apply(self, p)
-
-
 def matmul(a, b):
     """a @ b for 1-D and 2-D operands (a 1-D operand is a row or a column, as in numpy)."""
     a, b = as_variable(a), as_variable(b)
@@ -274,22 +323,3 @@ def matmul(a, b):
 
 Variable.__matmul__ = lambda self, other: matmul(self, other)
 Variable.__rmatmul__ = lambda self, other: matmul(other, self)
-Variable.__getitem__ = lambda self, key: Index.apply(self, key)
-Variable.log = lambda self: Log.apply(self)
-Variable.sum = lambda self, axis=None, keepdims=False: Sum.apply(self, axis, keepdims)
-Variable.mean = lambda self, axis=None, keepdims=False: Mean.apply(self, axis, keepdims)
-Variable.reshape = lambda self, *shape: Reshape.apply(
-    self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
-
-
-def _transpose(self, dim0, dim1):
-    """x.transpose(dim0, dim1): swap two axes, as PyTorch's transpose does."""
-    axes = list(range(self.ndim))
-    axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
-    return Transpose.apply(self, tuple(axes))
-
-
-Variable.transpose = _transpose
-Variable.T = property(lambda self: Transpose.apply(self, None))
-Variable.softmax = lambda self, axis=-1: Softmax.apply(self, axis)
-Variable.log_softmax = lambda self, axis=-1: LogSoftmax.apply(self, axis)
