@@ -133,9 +133,9 @@ def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False,
         a1, a2, other = make(4, 3, seed=7), make(4, 3, seed=7), make(4, 3, seed=8)
         ck.check(np.array_equal(a1.weight.data, a2.weight.data)
                  and np.array_equal(a1.bias.data, a2.bias.data),
-                 "two layers made with seed 7 differ.", hint=seeding)
+                 "two layers made with seed=7 differ.", hint=seeding)
         ck.check(not np.array_equal(a1.weight.data, other.weight.data),
-                 "seed 7 and seed 8 give the same weights.", hint=seeding)
+                 "seed=7 and seed=8 give the same weights.", hint=seeding)
     if mine:
         class Two(Base):  # type: ignore[misc, valid-type]
             def __init__(self) -> None:

@@ -65,7 +65,8 @@ def mse_loss(input, target):
 def _attach_to_nn():
     """Make mygrad.nn.functional this module (as torch.nn.functional is)."""
     import sys
-    nn = sys.modules.get(f"{__package__}.nn") if __package__ else None
+    package = globals().get("__package__")       # None when run in a notebook
+    nn = sys.modules.get(f"{package}.nn") if package else None
     if nn is not None:
         nn.functional = sys.modules[__name__]
 
