@@ -49,13 +49,16 @@ class Module:
             raise AttributeError(
                 f"cannot assign {type(value).__name__} {name!r} before Module.__init__() has "
                 f"run. Call super().__init__() at the top of {type(self).__name__}.__init__.")
-        if "_parameters" in self.__dict__:
-            self._parameters.pop(name, None)      # a name holds one kind of thing at a time
-            self._modules.pop(name, None)
+        if "_parameters" in self.__dict__:      # a name holds one kind of thing at a time
             if isinstance(value, Parameter):
-                self._parameters[name] = value
+                self._modules.pop(name, None)
+                self._parameters[name] = value    # a reassigned name keeps its place
             elif isinstance(value, Module):
+                self._parameters.pop(name, None)
                 self._modules[name] = value
+            else:
+                self._parameters.pop(name, None)
+                self._modules.pop(name, None)
         object.__setattr__(self, name, value)
 
     def named_parameters(self, prefix=""):
