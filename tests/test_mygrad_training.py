@@ -119,3 +119,16 @@ def test_exported_modules_of_chapters_08_and_09_equal_the_key_library(tmp_path):
     for module in ("nn", "optim", "functional", "data"):
         ours = (tmp_path / PACKAGE / f"{module}.py").read_text(encoding="utf-8")
         assert ours == (REFERENCE_ROOT / PACKAGE / f"{module}.py").read_text(encoding="utf-8"), module
+
+
+def test_the_benchmark_row_runs_side_by_side():
+    """benchmarks/mygrad_training.py times the three contenders (no timed assertion here)."""
+    from autograd_lab.course.loader import _forget_package
+    from benchmarks.mygrad_training import bench, render
+    try:
+        rows = bench(repeats=1, with_torch=False)
+    finally:
+        _forget_package()
+    assert [r["contender"] for r in rows] == ["mygrad (the key's)", "autograd_lab"]
+    assert all(r["seconds"] > 0 for r in rows) and rows[1]["ratio_vs_autograd_lab"] == 1.0
+    assert render(rows).count("| digits mlp, 1 epoch |") == 2
