@@ -236,9 +236,9 @@ def _library_of(pkg: Any) -> SimpleNamespace:
                            tensor=as_var, gradcheck=central_differences)
 
 
-def _is_function(ck: Checker, cls: Any, lib: SimpleNamespace) -> None:
-    ck.check(isinstance(cls, type) and issubclass(cls, lib.Function), "BakeryLoss is not a "
-             f"subclass of {lib.name}.Function.", expected=f"class BakeryLoss({lib.name}.Function)",
+def _is_function(ck: Checker, cls: Any, lib: SimpleNamespace, name: str = "BakeryLoss") -> None:
+    ck.check(isinstance(cls, type) and issubclass(cls, lib.Function), f"{name} is not a "
+             f"subclass of {lib.name}.Function.", expected=f"class {name}({lib.name}.Function)",
              received=cls, hint="Pass the class itself (not an instance, not .apply).")
 
 
@@ -428,7 +428,7 @@ def ch12_pinball(PinballLoss: type, *, seed: int = 0, pkg: Any = None) -> None:
     ck = Checker("ch12-pinball", seed=seed)
     rng = ck.rng
     lib = _library_of(pkg)
-    _is_function(ck, PinballLoss, lib)
+    _is_function(ck, PinballLoss, lib, "PinballLoss")
     hint = ("With u = t − y the loss is tau·u where u ≥ 0 (too few baked) and (tau − 1)·u "
             "elsewhere, so dL/dy = −tau where y < t and 1 − tau where y > t (times grad_output, "
             "divided by n for 'mean'); dL/dt = −dL/dy.")
