@@ -23,7 +23,3 @@ from . import data  # noqa: F401
 from .data import *  # noqa: F401,F403
 from . import conv  # noqa: F401
 from .conv import *  # noqa: F401,F403
-from . import higher  # noqa: F401
-from .higher import *  # noqa: F401,F403
-from . import capstone  # noqa: F401
-from .capstone import *  # noqa: F401,F403
