@@ -13,29 +13,44 @@ import numpy as np
 
 from ._common import Checker, library, named, shaped_mistakes
 
-__all__ = ["ch08_linear", "ch08_sgd_momentum", "ch08_adam", "ch08_training_loop"]
+__all__ = ["ch08_linear", "ch08_sgd_momentum", "ch08_adam", "ch08_training_loop", "mygrad_nn",
+           "mygrad_optim"]
 
 
 # -- ch08-linear ----------------------------------------------------------------------------
-def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False) -> None:
-    """Check ``MyLinear(in_features, out_features, bias=True, seed=None)``: an ``nn.Module``
-    whose Parameters ``weight`` (out, in) and ``bias`` (out,) are registered by assignment,
-    drawn from U(-1/sqrt(in), 1/sqrt(in)) with ``np.random.default_rng(seed)``, and whose
-    forward is ``x @ weight.T + bias`` (a differentiable Variable expression)."""
+def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False,
+                Module: type | None = None, manual_seed: Callable[[int], None] | None = None
+                ) -> None:
+    """Check a Linear layer: a Module whose Parameters ``weight`` (out, in) and ``bias``
+    (out,) are registered by assignment, drawn from U(-1/sqrt(in), 1/sqrt(in)), and whose
+    forward is ``x @ weight.T + bias`` (a differentiable Variable expression).
+
+    Without ``Module``: ``MyLinear(in, out, bias=True, seed=None)`` is an ``autograd_lab.nn``
+    Module seeded by its ``seed`` argument. With ``Module`` and ``manual_seed`` (the learner's
+    ``mygrad``): ``MyLinear(in, out, bias=True)`` is a subclass of that ``Module`` and draws
+    from the generator that ``manual_seed`` resets."""
     ck = Checker("ch08-linear", seed=seed, hidden=hidden)
     al = library()
+    mine = Module is not None
     nn = al.nn
+    Base = Module if mine else nn.Module
+    Variable = _variable_class(MyLinear) if mine else al.Variable
     rng = ck.rng
-    init_hint = ("Call super().__init__() first, then assign nn.Parameter objects to self.weight "
+    init_hint = ("Call super().__init__() first, then assign Parameter objects to self.weight "
                  "and self.bias (or self.bias = None when bias=False).")
+    cls_name = MyLinear.__name__
 
-    def make(*args: Any, **kwargs: Any) -> Any:
-        return ck.call(named(lambda: MyLinear(*args, **kwargs), "MyLinear"), hint=init_hint)
+    def make(*args: Any, seed: int = 0, **kwargs: Any) -> Any:
+        if mine:
+            if manual_seed is not None:
+                manual_seed(seed)
+            return ck.call(named(lambda: MyLinear(*args, **kwargs), cls_name), hint=init_hint)
+        return ck.call(named(lambda: MyLinear(*args, seed=seed, **kwargs), cls_name), hint=init_hint)
 
-    with ck.case("MyLinear(3, 2) registers weight (2, 3) and bias (2,) as Parameters"):
+    with ck.case(f"{cls_name}(3, 2) registers weight (2, 3) and bias (2,) as Parameters"):
         layer = make(3, 2, seed=0)
-        ck.check(isinstance(layer, nn.Module), "MyLinear is not an nn.Module.",
-                 hint="Write `class MyLinear(nn.Module):`.")
+        ck.check(isinstance(layer, Base), f"{cls_name} is not a Module.",
+                 hint=f"Write `class {cls_name}(Module):`.")
         names = [n for n, _ in ck.call(layer.named_parameters)]
         ck.check(names == ["weight", "bias"], "named_parameters() does not list weight, bias.",
                  expected=["weight", "bias"], received=names,
@@ -60,7 +75,7 @@ def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False) -> None:
             ck.check(names == want, f"the parameters are {names}, expected {want}.",
                      hint="With bias=False register no bias: self.bias = None.")
             W = np.array(layer.weight.data, dtype=np.float64)
-            x = al.Variable(np.round(rng.normal(size=(batch, n_in)), 3), requires_grad=True)
+            x = Variable(np.round(rng.normal(size=(batch, n_in)), 3), requires_grad=True)
             y = ck.call(layer, x)
             b = np.array(layer.bias.data, dtype=np.float64) if bias else 0.0
             expected = x.data @ W.T + b
@@ -74,7 +89,7 @@ def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False) -> None:
                      hint="Compute with Variables (x @ self.weight.T + self.bias), not with "
                           "their numpy .data, so that the graph is recorded.")
             g = np.round(rng.normal(size=(batch, n_out)), 3)
-            ck.call(named(lambda: y.backward(al.Variable(g)), "backward"))
+            ck.call(named(lambda: y.backward(Variable(g)), "backward"))
             ck.close(getattr(layer.weight.grad, "data", None), g.T @ x.data, atol=1e-5,
                      rtol=1e-5, what="weight.grad", hint="Let autograd do it: build the output "
                      "from self.weight with Variable operations.")
@@ -83,7 +98,7 @@ def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False) -> None:
                          rtol=1e-5, what="bias.grad")
     n_in, n_out = (100, 300) if not hidden else (250, 120)
     bound = 1 / np.sqrt(n_in)
-    with ck.case(f"weights of MyLinear({n_in}, {n_out}) are U(-1/sqrt({n_in}), 1/sqrt({n_in}))"):
+    with ck.case(f"weights of {cls_name}({n_in}, {n_out}) are U(-1/sqrt({n_in}), 1/sqrt({n_in}))"):
         layer = make(n_in, n_out, seed=seed)
         w = np.asarray(layer.weight.data, dtype=np.float64)
         b = np.asarray(layer.bias.data, dtype=np.float64)
@@ -110,15 +125,38 @@ def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False) -> None:
                  received=f"max |b| = {np.abs(b).max():.4g}",
                  hint="PyTorch draws the bias from the same U(-k, k) (zeros would also train, but "
                       "this exercise follows PyTorch).")
+    seeding = ("Draw weight and bias from the module's generator _generator (which "
+               "manual_seed resets), not from a new default_rng() or np.random." if mine else
+               "Make one generator per layer, rng = np.random.default_rng(seed), and draw "
+               "weight and bias from it.")
     with ck.case("the same seed gives the same weights, another seed others"):
         a1, a2, other = make(4, 3, seed=7), make(4, 3, seed=7), make(4, 3, seed=8)
         ck.check(np.array_equal(a1.weight.data, a2.weight.data)
                  and np.array_equal(a1.bias.data, a2.bias.data),
-                 "two layers made with seed=7 differ.",
-                 hint="Make one generator per layer, rng = np.random.default_rng(seed), and draw "
-                      "weight and bias from it.")
+                 "two layers made with seed=7 differ.", hint=seeding)
         ck.check(not np.array_equal(a1.weight.data, other.weight.data),
-                 "seed=7 and seed=8 give the same weights.", hint="Pass seed to default_rng.")
+                 "seed=7 and seed=8 give the same weights.", hint=seeding)
+    if mine:
+        class Two(Base):  # type: ignore[misc, valid-type]
+            def __init__(self) -> None:
+                super().__init__()
+                self.hidden = MyLinear(3, 4)
+                self.out = MyLinear(4, 2)
+
+            def forward(self, x: Any) -> Any:
+                return self.out(self.hidden(x).relu())
+
+        with ck.case("inside another Module: dotted names and a state_dict"):
+            model = ck.call(named(Two, "a Module holding two layers"), hint=init_hint)
+            keys = list(model.state_dict())
+            want = ["hidden.weight", "hidden.bias", "out.weight", "out.bias"]
+            ck.check(keys == want, "the state_dict keys are not the expected dotted names.",
+                     expected=want, received=keys, hint=init_hint)
+            out = ck.call(model, Variable(rng.normal(size=(5, 3))))
+            ck.check(tuple(out.shape) == (5, 2), "the model output has the wrong shape.",
+                     expected=(5, 2), received=tuple(out.shape))
+        ck.done()
+        return
     with ck.case("inside nn.Sequential: dotted names and a state_dict"):
         model = ck.call(named(lambda: nn.Sequential(MyLinear(3, 4, seed=0), nn.ReLU(),
                                                      MyLinear(4, 2, seed=1)), "nn.Sequential"))
@@ -130,6 +168,17 @@ def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False) -> None:
         ck.check(tuple(out.shape) == (5, 2), "the model output has the wrong shape.",
                  expected=(5, 2), received=tuple(out.shape))
     ck.done()
+
+
+def _variable_class(layer_class: type) -> Any:
+    """The Variable class of the library a learner's layer class was written with."""
+    import sys
+    module = sys.modules.get(layer_class.__module__)
+    found = getattr(module, "Variable", None)
+    if found is None:
+        import __main__
+        found = getattr(__main__, "Variable", None)
+    return found if found is not None else library().Variable
 
 
 # -- shared by the optimizer exercises -----------------------------------------------------
@@ -258,9 +307,9 @@ def ch08_sgd_momentum(SGDMomentum: type, *, seed: int = 0, hidden: bool = False)
             "then p.data -= lr * d. Skip parameters whose grad is None.")
 
     def make(params: Any, **kw: Any) -> Any:
-        return ck.call(named(lambda: SGDMomentum(params, **kw), "SGDMomentum"),
-                       hint="The constructor is SGDMomentum(params, lr, momentum=0.0, "
-                            "weight_decay=0.0); keep params as a list.")
+        return ck.call(named(lambda: SGDMomentum(params, **kw), SGDMomentum.__name__),
+                       hint=f"The constructor is {SGDMomentum.__name__}(params, lr, "
+                            "momentum=0.0, weight_decay=0.0); keep params as a list.")
 
     configs = [("lr=0.1 without momentum, 1 step", dict(lr=0.1), 1),
                ("momentum=0.9, 5 steps", dict(lr=0.05, momentum=0.9), 5),
@@ -354,9 +403,9 @@ def ch08_adam(MyAdam: type, *, seed: int = 0, hidden: bool = False) -> None:
             "m and v start at zeros, one pair (and one t) per parameter.")
 
     def make(params: Any, **kw: Any) -> Any:
-        return ck.call(named(lambda: MyAdam(params, **kw), "MyAdam"),
-                       hint="The constructor is MyAdam(params, lr=1e-3, betas=(0.9, 0.999), "
-                            "eps=1e-8); keep params as a list.")
+        return ck.call(named(lambda: MyAdam(params, **kw), MyAdam.__name__),
+                       hint=f"The constructor is {MyAdam.__name__}(params, lr=1e-3, "
+                            "betas=(0.9, 0.999), eps=1e-8); keep params as a list.")
 
     configs = [("default hyper-parameters, 1 step", dict(), 1),
                ("lr=0.01, 10 steps", dict(lr=0.01), 10),
@@ -431,8 +480,9 @@ def ch08_training_loop(training_loop: Callable[..., Any], *, seed: int = 0,
     al = library()
     nn, optim = al.nn, al.optim
     rng = ck.rng
-    hint = ("Each step: opt.zero_grad(); loss = F.mse_loss(model(X), y); loss.backward(); "
-            "opt.step(); losses.append(loss.item()).")
+    hint = ("Each step: opt.zero_grad(); loss = ((model(X) - y) ** 2).mean() (or "
+            "F.mse_loss(model(X), y)); loss.backward(); opt.step(); "
+            "losses.append(loss.item()).")
     setups: list[tuple[str, Callable[[], tuple[Any, Any]], int, int]] = [
         ("a Linear(3, 1) model with SGD(lr=0.1), 6 steps",
          lambda: _linear_setup(nn, optim.SGD, dict(lr=0.1)), 3, 6),
@@ -481,3 +531,76 @@ def _mlp_setup(nn: Any, opt_cls: type, kw: dict) -> tuple[Any, Any]:
     model = nn.Sequential(nn.Linear(3, 8, dtype=np.float64, seed=4), nn.Tanh(),
                           nn.Linear(8, 1, dtype=np.float64, seed=5))
     return model, opt_cls(model.parameters(), **kw)
+
+
+# -- the loader's checks of the learner's mygrad/nn.py and mygrad/optim.py -------------------
+def mygrad_nn(pkg: Any) -> None:
+    """``mygrad.nn``: Parameter, Module registration, Linear, ReLU, Sequential, train/eval,
+    Dropout, manual_seed (what chapters 09-12 rely on)."""
+    nn = pkg.nn
+    ck = Checker("mygrad-nn")
+    with ck.case("Parameter requires grad; Module registers Parameters and Modules in order"):
+        p = ck.call(nn.Parameter, np.zeros(2))
+        ck.check(isinstance(p, pkg.Variable) and p.requires_grad and p.is_leaf,
+                 "a Parameter must be a leaf Variable that requires grad.",
+                 hint="class Parameter(Variable) with requires_grad=True by default.")
+        model = ck.call(nn.Sequential, nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+        names = [n for n, _ in ck.call(lambda: list(model.named_parameters()))]
+        want = ["0.weight", "0.bias", "2.weight", "2.bias"]
+        ck.check(names == want, "named_parameters() gives the wrong names or order.",
+                 expected=want, received=names,
+                 hint="Module.__setattr__ files Parameters into _parameters and Modules into "
+                      "_modules; named_parameters walks them, own parameters first.")
+        model.zero_grad()
+        ck.check(all(q.grad is None for q in model.parameters()),
+                 "zero_grad() did not set every gradient to None.")
+    with ck.case("train() and eval() reach every module; Dropout honours them"):
+        model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+        ck.call(model.eval)
+        ck.check(all(not m.training for m in model.modules()),
+                 "eval() did not reach every module.", hint="Set training on self.modules().")
+        x = pkg.Variable(np.ones((4, 1000)))
+        drop = model[1]
+        ck.close(drop(x).data, x.data, what="Dropout in eval mode",
+                 hint="In eval mode Dropout returns its input unchanged.")
+        drop.train()
+        out = np.asarray(drop(x).data)
+        kept = out != 0
+        ck.check(0.4 < kept.mean() < 0.6, "Dropout(0.5) in training mode should zero about "
+                 "half of the elements.", received=float(kept.mean()))
+        ck.close(out[kept], np.full(int(kept.sum()), 2.0), what="the kept elements",
+                 hint="Inverted dropout scales what it keeps by 1 / (1 - p).")
+    ck.done()
+    ch08_linear(nn.Linear, Module=nn.Module, manual_seed=pkg.manual_seed)
+
+
+def mygrad_optim(pkg: Any) -> None:
+    """``mygrad.optim``: SGD (momentum, weight decay, nesterov) and Adam, step by step against
+    ``autograd_lab.optim``."""
+    al = library()
+    ck = Checker("mygrad-optim")
+    rng = np.random.default_rng(3)
+    cases = [("SGD, momentum 0.9, weight decay 0.1", pkg.optim.SGD, al.optim.SGD,
+              dict(lr=0.1, momentum=0.9, weight_decay=0.1)),
+             ("SGD, nesterov", pkg.optim.SGD, al.optim.SGD,
+              dict(lr=0.1, momentum=0.9, nesterov=True)),
+             ("Adam", pkg.optim.Adam, al.optim.Adam, dict(lr=0.05)),
+             ("Adam, weight decay 0.1", pkg.optim.Adam, al.optim.Adam,
+              dict(lr=0.05, weight_decay=0.1))]
+    for name, mine, ref, kw in cases:
+        with ck.case(f"{name}: 4 steps match autograd_lab.optim"):
+            start = rng.normal(size=(2, 3))
+            p, q = pkg.nn.Parameter(start.copy()), al.nn.Parameter(start.copy())
+            opt, ref_opt = ck.call(mine, [p], **kw), ref([q], **kw)
+            for step in range(4):
+                g = rng.normal(size=(2, 3))
+                ck.call(opt.zero_grad)
+                ref_opt.zero_grad()
+                p.grad, q.grad = pkg.Variable(g.copy()), al.Variable(g.copy())
+                ck.call(opt.step)
+                ref_opt.step()
+                ck.close(p.data, q.data, atol=1e-12, rtol=1e-10,
+                         what=f"the parameter after step {step + 1}")
+            ck.check(p.is_leaf and p.requires_grad, "after step() the parameter is no longer "
+                     "a leaf that requires grad.", hint="Update p.data under no_grad().")
+    ck.done()

@@ -8,7 +8,8 @@ import numpy as np
 
 from ._common import Checker, data_of, library, named
 
-__all__ = ["ch09_log_softmax", "ch09_cross_entropy", "ch09_batches", "ch09_train_step"]
+__all__ = ["ch09_log_softmax", "ch09_cross_entropy", "ch09_batches", "ch09_train_step",
+           "mygrad_functional", "mygrad_data"]
 
 
 def _log_softmax_ref(x: np.ndarray) -> np.ndarray:
@@ -87,12 +88,14 @@ def ch09_log_softmax(log_softmax: Callable[[Any], Any], *, seed: int = 0,
 
 # -- ch09-cross-entropy -------------------------------------------------------------------
 def ch09_cross_entropy(cross_entropy: Callable[[Any, np.ndarray], Any], *, seed: int = 0,
-                       hidden: bool = False) -> None:
+                       hidden: bool = False, Variable: type | None = None) -> None:
     """Check ``cross_entropy(logits, targets)``: the mean over the batch of -log p[target] for
     logits (N, C) and integer targets (N,), equal to ``F.cross_entropy`` in value and gradient,
-    also for logits in the thousands."""
+    also for logits in the thousands. ``Variable`` is the class the logits are made of (the
+    learner's ``mygrad.Variable``; by default ``autograd_lab``'s)."""
     ck = Checker("ch09-cross-entropy", seed=seed, hidden=hidden)
     al = library()
+    Var = Variable if Variable is not None else al.Variable
     import autograd_lab.functional as F
     rng = ck.rng
     cases = [("4 samples, 3 classes", 4, 3, 1.0), ("8 samples, 10 classes", 8, 10, 2.0),
@@ -104,7 +107,7 @@ def ch09_cross_entropy(cross_entropy: Callable[[Any, np.ndarray], Any], *, seed:
         with ck.case(name):
             data = np.round(scale * rng.normal(size=(n, c)), 3)
             targets = rng.integers(0, c, size=n)
-            logits = al.Variable(data.copy(), requires_grad=True)
+            logits = Var(data.copy(), requires_grad=True)
             with np.errstate(all="ignore"):
                 loss = ck.call(cross_entropy, logits, targets)
             _needs_variable(ck, loss, "cross_entropy")
@@ -251,8 +254,8 @@ def _params(model: Any) -> list[np.ndarray]:
 def ch09_train_step(train_step: Callable[..., float], *, seed: int = 0,
                     hidden: bool = False) -> None:
     """Check ``train_step(model, loss_fn, optimizer, x, y) -> float``: forward, loss,
-    ``optimizer.zero_grad()``, ``loss.backward()``, ``optimizer.step()``; returns the loss of
-    this batch (before the update) as a Python float."""
+    ``loss.backward()``, ``optimizer.step()``, with ``optimizer.zero_grad()`` anywhere before
+    ``backward``; returns the loss of this batch (before the update) as a Python float."""
     ck = Checker("ch09-train-step", seed=seed, hidden=hidden)
     al = library()
     import autograd_lab.nn as nn
@@ -262,8 +265,9 @@ def ch09_train_step(train_step: Callable[..., float], *, seed: int = 0,
     if hidden:
         configs += [("Adam", lambda ps: Adam(ps, lr=0.01), 5),
                     ("plain SGD", lambda ps: SGD(ps, lr=0.3), 3)]
-    order = ("In this order: out = model(x); loss = loss_fn(out, y); optimizer.zero_grad(); "
-             "loss.backward(); optimizer.step(); return loss.item().")
+    order = ("out = model(x); loss = loss_fn(out, y); loss.backward(); optimizer.step() in "
+             "this order, with optimizer.zero_grad() anywhere before loss.backward(); then "
+             "return loss.item().")
     for name, make_opt, steps in configs:
         model_seed = int(rng.integers(0, 1000))
         mine, ref = _model(al, model_seed), _model(al, model_seed)
@@ -288,8 +292,9 @@ def ch09_train_step(train_step: Callable[..., float], *, seed: int = 0,
                      hint="Return the loss computed in this step, before the update.")
             ck.check(any(not np.array_equal(a, b) for a, b in zip(start, _params(mine))),
                      f"step {step + 1} did not change the parameters.",
-                     hint="optimizer.step() must come after loss.backward(): before it, the "
-                          "parameters have no gradient to step with. " + order)
+                     hint="optimizer.step() found no gradients: it must come after "
+                          "loss.backward(), and optimizer.zero_grad() must not come between "
+                          "them (it would clear what backward just computed). " + order)
             for (pname, p), r in zip(mine.named_parameters(), ref.parameters()):
                 ck.close(p.data, r.data, atol=1e-10, what=f"{pname} after step {step + 1}",
                          hint=("Gradients add up in .grad across backward calls: call "
@@ -301,4 +306,83 @@ def ch09_train_step(train_step: Callable[..., float], *, seed: int = 0,
         with ck.case(f"{name}: {steps - 1} more steps"):
             for step in range(1, steps):
                 one_step(step)
+    ck.done()
+
+
+# -- the loader's checks of the learner's mygrad/functional.py and mygrad/data.py ------------
+def mygrad_functional(pkg: Any) -> None:
+    """``mygrad.functional`` (also reachable as ``mygrad.nn.functional``): cross_entropy with
+    int-array or Variable targets, log_softmax, softmax, relu, mse_loss, against
+    ``autograd_lab.functional``."""
+    import autograd_lab.functional as F
+    al = library()
+    ck = Checker("mygrad-functional")
+    rng = np.random.default_rng(9)
+    with ck.case("mygrad.nn.functional is mygrad.functional"):
+        ck.check(getattr(pkg.nn, "functional", None) is pkg.functional,
+                 "mygrad.nn.functional does not lead to mygrad.functional.",
+                 hint="functional.py sets nn.functional to itself when it is imported.")
+    data = np.round(30 * rng.normal(size=(6, 4)), 3)
+    targets = rng.integers(0, 4, size=6)
+    ref = al.Variable(data.copy(), requires_grad=True)
+    ref_loss = F.cross_entropy(ref, targets)
+    ref_loss.backward()
+    for kind, t in (("an int array", targets), ("a Variable", pkg.Variable(targets))):
+        with ck.case(f"cross_entropy with targets as {kind}: value and gradient"):
+            x = pkg.Variable(data.copy(), requires_grad=True)
+            loss = ck.call(pkg.functional.cross_entropy, x, t)
+            ck.call(loss.backward)
+            ck.close(loss.data, ref_loss.data, atol=1e-10, what="loss")
+            ck.close(x.grad.data, ref.grad.data, atol=1e-10, what="gradient of the logits")
+    with ck.case("log_softmax, softmax, relu and mse_loss"):
+        x = pkg.Variable(data.copy())
+        ck.close(pkg.functional.log_softmax(x, dim=1).data,
+                 F.log_softmax(al.Variable(data), dim=1).data, atol=1e-10, what="log_softmax")
+        ck.close(pkg.functional.softmax(x, dim=1).data,
+                 F.softmax(al.Variable(data), dim=1).data, atol=1e-12, what="softmax")
+        ck.close(pkg.functional.relu(x).data, np.maximum(data, 0), what="relu")
+        ck.close(pkg.functional.mse_loss(x, pkg.Variable(np.ones_like(data))).data,
+                 ((data - 1) ** 2).mean(), rtol=1e-12, what="mse_loss")
+    with ck.case("bad targets raise ValueError"):
+        ck.raises(ValueError, pkg.functional.cross_entropy, pkg.Variable(data), targets[:3],
+                  hint="Check that there is one target per row of the logits.")
+    ck.done()
+
+
+def mygrad_data(pkg: Any) -> None:
+    """``mygrad.data``: batches, DataLoader (Variable inputs, int labels, a new order each
+    epoch), train_step, evaluate and fit on a tiny problem."""
+    ck = Checker("mygrad-data")
+    x = np.arange(20, dtype=np.float32).reshape(10, 2)
+    y = np.arange(10)
+    with ck.case("DataLoader: 4 batches of at most 3, every sample once, reshuffled each epoch"):
+        loader = ck.call(pkg.DataLoader, x, y, batch_size=3, shuffle=True, seed=0)
+        ck.check(len(loader) == 4, "len(loader) is wrong.", expected=4, received=len(loader))
+        epochs = []
+        for _ in range(2):
+            got = list(loader)
+            ck.check(all(isinstance(xb, pkg.Variable) for xb, _ in got),
+                     "the inputs of a batch are not Variables.")
+            labels = np.concatenate([yb for _, yb in got])
+            ck.check(sorted(labels.tolist()) == list(range(10)),
+                     "an epoch does not hold every sample exactly once.", received=labels)
+            ck.check(all(np.array_equal(xb.data, x[yb]) for xb, yb in got),
+                     "inputs and labels were separated.")
+            epochs.append(labels)
+        ck.check(not np.array_equal(*epochs), "two epochs came in the same order.",
+                 hint="Draw each epoch's order from one generator made in __init__.")
+    with ck.case("fit and evaluate learn a separable toy problem"):
+        rng = np.random.default_rng(0)
+        xs = rng.normal(size=(64, 2)).astype(np.float32)
+        ys = (xs[:, 0] > 0).astype(np.int64)
+        pkg.manual_seed(0)
+        model = pkg.nn.Sequential(pkg.nn.Linear(2, 8), pkg.nn.ReLU(), pkg.nn.Linear(8, 2))
+        opt = pkg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        history = ck.call(pkg.fit, model, pkg.DataLoader(xs, ys, batch_size=16), opt, 10,
+                          test=(xs, ys))
+        loss, acc = ck.call(pkg.evaluate, model, xs, ys)
+        ck.check(history["loss"][-1] < history["loss"][0], "the training loss did not fall.",
+                 received=history["loss"])
+        ck.check(acc >= 0.9, "fit did not learn a problem a line separates.", received=acc)
+        ck.close(history["test_accuracy"][-1], acc, what="the last test accuracy")
     ck.done()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -156,12 +157,37 @@ def _pool_grad(x: np.ndarray, k: int, g: np.ndarray) -> np.ndarray:
     return max_pool2d_bwd_ref(g, idx, x.shape)
 
 
-def ch10_max_pool(MaxPool: Any, *, seed: int = 0, hidden: bool = False) -> None:
+def _fd_check(ck: Checker, MaxPool: Any, Variable: Any, data: np.ndarray, k: int,
+              hint: str) -> None:
+    """Central differences of sum(MaxPool(x) * g) against the backward's gradient."""
+    g = ck.rng.normal(size=_pool_ref(data, k)[0].shape)
+    x = Variable(data.copy(), requires_grad=True)
+    y = ck.call(named(lambda: MaxPool.apply(x, k), "MaxPool"))
+    ck.call(named(lambda: y.backward(Variable(g)), "MaxPool.backward"), hint=hint)
+    eps, numeric = 1e-6, np.zeros_like(data)
+    for i in np.ndindex(data.shape):
+        plus, minus = data.copy(), data.copy()
+        plus[i] += eps
+        minus[i] -= eps
+        f = [float((np.asarray(data_of(MaxPool.apply(Variable(v), k))) * g).sum())
+             for v in (plus, minus)]
+        numeric[i] = (f[0] - f[1]) / (2 * eps)
+    ck.check(x.grad is not None, "x.grad is None after backward.", hint=hint)
+    ck.close(data_of(x.grad), numeric, what="gradient of x against central differences",
+             atol=1e-5, hint=hint)
+
+
+def ch10_max_pool(MaxPool: Any, *, seed: int = 0, hidden: bool = False,
+                  Variable: Any = None) -> None:
     """Check the Function ``MaxPool.apply(x, k)``: the maximum of each k×k window (stride k,
     leftover rows and columns dropped), and a backward that sends each output gradient to the
-    position of its window's (first) maximum."""
+    position of its window's (first) maximum.
+
+    ``Variable`` is the Variable class of the library MaxPool is written for (mygrad's in the
+    chapter); by default autograd_lab's."""
     ck = Checker("ch10-max-pool", seed=seed, hidden=hidden)
-    al = library()
+    lib = library()
+    al = SimpleNamespace(Variable=Variable or lib.Variable)
     rng = ck.rng
     back_hint = ("backward: start from zeros shaped like x and add each grad_output[n, c, i, j] "
                  "at the position of its window's maximum (remember it in forward, e.g. "
@@ -212,8 +238,59 @@ def ch10_max_pool(MaxPool: Any, *, seed: int = 0, hidden: bool = False) -> None:
                             "(common after ReLU: many zeros) passes its gradient to all of "
                             "them, so the gradient is counted twice. Send it to one position "
                             "only: the first maximum, as argmax finds it.")])
-    with ck.case("gradcheck of a (1, 2, 4, 6) input, k=2"):
-        x = al.Variable(rng.normal(size=(1, 2, 4, 6)), requires_grad=True)
-        ck.call(named(lambda: al.gradcheck(lambda v: MaxPool.apply(v, 2), (x,)), "gradcheck"),
-                hint=back_hint)
+    with ck.case("central differences of a (1, 2, 4, 6) input, k=2"):
+        _fd_check(ck, MaxPool, al.Variable, rng.normal(size=(1, 2, 4, 6)), 2, back_hint)
+    ck.done()
+
+
+# -- the loader's check of the learner's mygrad/conv.py ------------------------------------
+def mygrad_conv(pkg: Any) -> None:
+    """``mygrad.conv``: output_size, conv2d_forward/backward, the Convolution Function via
+    conv2d, MaxPool, and the layers Conv2d, MaxPool2d, Flatten (also reachable as
+    ``mygrad.nn.Conv2d``, ...), against autograd_lab."""
+    import autograd_lab.functional as F
+    conv = pkg.conv
+    ch10_output_size(conv.output_size)
+    ch10_conv2d_forward(conv.conv2d_forward)
+    ch10_conv2d_backward(conv.conv2d_backward)
+    ch10_max_pool(conv.MaxPool, Variable=pkg.Variable)
+    al = library()
+    ck = Checker("mygrad-conv")
+    rng = np.random.default_rng(10)
+    with ck.case("conv2d (stride 2, padding 1): value and the gradients of x, weight, bias"):
+        arrays = [rng.normal(size=s) for s in [(2, 3, 7, 7), (4, 3, 3, 3), (4,)]]
+        mine = [pkg.Variable(a.copy(), requires_grad=True) for a in arrays]
+        ref = [al.Variable(a.copy(), requires_grad=True) for a in arrays]
+        y = ck.call(conv.conv2d, *mine, stride=2, padding=1)
+        y_ref = F.conv2d(*ref, stride=2, padding=1)
+        ck.close(data_of(y), y_ref.data, what="conv2d output")
+        g = rng.normal(size=y_ref.shape)
+        ck.call(y.backward, pkg.Variable(g))
+        y_ref.backward(al.Variable(g))
+        for name, p, q in zip(["x", "weight", "bias"], mine, ref):
+            ck.check(p.grad is not None, f"{name} got no gradient from conv2d.")
+            ck.close(data_of(p.grad), q.grad.data, what=f"gradient of {name}")
+    with ck.case("the layers: Conv2d, MaxPool2d, Flatten in mygrad.nn, shapes and parameters"):
+        for name in ("Conv2d", "MaxPool2d", "Flatten"):
+            ck.check(getattr(pkg.nn, name, None) is getattr(conv, name, None),
+                     f"mygrad.nn.{name} is not conv.py's {name}.",
+                     hint="conv.py sets the layers as attributes of mygrad.nn when imported.")
+        pkg.manual_seed(0)
+        layer = ck.call(conv.Conv2d, 2, 5, 3, padding=1)
+        ck.check(isinstance(layer, pkg.nn.Module), "Conv2d is not a mygrad.nn.Module.")
+        shapes = [tuple(p.shape) for p in layer.parameters()]
+        ck.check(shapes == [(5, 2, 3, 3), (5,)], "Conv2d's parameters have the wrong shapes.",
+                 expected=[(5, 2, 3, 3), (5,)], received=shapes)
+        bound = 1 / np.sqrt(2 * 9)
+        ck.check(all(np.abs(p.data).max() <= bound for p in layer.parameters()),
+                 f"Conv2d's initial weights exceed PyTorch's bound 1/sqrt(in * k * k) = {bound:.3f}.")
+        pkg.manual_seed(0)
+        again = conv.Conv2d(2, 5, 3, padding=1)
+        ck.close(again.weight.data, layer.weight.data, what="weights after manual_seed(0) twice",
+                 hint="Draw the weights from mygrad.nn's generator when the layer is built.")
+        x = pkg.Variable(rng.normal(size=(3, 2, 6, 6)))
+        model = pkg.nn.Sequential(layer, conv.MaxPool2d(2), conv.Flatten())
+        out = ck.call(model, x)
+        ck.check(tuple(out.shape) == (3, 45), "Conv2d(2, 5, 3, padding=1), MaxPool2d(2), "
+                 f"Flatten() on (3, 2, 6, 6) should give (3, 45), got {tuple(out.shape)}.")
     ck.done()

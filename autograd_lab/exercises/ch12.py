@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,8 @@ from .. import Function, Variable, gradcheck, tensor, where
 from ._common import Checker
 
 __all__ = ["log_cosh_reference", "bakery_loss_reference", "bakery_loss_composite",
-           "ch12_log_cosh", "ch12_loss_forward", "ch12_bakery_function", "ch12_train_step"]
+           "ch12_log_cosh", "ch12_loss_forward", "ch12_bakery_function", "ch12_train_step",
+           "ch12_pinball", "mygrad_capstone"]
 
 LOG2 = float(np.log(2.0))
 
@@ -195,10 +197,49 @@ _BACKWARD_HINT = ("d/dr log cosh r = tanh r, so dL/dy = w · tanh(r) (divided by
                   "forward argument: (grad_y, grad_t, None, None).")
 
 
-def _is_function(ck: Checker, cls: Any) -> None:
-    ck.check(isinstance(cls, type) and issubclass(cls, Function), "BakeryLoss is not a subclass of "
-             "al.Function.", expected="class BakeryLoss(al.Function)", received=cls,
-             hint="Pass the class itself (not an instance, not .apply).")
+def _library_of(pkg: Any) -> SimpleNamespace:
+    """Function, Variable, tensor and gradcheck of the library under test: autograd_lab's by
+    default, or those of a package such as the learner's ``mygrad`` (gradcheck by central
+    differences here, since the package need not have one)."""
+    if pkg is None:
+        return SimpleNamespace(name="al", Function=Function, Variable=Variable, tensor=tensor,
+                               gradcheck=gradcheck)
+
+    def as_var(data: Any, requires_grad: bool = False) -> Any:
+        return pkg.Variable(np.array(data, dtype=np.float64), requires_grad=requires_grad)
+
+    def central_differences(fn: Callable[..., Any], inputs: tuple, eps: float = 1e-6,
+                            atol: float = 1e-5, rtol: float = 1e-3) -> bool:
+        out = fn(*inputs)
+        g = np.random.default_rng(0).uniform(0.5, 1.5, size=np.shape(out.data))
+        for x in inputs:
+            x.grad = None
+        out.backward(pkg.Variable(g))
+        for i, x in enumerate(inputs):
+            numeric = np.zeros(x.shape)
+            for j in np.ndindex(x.shape):
+                saved = x.data[j]
+                values = []
+                for step in (eps, -eps):
+                    x.data[j] = saved + step
+                    values.append(float((np.asarray(fn(*inputs).data) * g).sum()))
+                x.data[j] = saved
+                numeric[j] = (values[0] - values[1]) / (2 * eps)
+            analytic = np.zeros(x.shape) if x.grad is None else np.asarray(x.grad.data)
+            if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
+                raise AssertionError(
+                    f"the gradient of input {i} disagrees with central differences: "
+                    f"backward gave {analytic}, central differences {numeric}.")
+        return True
+
+    return SimpleNamespace(name=pkg.__name__, Function=pkg.Function, Variable=pkg.Variable,
+                           tensor=as_var, gradcheck=central_differences)
+
+
+def _is_function(ck: Checker, cls: Any, lib: SimpleNamespace, name: str = "BakeryLoss") -> None:
+    ck.check(isinstance(cls, type) and issubclass(cls, lib.Function), f"{name} is not a "
+             f"subclass of {lib.name}.Function.", expected=f"class {name}({lib.name}.Function)",
+             received=cls, hint="Pass the class itself (not an instance, not .apply).")
 
 
 def _grad_of(ck: Checker, v: Variable, what: str) -> np.ndarray:
@@ -206,13 +247,19 @@ def _grad_of(ck: Checker, v: Variable, what: str) -> np.ndarray:
     return v.grad.data
 
 
-def ch12_bakery_function(BakeryLoss: type, *, seed: int = 0, hidden: bool = False) -> None:
+def ch12_bakery_function(BakeryLoss: type, *, seed: int = 0, hidden: bool = False,
+                         pkg: Any = None) -> None:
     """Check ``BakeryLoss.apply(y, t, alpha, reduction)``: forward values as the numpy
     reference, a hand-written backward that agrees with gradcheck and with the engine's gradient of
-    the composite formula, and finite gradients for huge residuals."""
+    the composite formula, finite gradients for huge residuals, and ``apply(y, t)`` with the
+    default alpha=3.0 and reduction='mean'.
+
+    ``pkg`` is the library BakeryLoss is written for (the learner's ``mygrad`` in the chapter);
+    by default autograd_lab. The references are always autograd_lab's and numpy's."""
     ck = Checker("ch12-bakery-function", seed=seed, hidden=hidden)
     rng = ck.rng
-    _is_function(ck, BakeryLoss)
+    lib = _library_of(pkg)
+    _is_function(ck, BakeryLoss, lib)
     configs = [((6,), 3.0, "mean"), ((3, 4), 3.0, "sum"), ((5,), 2.0, "none")]
     if hidden:
         configs += [((2, 3, 2), 0.5, "mean"), ((7,), 10.0, "sum"), ((4, 2), 1.0, "none")]
@@ -220,17 +267,17 @@ def ch12_bakery_function(BakeryLoss: type, *, seed: int = 0, hidden: bool = Fals
         with ck.case(f"shape {shape}, alpha={alpha:g}, reduction={reduction!r}: values and gradients"):
             yd = np.round(rng.uniform(5, 15, size=shape), 3)
             td = np.round(rng.uniform(5, 15, size=shape), 3)
-            y, t = tensor(yd, requires_grad=True), tensor(td, requires_grad=True)
+            y, t = lib.tensor(yd, requires_grad=True), lib.tensor(td, requires_grad=True)
             loss = ck.call(BakeryLoss.apply, y, t, alpha, reduction)
-            ck.check(isinstance(loss, Variable) and loss.grad_fn is not None,
+            ck.check(isinstance(loss, lib.Variable) and loss.grad_fn is not None,
                      "apply did not return a Variable recorded in the graph.", received=loss,
-                     hint="forward returns al.Variable(value); call it as BakeryLoss.apply(y, t, alpha, "
+                     hint=f"forward returns {lib.name}.Variable(value); call it as BakeryLoss.apply(y, t, alpha, "
                           "reduction).")
             ck.close(loss.data, bakery_loss_reference(yd, td, alpha, reduction), atol=1e-10, rtol=1e-9,
                      what="loss", hint=_WEIGHT_HINT, mistakes=_forward_mistakes(yd, td, alpha, reduction))
             go = (np.round(rng.uniform(0.5, 2.0, size=shape), 3) if reduction == "none"
                   else np.array(float(np.round(rng.uniform(0.5, 2.0), 3))))
-            ck.call(loss.backward, tensor(go), hint=_BACKWARD_HINT)
+            ck.call(loss.backward, lib.tensor(go), hint=_BACKWARD_HINT)
             # the engine's gradient of the same formula, built from Variable operations
             y2, t2 = tensor(yd, requires_grad=True), tensor(td, requires_grad=True)
             bakery_loss_composite(y2, t2, alpha, reduction).backward(tensor(go))
@@ -257,22 +304,22 @@ def ch12_bakery_function(BakeryLoss: type, *, seed: int = 0, hidden: bool = Fals
     reductions = ["mean", "none"] + (["sum"] if hidden else [])
     for reduction in reductions:
         with ck.case(f"gradcheck passes for y and t (reduction={reduction!r})"):
-            y = tensor(rng.uniform(-3, 3, size=5), requires_grad=True)
-            t = tensor(rng.uniform(-3, 3, size=5), requires_grad=True)
-            ok = ck.call(gradcheck, lambda a, b: BakeryLoss.apply(a, b, 3.0, reduction), (y, t),
+            y = lib.tensor(rng.uniform(-3, 3, size=5), requires_grad=True)
+            t = lib.tensor(rng.uniform(-3, 3, size=5), requires_grad=True)
+            ok = ck.call(lib.gradcheck, lambda a, b: BakeryLoss.apply(a, b, 3.0, reduction), (y, t),
                          hint="Your backward disagrees with central differences; the message above "
                               "names the input (0 is y, 1 is t) and the numbers. " + _BACKWARD_HINT)
             ck.check(ok is True, "gradcheck did not pass.", expected=True, received=ok)
     with ck.case("t without requires_grad: y still gets its gradient"):
         yd, td = np.round(rng.uniform(0, 4, size=4), 3), np.round(rng.uniform(0, 4, size=4), 3)
-        y = tensor(yd, requires_grad=True)
-        ck.call(ck.call(BakeryLoss.apply, y, tensor(td), 3.0, "sum").backward, hint=_BACKWARD_HINT)
+        y = lib.tensor(yd, requires_grad=True)
+        ck.call(ck.call(BakeryLoss.apply, y, lib.tensor(td), 3.0, "sum").backward, hint=_BACKWARD_HINT)
         ck.close(_grad_of(ck, y, "y"), bakery_loss_gradient(yd, td, 3.0, "sum"), atol=1e-12,
                  what="gradient of y", hint=_BACKWARD_HINT)
     with ck.case("huge residuals: finite loss, gradients ±w/n (the composite formula gives nan)"):
         yd = np.array([0.0, 2000.0, 100.0, 1e5] + ([-3e4, 800.0] if hidden else []))
         td = np.array([1000.0, 0.0, 100.0, 0.0] + ([0.0, 0.0] if hidden else []))
-        y, t = tensor(yd, requires_grad=True), tensor(td, requires_grad=True)
+        y, t = lib.tensor(yd, requires_grad=True), lib.tensor(td, requires_grad=True)
         loss = _overflow_free(ck, BakeryLoss.apply, y, t, 3.0, "mean", hint=_STABLE_HINT)
         ck.close(loss.data, bakery_loss_reference(yd, td), atol=1e-9, rtol=1e-12, what="loss",
                  hint=_STABLE_HINT)
@@ -281,6 +328,18 @@ def ch12_bakery_function(BakeryLoss: type, *, seed: int = 0, hidden: bool = Fals
         want = bakery_loss_gradient(yd, td)
         ck.close(_grad_of(ck, y, "y"), want, atol=1e-12, what="gradient of y", hint=_BACKWARD_HINT)
         ck.close(_grad_of(ck, t, "t"), -want, atol=1e-12, what="gradient of t", hint=_BACKWARD_HINT)
+    with ck.case("apply(y, t) uses the defaults alpha=3.0 and reduction='mean'"):
+        yd, td = np.round(rng.uniform(0, 4, size=5), 3), np.round(rng.uniform(0, 4, size=5), 3)
+        y = lib.tensor(yd, requires_grad=True)
+        default_hint = ("Give forward defaults, forward(ctx, y, t, alpha=3.0, reduction=\"mean\"), "
+                        "and let backward return one gradient per input apply was given "
+                        "(len(ctx.inputs) of them: two when alpha and reduction were left out).")
+        loss = ck.call(BakeryLoss.apply, y, lib.tensor(td), hint=default_hint)
+        ck.close(loss.data, bakery_loss_reference(yd, td), atol=1e-10, rtol=1e-9,
+                 what="loss with the default arguments", hint=default_hint)
+        ck.call(loss.backward, hint=default_hint)
+        ck.close(_grad_of(ck, y, "y"), bakery_loss_gradient(yd, td), atol=1e-12,
+                 what="gradient of y with the default arguments", hint=default_hint)
     ck.done()
 
 
@@ -292,19 +351,30 @@ def _regression(ck: Checker, n: int, d: int) -> tuple[np.ndarray, np.ndarray]:
     return X, t
 
 
-def ch12_train_step(train_step: Callable[..., float], *, seed: int = 0, hidden: bool = False) -> None:
+def ch12_train_step(train_step: Callable[..., float], *, seed: int = 0, hidden: bool = False,
+                    pkg: Any = None) -> None:
     """Check ``train_step(model, optimizer, X, t) -> float``: zero the gradients, compute
     BakeryLoss.apply(model(X), t, 3.0, "mean"), backward, optimizer step; return the loss
-    before the update. Compared step by step with the engine's version of the same loss."""
+    before the update. Compared step by step with the engine's version of the same loss.
+
+    ``pkg``: the library the model and optimizer come from (the learner's ``mygrad`` in the
+    chapter); by default autograd_lab. The reference run is always autograd_lab's."""
     ck = Checker("ch12-train-step", seed=seed, hidden=hidden)
     from .. import nn, optim
+    lib = _library_of(pkg)
     configs = [(32, 3, 0.5, 8)] + ([(50, 5, 0.3, 12), (10, 1, 1.0, 6)] if hidden else [])
     for n, d, lr, steps in configs:
         X, t = _regression(ck, n, d)
         init = int(ck.rng.integers(1000))
-        model = nn.Linear(d, 1, dtype=np.float64, seed=init)
-        opt = optim.SGD(model.parameters(), lr=lr)
         ref = nn.Linear(d, 1, dtype=np.float64, seed=init)
+        if pkg is None:
+            model = nn.Linear(d, 1, dtype=np.float64, seed=init)
+            opt = optim.SGD(model.parameters(), lr=lr)
+        else:                                   # the same start in the package's own Linear
+            model = pkg.nn.Linear(d, 1, dtype=np.float64)
+            model.weight.data[...] = ref.weight.data
+            model.bias.data[...] = ref.bias.data
+            opt = pkg.optim.SGD(model.parameters(), lr=lr)
         ref_opt = optim.SGD(ref.parameters(), lr=lr)
         want = []
         for _ in range(steps):
@@ -315,7 +385,7 @@ def ch12_train_step(train_step: Callable[..., float], *, seed: int = 0, hidden: 
             want.append(float(loss.item()))
         w0 = model.weight.data.copy()
         with ck.case(f"one step on {n} points with {d} features (lr={lr:g})"):
-            got = ck.call(train_step, model, opt, tensor(X), tensor(t),
+            got = ck.call(train_step, model, opt, lib.tensor(X), lib.tensor(t),
                           hint="Inside: optimizer.zero_grad(); loss = BakeryLoss.apply(model(X), t, "
                                "3.0, 'mean'); "
                                "loss.backward(); optimizer.step(); return loss.item().")
@@ -331,10 +401,78 @@ def ch12_train_step(train_step: Callable[..., float], *, seed: int = 0, hidden: 
         with ck.case(f"{steps} steps match gradient descent on the bakery loss, and the loss falls"):
             got_all = [float(got)]
             for k in range(1, steps):
-                got_all.append(float(ck.call(train_step, model, opt, tensor(X), tensor(t))))
+                got_all.append(float(ck.call(train_step, model, opt, lib.tensor(X), lib.tensor(t))))
                 ck.close(got_all[-1], want[k], atol=1e-10, rtol=1e-8, what=f"loss of step {k + 1}",
                          hint="Gradients accumulate in .grad across backward calls: call "
                               "optimizer.zero_grad() (or model.zero_grad()) every step, before backward.")
             ck.check(got_all[-1] < got_all[0], "the loss did not fall.", expected=f"below {got_all[0]:.4g}",
                      received=got_all[-1], hint="Step against the gradient: optimizer.step().")
     ck.done()
+
+
+# -- the open-ended extension: the pinball loss --------------------------------------------------
+def pinball_reference(y: np.ndarray, t: np.ndarray, tau: float = 0.75,
+                      reduction: str = "mean") -> Any:
+    """max(tau · (t − y), (tau − 1) · (t − y)) per item, reduced."""
+    u = np.asarray(t, dtype=np.float64) - np.asarray(y, dtype=np.float64)
+    per_item = np.maximum(tau * u, (tau - 1) * u)
+    if reduction == "none":
+        return per_item
+    return per_item.sum() if reduction == "sum" else per_item.mean()
+
+
+def ch12_pinball(PinballLoss: type, *, seed: int = 0, pkg: Any = None) -> None:
+    """Check ``PinballLoss.apply(y, t, tau=0.75, reduction="mean")``: values, gradients of y and
+    t against the derivative (−tau where y < t, 1 − tau where y > t) and central differences
+    away from the kink, the three reductions, and the defaults."""
+    ck = Checker("ch12-pinball", seed=seed)
+    rng = ck.rng
+    lib = _library_of(pkg)
+    _is_function(ck, PinballLoss, lib, "PinballLoss")
+    hint = ("With u = t − y the loss is tau·u where u ≥ 0 (too few baked) and (tau − 1)·u "
+            "elsewhere, so dL/dy = −tau where y < t and 1 − tau where y > t (times grad_output, "
+            "divided by n for 'mean'); dL/dt = −dL/dy.")
+    for tau, reduction in [(0.75, "mean"), (0.3, "sum"), (0.5, "none")]:
+        with ck.case(f"tau={tau:g}, reduction={reduction!r}: values and gradients"):
+            yd = np.round(rng.uniform(0, 10, size=7), 3)
+            td = np.round(rng.uniform(0, 10, size=7), 3)
+            y, t = lib.tensor(yd, requires_grad=True), lib.tensor(td, requires_grad=True)
+            loss = ck.call(PinballLoss.apply, y, t, tau, reduction)
+            ck.close(loss.data, pinball_reference(yd, td, tau, reduction), atol=1e-12,
+                     what="loss", hint=hint)
+            go = np.round(rng.uniform(0.5, 2, size=loss.shape), 3)
+            ck.call(loss.backward, lib.tensor(go), hint=hint)
+            n = yd.size if reduction == "mean" else 1
+            want = np.where(yd < td, -tau, 1 - tau) * go / n
+            ck.close(_grad_of(ck, y, "y"), want, atol=1e-12, what="gradient of y", hint=hint)
+            ck.close(_grad_of(ck, t, "t"), -want, atol=1e-12, what="gradient of t", hint=hint)
+    with ck.case("central differences away from the kink"):
+        y = lib.tensor(rng.uniform(-3, 3, size=5), requires_grad=True)
+        t = lib.tensor(y.data + rng.choice([-1, 1], size=5) * rng.uniform(0.5, 2, size=5),
+                       requires_grad=True)
+        ok = ck.call(lib.gradcheck, lambda a, b: PinballLoss.apply(a, b, 0.75, "mean"), (y, t),
+                     hint=hint)
+        ck.check(ok is True, "the gradient check did not pass.", hint=hint)
+    with ck.case("apply(y, t) uses the defaults tau=0.75 and reduction='mean'"):
+        yd, td = np.round(rng.uniform(0, 4, size=5), 3), np.round(rng.uniform(0, 4, size=5), 3)
+        y = lib.tensor(yd, requires_grad=True)
+        loss = ck.call(PinballLoss.apply, y, lib.tensor(td),
+                       hint="forward(ctx, y, t, tau=0.75, reduction=\"mean\"); backward returns "
+                            "len(ctx.inputs) gradients.")
+        ck.close(loss.data, pinball_reference(yd, td), atol=1e-12, what="loss with defaults")
+        ck.call(loss.backward)
+        ck.close(_grad_of(ck, y, "y"), np.where(yd < td, -0.75, 0.25) / 5, atol=1e-12,
+                 what="gradient of y with defaults", hint=hint)
+    with ck.case("an unknown reduction raises ValueError"):
+        ck.raises(ValueError, PinballLoss.apply, lib.tensor(np.ones(2)), lib.tensor(np.ones(2)),
+                  0.75, "average", hint="Accept 'mean', 'sum' and 'none' only, as the bakery loss.")
+    ck.done()
+
+
+# -- the loader's check of the learner's mygrad/capstone.py --------------------------------------
+def mygrad_capstone(pkg: Any) -> None:
+    """``mygrad.capstone``: log_cosh, bakery_loss_np and BakeryLoss (on mygrad's Function)."""
+    cap = pkg.capstone
+    ch12_log_cosh(cap.log_cosh)
+    ch12_loss_forward(cap.bakery_loss_np)
+    ch12_bakery_function(cap.BakeryLoss, pkg=pkg)

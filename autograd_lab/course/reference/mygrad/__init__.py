@@ -13,5 +13,17 @@ from . import grad_mode  # noqa: F401
 from .grad_mode import *  # noqa: F401,F403
 from . import kernels  # noqa: F401
 from .kernels import *  # noqa: F401,F403
+from . import nn  # noqa: F401
+from .nn import *  # noqa: F401,F403
+from . import optim  # noqa: F401
+from .optim import *  # noqa: F401,F403
+from . import functional  # noqa: F401
+from .functional import *  # noqa: F401,F403
+from . import data  # noqa: F401
+from .data import *  # noqa: F401,F403
+from . import conv  # noqa: F401
+from .conv import *  # noqa: F401,F403
 from . import higher  # noqa: F401
 from .higher import *  # noqa: F401,F403
+from . import capstone  # noqa: F401
+from .capstone import *  # noqa: F401,F403

@@ -1,0 +1,190 @@
+"""Chapter 09's library modules: the key's mygrad/functional.py and mygrad/data.py, their loader
+checks (``ch09.mygrad_functional``, ``ch09.mygrad_data``), the graded checks on mygrad, and the
+chapter's fixes (the training-step order, no stale progress bar, "test" in the legends)."""
+from __future__ import annotations
+
+import json
+import types
+
+import numpy as np
+import pytest
+
+import autograd_lab as al
+from autograd_lab.exercises import ch09, check
+
+from ._checker_helpers import ROOT, SEEDS, assert_all_passed
+from ._mygrad_key import mygrad  # noqa: F401  (a fixture)
+
+
+def _fail(checker, *args, **kwargs) -> str:
+    with pytest.raises(AssertionError) as info:
+        checker(*args, **kwargs)
+    return str(info.value)
+
+
+def test_the_key_passes_the_loader_checks(mygrad, capsys):
+    ch09.mygrad_functional(mygrad)
+    ch09.mygrad_data(mygrad)
+    out = capsys.readouterr().out
+    assert "All 5 cases of mygrad-functional passed." in out
+    assert "All 2 cases of mygrad-data passed." in out
+
+
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+def test_the_key_passes_the_graded_checks(mygrad, seed, hidden, capsys):
+    check.ch09_cross_entropy(mygrad.functional.cross_entropy, Variable=mygrad.Variable,
+                             seed=seed, hidden=hidden)
+    check.ch09_batches(mygrad.data.batches, seed=seed, hidden=hidden)
+    check.ch09_train_step(mygrad.data.train_step, seed=seed, hidden=hidden)
+    assert_all_passed(capsys.readouterr().out, 3, hidden)
+
+
+def test_cross_entropy_matches_torch_with_array_and_variable_targets(mygrad):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    data, targets = 50 * rng.normal(size=(7, 5)), rng.integers(0, 5, size=7)
+    ref = torch.tensor(data, requires_grad=True)
+    torch.nn.functional.cross_entropy(ref, torch.tensor(targets)).backward()
+    for t in (targets, mygrad.Variable(targets)):
+        x = mygrad.Variable(data.copy(), requires_grad=True)
+        loss = mygrad.nn.functional.cross_entropy(x, t)
+        loss.backward()
+        np.testing.assert_allclose(loss.item(),
+                                   torch.nn.functional.cross_entropy(ref, torch.tensor(targets)).item(),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(x.grad.data, ref.grad.numpy(), rtol=1e-10, atol=1e-15)
+
+
+def test_cross_entropy_rejects_bad_targets_with_a_message(mygrad):
+    F = mygrad.functional
+    x = mygrad.Variable(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match=r"targets of shape \(3,\)"):
+        F.cross_entropy(x, np.array([0, 1]))
+    with pytest.raises(ValueError, match=r"class indices in 0..3"):
+        F.cross_entropy(x, np.array([0, 1, 4]))
+    with pytest.raises(ValueError, match=r"logits of shape \(N, C\)"):
+        F.cross_entropy(mygrad.Variable(np.zeros(4)), np.array([0]))
+
+
+def test_dataloader_input_errors(mygrad):
+    with pytest.raises(ValueError, match="same number of samples"):
+        mygrad.DataLoader(np.zeros((3, 2)), np.zeros(2))
+    with pytest.raises(ValueError, match="positive int"):
+        mygrad.DataLoader(np.zeros((3, 2)), np.zeros(3), batch_size=0)
+
+
+def test_fit_reports_a_summary_line_not_a_progress_bar(mygrad, capsys):
+    x = np.random.default_rng(0).normal(size=(40, 3)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(int)
+    mygrad.manual_seed(0)
+    model = mygrad.nn.Sequential(mygrad.nn.Linear(3, 2))
+    opt = mygrad.optim.SGD(model.parameters(), lr=0.1)
+    history = mygrad.fit(model, mygrad.DataLoader(x, y, batch_size=8), opt, 4, test=(x, y),
+                         log_every=2)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["epoch  2/4", "epoch  4/4"]
+    assert f"accuracy {history['test_accuracy'][-1]:.3f}" in lines[-1]
+    assert model.training                       # evaluate puts the model back in training mode
+
+
+# -- the checks reject typical mistakes -----------------------------------------------------
+def test_cross_entropy_summed_over_the_batch_gets_the_mean_hint(mygrad):
+    def summed(logits, targets):
+        log_p = mygrad.functional.log_softmax(logits, dim=-1)
+        return -log_p[np.arange(len(targets)), targets].sum()
+
+    msg = _fail(check.ch09_cross_entropy, summed, Variable=mygrad.Variable)
+    assert "You summed over the batch; take the mean." in msg
+
+
+def _zero_grad_between(model, loss_fn, optimizer, x, y):
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.zero_grad()
+    optimizer.step()
+    return loss.item()
+
+
+def _zero_grad_first(model, loss_fn, optimizer, x, y):
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def test_train_step_accepts_zero_grad_anywhere_before_backward(capsys):
+    """The fix of the ordering contradiction: both places of zero_grad are correct."""
+    check.ch09_train_step(_zero_grad_first, hidden=True)
+    assert "All 6 cases of ch09-train-step passed" in capsys.readouterr().out
+
+
+def test_train_step_with_zero_grad_between_backward_and_step_gets_its_own_hint():
+    msg = _fail(check.ch09_train_step, _zero_grad_between)
+    assert "did not change the parameters" in msg
+    assert "zero_grad() must not come between them" in msg
+
+
+def test_dataloader_that_repeats_its_order_fails_the_data_check(mygrad):
+    class Repeating(mygrad.DataLoader):
+        def __iter__(self):
+            for xb, yb in mygrad.batches(self.X, self.y, self.batch_size, self.shuffle, 0):
+                yield mygrad.Variable(xb), yb
+
+    pkg = types.SimpleNamespace(**{n: getattr(mygrad, n) for n in ("Variable", "nn", "optim",
+                                                                   "fit", "evaluate",
+                                                                   "manual_seed")})
+    pkg.DataLoader = Repeating
+    msg = _fail(ch09.mygrad_data, pkg)
+    assert "two epochs came in the same order" in msg and "one generator" in msg
+
+
+def test_missing_nn_functional_fails_the_functional_check(mygrad):
+    pkg = types.SimpleNamespace(Variable=mygrad.Variable, functional=mygrad.functional,
+                                nn=types.SimpleNamespace())
+    msg = _fail(ch09.mygrad_functional, pkg)
+    assert "mygrad.nn.functional" in msg
+
+
+# -- the chapter's fixes ----------------------------------------------------------------------
+def _cells(name):
+    return json.loads((ROOT / "solutions" / name).read_text(encoding="utf-8"))["cells"]
+
+
+def test_chapter_09_shows_no_stale_progress_bar_and_says_test():
+    cells = _cells("09_training_digits.ipynb")
+    text = json.dumps(cells)
+    assert "0/184" not in text and "tqdm(" not in "".join(
+        "".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    assert "val_loss" not in text
+    plots = [("".join(c["source"])) for c in cells if c["cell_type"] == "code"
+             and "legend" in "".join(c["source"]) and "test_loss" in "".join(c["source"])]
+    assert plots and all('label="test"' in s for s in plots)
+
+
+def test_chapters_08_and_09_agree_on_the_training_step_order():
+    prose = {name: " ".join("".join(c["source"]) for c in _cells(name) if c["cell_type"] == "markdown")
+             for name in ("08_modules_optimizers.ipynb", "09_training_digits.ipynb")}
+    assert "always the same five lines, in this order" not in prose["08_modules_optimizers.ipynb"]
+    assert "their order matters" not in prose["09_training_digits.ipynb"]
+    for text in prose.values():
+        assert "before `loss.backward()`" in text or "before this step's `backward`" in text
+
+
+def test_chapter_09_trains_with_mygrad_to_97_percent():
+    cells = _cells("09_training_digits.ipynb")
+    run = [c for c in cells if c["cell_type"] == "code"
+           and "fit(model, loader, optimizer, epochs=20" in "".join(c["source"])]
+    assert len(run) == 1 and "al." not in "".join(run[0]["source"])
+    out = "".join("".join(o.get("text", "")) for o in run[0]["outputs"])
+    last = [line for line in out.splitlines() if line.startswith("epoch 20/20")]
+    assert last and float(last[0].rsplit("accuracy", 1)[1]) >= 0.97
+    timing = [c for c in cells if c["cell_type"] == "code" and "perf_counter" in "".join(c["source"])]
+    assert timing and all("".join(c["source"]).startswith("# NBVAL_IGNORE_OUTPUT") for c in timing)
+
+
+def test_the_oracle_of_the_cross_entropy_check_is_right():
+    logits = al.Variable(np.array([[2.0, 0.5, -1.0]]), requires_grad=True)
+    loss = al.functional.cross_entropy(logits, np.array([0]))
+    p = np.exp([2.0, 0.5, -1.0]) / np.exp([2.0, 0.5, -1.0]).sum()
+    np.testing.assert_allclose(loss.item(), -np.log(p[0]))

@@ -1,0 +1,140 @@
+"""Chapter 12 on the learner's library: BakeryLoss as a Function of ``mygrad`` (defaults, the
+engine's one-gradient-per-input rule), train_step with mygrad's Linear and SGD, and the
+pinball-loss extension's checker."""
+from __future__ import annotations
+
+import types
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from autograd_lab.course.library import MODULES, PACKAGE, REFERENCE_ROOT
+from autograd_lab.course.loader import _forget_package, build_package
+from autograd_lab.exercises import ch12
+from autograd_lab.exercises.ch12 import bakery_loss_reference
+
+
+@pytest.fixture(scope="module")
+def mygrad() -> Iterator[types.ModuleType]:
+    files = {m.name: REFERENCE_ROOT / PACKAGE / f"{m.name}.py" for m in MODULES if m.chapter <= 10
+             and (REFERENCE_ROOT / PACKAGE / f"{m.name}.py").exists()}
+    yield build_package(files, REFERENCE_ROOT / PACKAGE)
+    _forget_package()
+
+
+def make_bakery(mygrad, *, defaults=True, cut=True):
+    """BakeryLoss on mygrad as the key writes it; without defaults or without cutting the
+    gradients to len(ctx.inputs) for the two typical mistakes."""
+    Variable = mygrad.Variable
+
+    def forward_body(ctx, y, t, alpha, reduction):
+        ctx.save_for_backward(y, t)
+        ctx.alpha, ctx.reduction = alpha, reduction
+        return Variable(bakery_loss_reference(y.data, t.data, alpha, reduction))
+
+    def backward(ctx, grad_output):
+        y, t = ctx.saved_tensors
+        r = y.data - t.data
+        g = np.where(r < 0, ctx.alpha, 1.0) * np.tanh(r) * grad_output.data
+        g = g / r.size if ctx.reduction == "mean" else g
+        grads = (Variable(g), Variable(-g), None, None)
+        return grads[:len(ctx.inputs)] if cut else grads
+
+    if defaults:
+        def forward(ctx, y, t, alpha=3.0, reduction="mean"):
+            return forward_body(ctx, y, t, alpha, reduction)
+    else:
+        def forward(ctx, y, t, alpha, reduction):
+            return forward_body(ctx, y, t, alpha, reduction)
+    return type("BakeryLoss", (mygrad.Function,), {"forward": staticmethod(forward),
+                                                   "backward": staticmethod(backward)})
+
+
+def test_the_key_bakery_loss_on_mygrad_passes(mygrad):
+    ch12.ch12_bakery_function(make_bakery(mygrad), pkg=mygrad)
+    ch12.ch12_bakery_function(make_bakery(mygrad), pkg=mygrad, seed=11, hidden=True)
+
+
+def test_a_forward_without_defaults_is_told_to_add_them(mygrad):
+    with pytest.raises(AssertionError) as info:
+        ch12.ch12_bakery_function(make_bakery(mygrad, defaults=False), pkg=mygrad)
+    message = str(info.value)
+    assert "apply(y, t) uses the defaults" in message and "Give forward defaults" in message, message
+
+
+def test_four_gradients_for_two_inputs_are_reported_on_mygrad(mygrad):
+    """mygrad's engine wants one gradient per input: apply(y, t) with four gradients fails."""
+    with pytest.raises(AssertionError) as info:
+        ch12.ch12_bakery_function(make_bakery(mygrad, cut=False), pkg=mygrad)
+    assert "len(ctx.inputs)" in str(info.value), str(info.value)
+
+
+def test_a_bakery_loss_of_autograd_lab_is_not_a_mygrad_function(mygrad):
+    import autograd_lab as al
+
+    class BakeryLoss(al.Function):
+        pass
+    with pytest.raises(AssertionError) as info:
+        ch12.ch12_bakery_function(BakeryLoss, pkg=mygrad)
+    assert "mygrad.Function" in str(info.value)
+
+
+def test_train_step_on_mygrad(mygrad):
+    BakeryLoss = make_bakery(mygrad)
+
+    def train_step(model, optimizer, X, t):
+        optimizer.zero_grad()
+        loss = BakeryLoss.apply(model(X), t, 3.0, "mean")
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    def no_zero_grad(model, optimizer, X, t):
+        loss = BakeryLoss.apply(model(X), t, 3.0, "mean")
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+    ch12.ch12_train_step(train_step, pkg=mygrad, seed=11, hidden=True)
+    with pytest.raises(AssertionError) as info:
+        ch12.ch12_train_step(no_zero_grad, pkg=mygrad)
+    assert "zero_grad" in str(info.value)
+
+
+def make_pinball(mygrad, mistake=None):
+    Variable = mygrad.Variable
+
+    def forward(ctx, y, t, tau=0.75, reduction="mean"):
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(reduction)
+        ctx.save_for_backward(y, t)
+        ctx.tau, ctx.reduction = tau, reduction
+        return Variable(ch12.pinball_reference(y.data, t.data, tau, reduction))
+
+    def backward(ctx, grad_output):
+        y, t = ctx.saved_tensors
+        tau = ctx.tau
+        below = y.data < t.data if mistake != "sides" else y.data > t.data
+        g = np.where(below, -tau, 1 - tau) * grad_output.data
+        if ctx.reduction == "mean" and mistake != "no_mean":
+            g = g / y.data.size
+        return (Variable(g), Variable(-g), None, None)[:len(ctx.inputs)]
+    return type("PinballLoss", (mygrad.Function,), {"forward": staticmethod(forward),
+                                                    "backward": staticmethod(backward)})
+
+
+def test_pinball_checker_passes_a_correct_loss_and_fails_mistakes(mygrad):
+    ch12.ch12_pinball(make_pinball(mygrad), pkg=mygrad)
+    for mistake in ("sides", "no_mean"):
+        with pytest.raises(AssertionError) as info:
+            ch12.ch12_pinball(make_pinball(mygrad, mistake), pkg=mygrad)
+        assert "gradient of y" in str(info.value), (mistake, str(info.value))
+
+
+def test_pinball_reference_is_minimised_by_the_quantile():
+    """The reference is the quantile (pinball) loss: its minimiser over a constant forecast is
+    the tau-quantile of the data."""
+    t = np.random.default_rng(0).normal(size=2001)
+    grid = np.linspace(-2, 2, 4001)
+    best = grid[np.argmin([ch12.pinball_reference(np.full_like(t, c), t, 0.75) for c in grid])]
+    assert abs(best - np.quantile(t, 0.75)) < 2e-3
