@@ -70,7 +70,7 @@ def function(pkg: ModuleType) -> None:
         for name, fn, want in [
                 ("Mul", pkg.Mul, lambda: (np.array([5.0, 6.0, 7.0]),)),
                 ("Exp", pkg.Exp, lambda: (np.exp(x.data),)),
-                ("ReLU", pkg.ReLU, lambda: (np.array([0.0, 0.0, 1.0]),))]:
+                ("ReLU", pkg.function.ReLU, lambda: (np.array([0.0, 0.0, 1.0]),))]:
             args = (x, _var(pkg, [5.0, 6.0, 7.0])) if name == "Mul" else (x,)
             y = ck.call(fn.apply, *args)
             node = y.grad_fn
