@@ -47,6 +47,10 @@ def _grade(args: argparse.Namespace) -> int:
     except ValueError as err:
         from .course.notebooks import CourseError
         raise CourseError(str(err)) from None
+    if args.nbgrader_assignment:  # SUBMISSIONS is an nbgrader course root after `collect`
+        from functools import partial
+        from .course.nbgrader_course import grade_collected
+        grade = partial(grade_collected, assignment=args.nbgrader_assignment)
     rows = grade(args.submissions, args.out, solutions=args.solutions, timeout=args.timeout,
                  jobs=args.jobs, notebooks=args.notebooks, isolation=args.isolation,
                  limits=limits, log=lambda message: print(message, file=sys.stderr, flush=True))
@@ -129,6 +133,10 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
                    f"MB (default: {limits.file_mb})")
     p.add_argument("--processes", type=int, default=limits.processes, metavar="N",
                    help=f"processes and threads a job may run (default: {limits.processes})")
+    p.add_argument("--nbgrader-assignment", default=None, metavar="ASSIGNMENT",
+                   help="SUBMISSIONS is an nbgrader course root: grade its "
+                   "submitted/STUDENT/ASSIGNMENT/ (as `nbgrader collect` left it) and write "
+                   "feedback/STUDENT/ASSIGNMENT/ for `nbgrader release_feedback`")
     p.set_defaults(func=_grade)
 
 
