@@ -121,3 +121,31 @@ def test_grade_reads_submitted_and_writes_feedback_for_release(tmp_path, capsys)
         page = (folder / f"{course_nb.NAME}.html").read_text()
         assert f"Total: {total:g} / {course_nb.TOTAL:g} points." in page
         assert "ch00-pairwise-sq-dists" in page
+
+
+def _load_config(path: Path, env: dict[str, str], monkeypatch) -> object:
+    from traitlets.config import Config
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    config = Config()
+    exec(compile(path.read_text(), str(path), "exec"),  # noqa: S102 (our own file)
+         {"get_config": lambda: config, "__file__": str(path)})
+    return config
+
+
+def test_the_deploy_configs_agree_on_the_course(monkeypatch) -> None:
+    deploy = Path(__file__).resolve().parents[1] / "deploy" / "jupyterhub"
+    hub = _load_config(deploy / "jupyterhub_config.py",
+                       {"AUTOGRAD_LAB_INSTRUCTOR": "prof"}, monkeypatch)
+    everyone = _load_config(deploy / "nbgrader_config.py", {}, monkeypatch)
+    course = _load_config(deploy / "course_nbgrader_config.py", {}, monkeypatch)
+    course_id = everyone.CourseDirectory.course_id
+    assert course.CourseDirectory.course_id == course_id == "autograd_lab"
+    assert course.Exchange.root == everyone.Exchange.root
+    assert course.CourseDirectory.root == str(deploy)
+    assert hub.JupyterHub.load_groups == {f"formgrade-{course_id}": {"users": ["prof"]}}
+    assert hub.Authenticator.admin_users == {"prof"}
+    roles = {r["name"]: r for r in hub.JupyterHub.load_roles}
+    assert roles[f"instructor-{course_id}"]["groups"] == [f"formgrade-{course_id}"]
+    assert {s["name"] for s in hub.JupyterHub.services} == set(roles) - {
+        f"instructor-{course_id}"}
