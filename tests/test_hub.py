@@ -172,7 +172,11 @@ class Hub:
             [sys.executable, "-m", "jupyterhub", "-f", str(root / "jupyterhub_config.py")],
             cwd=root, env=env, stdout=self.log, stderr=subprocess.STDOUT,
             start_new_session=True)
-        self.wait("the hub's API", lambda: self.api("GET", "/")[0] == 200)
+        try:
+            self.wait("the hub's API", lambda: self.api("GET", "/")[0] == 200)
+        except BaseException:
+            self.shutdown()
+            raise
 
     def wait(self, what: str, ready) -> None:
         while True:
@@ -221,6 +225,22 @@ class Hub:
         reply = json.loads(data)
         assert reply["success"], (user, action, reply["value"])
         return reply["value"]
+
+    def shutdown(self) -> list[tuple[int, str]]:
+        """Stop the hub (it stops the proxy and the servers); kill what is still there after
+        a minute, and return it."""
+        self.stop()
+        deadline = time.monotonic() + 60
+        left = _marked(self.marker)
+        while left and time.monotonic() < deadline:
+            time.sleep(1)
+            left = _marked(self.marker)
+        for pid, _ in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        return left
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -343,18 +363,8 @@ def test_a_class_runs_through_nbgrader_on_a_real_hub(tmp_path: Path) -> None:
         for user in (INSTRUCTOR, *STUDENTS):
             try:
                 hub.api("DELETE", f"/users/{user}/server")
-            except (OSError, TimeoutError):
+            except (OSError, TimeoutError, ValueError):
                 pass
-        hub.stop()
-        deadline = time.monotonic() + 60
-        left = _marked(hub.marker)
-        while left and time.monotonic() < deadline:
-            time.sleep(1)
-            left = _marked(hub.marker)
-        for pid, _ in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        left = hub.shutdown()
     assert hub.proc.returncode is not None
     assert left == [], f"processes left after the hub stopped: {left}"
