@@ -4,6 +4,7 @@
 #     jupyterhub -f /etc/jupyterhub/jupyterhub_config.py
 # Set AUTOGRAD_LAB_INSTRUCTOR to the instructor's user name (default: instructor).
 import os
+import sys
 
 c = get_config()  # noqa: F821 (given by JupyterHub when it reads this file)
 
@@ -44,6 +45,7 @@ c.SystemdSpawner.cpu_limit = 1.0
 c.SystemdSpawner.isolate_tmp = True
 c.SystemdSpawner.isolate_devices = True
 c.SystemdSpawner.disable_user_sudo = True
+c.Spawner.cmd = [sys.executable, "-m", "jupyterhub.singleuser"]  # this environment's
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
@@ -63,7 +65,7 @@ c.JupyterHub.load_roles = [{
 # memory of students who closed their laptop without logging out.
 c.JupyterHub.services = [{
     "name": "idle-culler",
-    "command": ["python3", "-m", "jupyterhub_idle_culler", "--timeout=3600"],
+    "command": [sys.executable, "-m", "jupyterhub_idle_culler", "--timeout=3600"],
 }]
 c.JupyterHub.load_roles.append({
     "name": "idle-culler",
