@@ -5,6 +5,7 @@
     autograd-lab release [--solutions DIR] [--out DIR]   solutions/ -> course/ (instructors)
     autograd-lab grade SUBMISSIONS --out DIR          batch-grade a class (instructors)
     autograd-lab export NOTEBOOKS... --to DIR         rebuild mygrad/ from saved notebooks
+    autograd-lab nbgrader-source --to COURSE/source   the key as an nbgrader course's source/
 
 Course modules are imported inside each command, so ``autograd-lab --help`` is quick
 and the learner's commands do not need the instructor's nbgrader.
@@ -64,6 +65,10 @@ def _grade(args: argparse.Namespace) -> int:
     except ValueError as err:
         from .course.notebooks import CourseError
         raise CourseError(str(err)) from None
+    if args.nbgrader_assignment:  # SUBMISSIONS is an nbgrader course root after `collect`
+        from functools import partial
+        from .course.nbgrader_course import grade_collected
+        grade = partial(grade_collected, assignment=args.nbgrader_assignment)
     rows = grade(args.submissions, args.out, solutions=args.solutions, timeout=args.timeout,
                  jobs=args.jobs, notebooks=args.notebooks, isolation=args.isolation,
                  limits=limits, log=lambda message: print(message, file=sys.stderr, flush=True))
@@ -217,6 +222,10 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
                    f"MB (default: {limits.file_mb})")
     p.add_argument("--processes", type=int, default=limits.processes, metavar="N",
                    help=f"processes and threads a job may run (default: {limits.processes})")
+    p.add_argument("--nbgrader-assignment", default=None, metavar="ASSIGNMENT",
+                   help="SUBMISSIONS is an nbgrader course root: grade its "
+                   "submitted/STUDENT/ASSIGNMENT/ (as `nbgrader collect` left it) and write "
+                   "feedback/STUDENT/ASSIGNMENT/ for `nbgrader release_feedback`")
     p.set_defaults(func=_grade)
 
 
@@ -229,8 +238,13 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     add_train_parser(sub)
 
 
+def add_nbgrader_source(sub: argparse._SubParsersAction) -> None:
+    from .course.nbgrader_course import add_nbgrader_source as add
+    add(sub)
+
+
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    add_start, add_check, add_release, add_grade, add_train, add_export,
+    add_start, add_check, add_release, add_grade, add_train, add_export, add_nbgrader_source,
 ]
 
 
