@@ -13,6 +13,7 @@ from autograd_lab.exercises import ch08, check
 
 from ._checker_helpers import SEEDS, assert_all_passed
 from ._mygrad_key import mygrad  # noqa: F401  (a fixture)
+from ._oracle import require_torch
 
 
 def _fail(checker, *args, **kwargs) -> str:
@@ -120,7 +121,7 @@ def test_optimizer_input_errors(mygrad):
     lambda optim, ps: optim.Adam(ps, lr=0.01, betas=(0.8, 0.99), weight_decay=0.1),
 ])
 def test_optimizers_match_torch_step_by_step(mygrad, make):
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     rng = np.random.default_rng(1)
     start = rng.normal(size=(3, 4))
     p = mygrad.nn.Parameter(start.copy())

@@ -14,6 +14,7 @@ from autograd_lab.exercises import ch09, check
 
 from ._checker_helpers import ROOT, SEEDS, assert_all_passed
 from ._mygrad_key import mygrad  # noqa: F401  (a fixture)
+from ._oracle import require_torch
 
 
 def _fail(checker, *args, **kwargs) -> str:
@@ -40,7 +41,7 @@ def test_the_key_passes_the_graded_checks(mygrad, seed, hidden, capsys):
 
 
 def test_cross_entropy_matches_torch_with_array_and_variable_targets(mygrad):
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     rng = np.random.default_rng(4)
     data, targets = 50 * rng.normal(size=(7, 5)), rng.integers(0, 5, size=7)
     ref = torch.tensor(data, requires_grad=True)

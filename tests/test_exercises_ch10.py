@@ -11,6 +11,7 @@ import pytest
 from autograd_lab.course.library import MODULES, PACKAGE, REFERENCE_ROOT
 from autograd_lab.course.loader import _forget_package, build_package
 from autograd_lab.exercises import ch10
+from ._oracle import require_torch
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,7 @@ def test_the_layers_are_reachable_from_mygrad_nn(mygrad):
 
 
 def test_conv2d_matches_pytorch_where_installed(mygrad):
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     rng = np.random.default_rng(3)
     x, w, b = rng.normal(size=(2, 3, 7, 6)), rng.normal(size=(5, 3, 3, 2)), rng.normal(size=5)
     g = rng.normal(size=(2, 5, 4, 4))
