@@ -264,3 +264,25 @@ def test_a_missing_alembic_is_named(monkeypatch, tmp_path) -> None:
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
     with pytest.raises(CourseError, match="nbgrader needs its `alembic` command"):
         nbgrader_helpers()
+
+
+@pytest.mark.parametrize("source", [
+    "model.eval()\nimport re\npattern = re.compile('a+')",
+    "import sys\nnn = sys.modules.get('mygrad.nn')\nnn.functional = sys.modules[__name__]",
+    "class Seq:\n    def __init__(self, *mods):\n        for i, m in enumerate(mods):\n"
+    "            setattr(self, str(i), m)",
+])
+def test_honest_code_of_the_chapters_is_not_flagged(source: str) -> None:
+    """Methods named like builtins, reading sys.modules, setattr on self: what chapters 08-10 do."""
+    from autograd_lab.course.tamper import scan_source
+    assert scan_source(source) == []
+
+
+@pytest.mark.parametrize("source", [
+    "import sys\nm = sys.modules\nm['autograd_lab.exercises.ch00'] = None",
+    "import sys\nsys.modules.pop('autograd_lab.exercises')",
+    "import builtins\nbuiltins.eval(text)",
+])
+def test_writing_sys_modules_or_builtin_eval_is_still_flagged(source: str) -> None:
+    from autograd_lab.course.tamper import scan_source
+    assert scan_source(source) != []

@@ -82,6 +82,11 @@ PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "mygrad"}
 _SENSITIVE = {"sys", "os", "builtins", "gc", "inspect", "importlib", "IPython", "ctypes",
               "subprocess", "shutil", "autograd_lab"}
 DYNAMIC = {"exec", "eval", "compile", "__import__", "import_module", "reload"}
+BUILTIN_ONLY = {"exec", "eval", "compile", "__import__"}
+"""Dynamic-code builtins: ``model.eval()`` or ``re.compile(...)`` are other functions."""
+READ_ONLY_OK = {("sys", "modules")}
+"""Reading these is harmless (``sys.modules.get(name)``); writing them is flagged as patching."""
+
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,7 @@ class _Scanner(ast.NodeVisitor):
     def __init__(self) -> None:
         self.found: list[str] = []
         self.modules: dict[str, str] = {}  # local name -> module it is bound to
+        self._read_only: set[int] = set()  # ids of `sys` names only read through (see READ_ONLY_OK)
 
     def flag(self, what: str, where: str) -> None:
         self.found.append(f"{what} ({where})")
@@ -142,8 +148,9 @@ class _Scanner(ast.NodeVisitor):
         why = ATTRIBUTES.get(attr)
         if why:
             self.flag(why, where)
-        why = MODULE_ATTRIBUTES.get((self._module_of(base), attr))
-        if why:
+        key = (self._module_of(base), attr)
+        why = MODULE_ATTRIBUTES.get(key)
+        if why and not (key in READ_ONLY_OK and id(base) in self._read_only):
             self.flag(why, where)
 
     def _module_of(self, node: ast.AST) -> str:
@@ -155,6 +162,12 @@ class _Scanner(ast.NodeVisitor):
             return f"{base}.{node.attr}" if base else ""
         return ""
 
+    def _mark_read(self, node: ast.AST) -> None:
+        """``node`` is only read here (``sys.modules[name]``, ``sys.modules.get(name)``)."""
+        if isinstance(node, ast.Attribute) and \
+                (self._module_of(node.value), node.attr) in READ_ONLY_OK:
+            self._read_only.add(id(node.value))
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._attribute(node.value, node.attr, f".{node.attr}")
         if isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -164,6 +177,8 @@ class _Scanner(ast.NodeVisitor):
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if isinstance(node.ctx, (ast.Store, ast.Del)):
             self._store_into(node)
+        else:
+            self._mark_read(node.value)
         self.generic_visit(node)
 
     def _store_into(self, node: ast.AST) -> None:
@@ -206,15 +221,21 @@ class _Scanner(ast.NodeVisitor):
         name = func.id if isinstance(func, ast.Name) else func.attr \
             if isinstance(func, ast.Attribute) else ""
         first = node.args[0] if node.args else None
+        if name in BUILTIN_ONLY and isinstance(func, ast.Attribute) and \
+                self._module_of(func.value) != "builtins":
+            name = ""  # a method that happens to share the name: model.eval(), re.compile(...)
         if name in DYNAMIC:
             text = _literal(first) if first is not None else None
             if text is None:
                 self.flag("dynamic code or import", f"{name}(...) of a computed value")
             elif name in ("exec", "eval", "compile"):
                 self._nested(text, name)
+        if name == "get" and isinstance(func, ast.Attribute):
+            self._mark_read(func.value)
         if name in ("getattr", "setattr", "delattr", "hasattr") and len(node.args) >= 2:
             attr = _literal(node.args[1])
-            if attr is None and (name in ("setattr", "delattr") or name == "getattr" and (
+            on_self = isinstance(node.args[0], ast.Name) and node.args[0].id == "self"
+            if attr is None and not on_self and (name in ("setattr", "delattr") or name == "getattr" and (
                     self._module_of(node.args[0]).split(".")[0] in _SENSITIVE
                     or isinstance(node.args[0], ast.Name) and node.args[0].id == "check")):
                 self.flag("attribute access by a computed name", f"{name}(...)")
