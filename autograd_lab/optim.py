@@ -22,7 +22,7 @@ import numpy as np
 
 from .variable import Variable
 
-__all__ = ["Optimizer", "SGD", "Adam", "StepLR"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "StepLR"]
 
 _REQUIRED = object()  # marks a hyper-parameter that has no default (SGD's lr)
 
