@@ -136,12 +136,12 @@ def run_backward(
 ) -> list[Variable | None] | None:
     """The backward pass. With ``inputs`` (al.grad) it returns their gradients instead of
     accumulating into ``.grad``."""
-    buffers: dict[int, list] = {}
+    buffers: dict[Node, list] = {}  # per node, one gradient slot per output
     root_nodes = []
     for var, g in zip(roots, grad_roots):
         node = var.grad_fn if var.grad_fn is not None else AccumulateGrad.of(var)
         nr = var._output_nr if var.grad_fn is not None else 0
-        buf = buffers.setdefault(id(node), [None] * max(len(node._output_meta), 1))
+        buf = buffers.setdefault(node, [None] * max(len(node._output_meta), 1))
         buf[nr] = _add(buf[nr], g) if buf[nr] is not None else g
         root_nodes.append(node)
 
@@ -161,7 +161,7 @@ def run_backward(
     STATE.enabled = create_graph
     try:
         for node in order:
-            buf = buffers.pop(id(node), None)
+            buf = buffers.pop(node, None)
             if buf is None or (needed is not None and id(node) not in needed):
                 continue
             if node._hooks_by_output:
@@ -216,16 +216,18 @@ def _run_node(node: Node, buf: list, buffers: dict, retain_graph: bool) -> None:
                 f"(expected {len(edges)}, got {len(result)}): backward must return one gradient "
                 "per argument of forward, using None for arguments that need none."
             )
-    metas = node._input_meta
-    for i, ((nxt, nr), g) in enumerate(zip(edges, result)):
+    for i, (nxt, nr), g in zip(range(len(edges)), edges, result):
         if nxt is None or g is None:
             continue
-        meta = metas[i]
+        meta = nxt._output_meta[nr]  # the input's (shape, dtype), as its producer recorded it
         if not (type(g) is Variable and g._data.shape == meta[0] and g._data.dtype == meta[1]):
             g = _as_grad(g, node, i, meta)
-        nbuf = buffers.get(id(nxt))
+        nbuf = buffers.get(nxt)
         if nbuf is None:
-            nbuf = buffers[id(nxt)] = [None] * max(len(nxt._output_meta), 1)
+            if nxt._single:
+                buffers[nxt] = [g]
+                continue
+            nbuf = buffers[nxt] = [None] * len(nxt._output_meta)
         nbuf[nr] = g if nbuf[nr] is None else _add(nbuf[nr], g)
     if not retain_graph and node._saved is not None:
         node._release()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import weakref
 from typing import Any, Callable
 
@@ -25,20 +26,19 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
           "after calling backward.")
 
 
-class _Saved:
-    """One entry of save_for_backward: the variable (or, for an output, its parts) and its version."""
+_ALL_ZERO = itertools.repeat(0)  # the versions of Variables saved before any in-place change
 
-    __slots__ = ("var", "data", "counter", "version", "output_nr")
 
-    def __init__(self, var: Variable) -> None:
-        self.var: Variable | None = var
-        self.data = None
-        counter = var._vc
-        if counter is None:
-            counter = var._vc = VersionCounter()
-        self.counter = counter
-        self.version = counter.value
-        self.output_nr = -1
+class _SavedOutput:
+    """What save_for_backward keeps of an output of its own node: the data and the version
+    counter, not the Variable (which refers to the node: a cycle). Rebuilt on demand."""
+
+    __slots__ = ("_data", "_vc", "_output_nr")
+
+    def __init__(self, out: Variable, output_nr: int) -> None:
+        self._data = out._data
+        self._vc = out._version_counter
+        self._output_nr = output_nr
 
 
 class Node:
@@ -51,13 +51,16 @@ class Node:
 
     _forward_cls: Any = None
     # class-level defaults keep node creation cheap; instances override what they use
-    _saved: list | None = None
+    _saved: tuple | list | None = None  # Variables (or _SavedOutput, or None)
+    _saved_versions: list | None = None  # their versions when saved (None: all 0)
+    _saves_outputs = False
     _released = False
     _dirty: tuple = ()
     _non_differentiable: tuple = ()
     _hooks_by_output: dict | None = None
     _retained: dict | None = None
     materialize_grads = True
+    _single = True  # one output (the engine's gradient buffer is then a one-element list)
     next_functions: tuple = ()
     needs_input_grad: tuple = ()
     _output_meta: list | tuple = ()
@@ -67,55 +70,59 @@ class Node:
     def save_for_backward(self, *tensors: Variable | None) -> None:
         """Keep Variables for backward. Their version is recorded: an in-place change before
         backward makes backward raise instead of silently using the changed values."""
-        saved = []
-        for i, t in enumerate(tensors):
-            if t is None:
-                saved.append(None)
-            elif isinstance(t, Variable):
-                saved.append(_Saved(t))
-            else:
+        changed = False  # a Variable without a counter is at version 0 (counters are made on first use)
+        for t in tensors:
+            if isinstance(t, Variable):
+                if t._vc is not None and t._vc.value:
+                    changed = True
+            elif t is not None:
+                i = next(i for i, x in enumerate(tensors) if x is t)
                 raise TypeError(
                     f"save_for_backward can only save Variables (or None), but argument {i} is a "
                     f"{type(t).__name__}. Store other values as attributes instead: ctx.my_value = value."
                 )
-        self._saved = saved
+        self._saved = tensors
+        self._saved_versions = [0 if t is None or t._vc is None else t._vc.value
+                                for t in tensors] if changed else None
 
     @property
     def saved_tensors(self) -> tuple:
         """The Variables given to ``save_for_backward``, checked against in-place changes."""
-        if self._released:
-            raise BackwardError(_FREED)
-        if self._saved is None:
+        saved = self._saved
+        if saved is None:
+            if self._released:
+                raise BackwardError(_FREED)
             return ()
-        out = []
-        for s in self._saved:
-            if s is None:
-                out.append(None)
-                continue
-            if s.counter.value != s.version:
-                name = type(self).__name__
-                shape = list(s.data.shape if s.var is None else s.var.shape)
-                dtype = (s.data if s.var is None else s.var.data).dtype
-                which = (f"which is output {s.output_nr} of {name}" if s.output_nr >= 0
-                         else f"which was saved by {name}")
-                raise BackwardError(
-                    "one of the variables needed for gradient computation has been modified by an "
-                    f"inplace operation: [Variable of dtype {dtype} and shape {shape}], {which}, "
-                    f"is at version {s.counter.value}; expected version {s.version} instead. "
-                    "Hint: find the in-place operation (add_, mul_, x[...] = ..., +=, zero_) that "
-                    "changed it after it was saved, and make it out of place (x = x + 1) or apply it "
-                    "to a clone()."
-                )
-            if s.var is not None:
-                out.append(s.var)
-            else:  # an output of this very node: rebuilt on demand so the node holds no cycle
-                v = Variable._make(s.data)
-                v._version_counter = s.counter
-                v.grad_fn = self
-                v._output_nr = s.output_nr
-                v._requires_grad = True
-                out.append(v)
-        return tuple(out)
+        for t, version in zip(saved, self._saved_versions or _ALL_ZERO):
+            if t is not None:
+                vc = t._vc
+                if (0 if vc is None else vc.value) != version:
+                    self._modified(t, version)
+        if self._saves_outputs:
+            return tuple(self._rebuild(t) if type(t) is _SavedOutput else t for t in saved)
+        return tuple(saved)
+
+    def _rebuild(self, s: _SavedOutput) -> Variable:
+        """A saved output of this node, as a Variable again (the node keeps no cycle)."""
+        v = Variable._make(s._data)
+        v._vc = s._vc
+        v.grad_fn = self
+        v._output_nr = s._output_nr
+        v._requires_grad = True
+        return v
+
+    def _modified(self, t: Any, version: int) -> None:
+        name = type(self).__name__
+        which = (f"which is output {t._output_nr} of {name}" if type(t) is _SavedOutput
+                 else f"which was saved by {name}")
+        raise BackwardError(
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [Variable of dtype {t._data.dtype} and shape {list(t._data.shape)}], "
+            f"{which}, is at version {t._vc.value}; expected version {version} instead. "
+            "Hint: find the in-place operation (add_, mul_, x[...] = ..., +=, zero_) that "
+            "changed it after it was saved, and make it out of place (x = x + 1) or apply it "
+            "to a clone()."
+        )
 
     saved_variables = saved_tensors  # the pre-0.4 name
 
@@ -160,7 +167,10 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable: Variable) -> None:
         self.variable = variable
-        self._output_meta = [(variable.shape, variable.dtype)]
+
+    @property
+    def _output_meta(self) -> tuple:  # type: ignore[override]
+        return ((self.variable._data.shape, self.variable._data.dtype),)
 
     @staticmethod
     def of(var: Variable) -> "AccumulateGrad":
@@ -362,27 +372,47 @@ def _is_one_of(x: Any, items: tuple) -> bool:
     return False
 
 
+_NO_EDGE = (None, 0)
+_INTERNED: dict = {}  # needs_input_grad tuples and (shape, dtype) metadata, shared between nodes
+
+
+def _interned(key: tuple) -> tuple:
+    """One shared copy of a small tuple. A graph keeps a few objects per node alive, and the garbage
+    collector's work grows with their number; nodes of the same shapes share their metadata."""
+    shared = _INTERNED.get(key)
+    if shared is None:
+        if len(_INTERNED) >= 4096:  # many distinct shapes: stop sharing rather than grow
+            return key
+        shared = _INTERNED[key] = key
+    return shared
+
+
+def _meta(data: np.ndarray) -> tuple:
+    """``(shape, dtype)`` of an array, shared."""
+    return _interned((data.shape, data.dtype))
+
+
 def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     node = cls._backward_cls()
     edges = []
     needs = []
-    input_meta = []
-    for a in args:
+    input_meta = None  # only inputs without an edge need it (to draw them); the others' is at the edge
+    for i, a in enumerate(args):
         if isinstance(a, Variable):
-            d = a._data
-            input_meta.append((d.shape, d.dtype))
             if a._requires_grad:
                 needs.append(True)
                 fn = a.grad_fn
                 edges.append((fn, a._output_nr) if fn is not None else (AccumulateGrad.of(a), 0))
                 continue
-        else:
-            input_meta.append(None)
+            if input_meta is None:
+                input_meta = [None] * len(args)
+            input_meta[i] = _meta(a._data)
         needs.append(False)
-        edges.append((None, 0))
+        edges.append(_NO_EDGE)
     node.next_functions = tuple(edges)
-    node.needs_input_grad = tuple(needs)
-    node._input_meta = input_meta
+    node.needs_input_grad = _interned(tuple(needs))
+    if input_meta is not None:
+        node._input_meta = input_meta
     STATE.enabled = False
     try:
         if cls._setup_style:
@@ -392,15 +422,23 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     finally:
         STATE.enabled = True
     if (type(result) is Variable and result.grad_fn is None and not result._requires_grad
-            and not node._dirty and not node._non_differentiable and result._data.base is None
-            and not _is_one_of(result, args)):
+            and not node._dirty and not node._non_differentiable and result._data.base is None):
         # the common case, kept short: one new Variable owning its memory
-        node._output_meta = [(result._data.shape, result._data.dtype)]
-        result.grad_fn = node
-        result._requires_grad = result._data.dtype.kind == "f" or _grad_capable(cls, result)
-        if node._saved:
-            _keep_saved_outputs_as_parts(node, (result,))
-        return result
+        for a in args:
+            if a is result:
+                break
+        else:
+            data = result._data
+            node._output_meta = _interned((_meta(data),))
+            result.grad_fn = node
+            result._requires_grad = data.dtype.kind == "f" or _grad_capable(cls, result)
+            saved = node._saved
+            if saved:
+                for t in saved:
+                    if t is result:
+                        _keep_saved_outputs_as_parts(node, (result,))
+                        break
+            return result
     is_tuple = isinstance(result, tuple)
     outputs = list(result) if is_tuple else [result]
     dirty = node._dirty
@@ -433,13 +471,14 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
                     out._version_counter = a._version_counter
                     break
         outputs[i] = out
-        out_meta.append((out._data.shape, out._data.dtype))
+        out_meta.append(_meta(out._data))
         if non_diff and _is_one_of(out, non_diff):
             continue
         out.grad_fn = node
         out._output_nr = i
         out._requires_grad = _grad_capable(cls, out)
     node._output_meta = out_meta
+    node._single = len(out_meta) < 2
     if node._saved:
         _keep_saved_outputs_as_parts(node, outputs)
     return tuple(outputs) if is_tuple else outputs[0]
@@ -448,12 +487,16 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
 def _keep_saved_outputs_as_parts(node: Node, outputs: Any) -> None:
     """A saved output would form a cycle node -> output -> node: keep its data and version
     counter instead; ``saved_tensors`` rebuilds the Variable on demand."""
-    for s in node._saved:
-        if s is None:
+    saved = node._saved
+    for j, t in enumerate(saved):
+        if t is None:
             continue
         for i, out in enumerate(outputs):
-            if s.var is out and isinstance(out, Variable) and out.grad_fn is node:
-                s.data, s.output_nr, s.var = out._data, i, None
+            if t is out and out.grad_fn is node:
+                if not node._saves_outputs:
+                    saved = node._saved = list(saved)
+                    node._saves_outputs = True
+                saved[j] = _SavedOutput(out, i)
                 break
 
 
@@ -502,7 +545,7 @@ def once_differentiable(backward: Callable) -> Callable:
             # the stand-in keeps the original inputs as its edges, so al.grad and gradgradcheck
             # find a path through it and reach the clear error instead of "not used in the graph"
             node.next_functions, node._input_meta = ctx.next_functions, ctx._input_meta
-            node._output_meta = [(data.shape, data.dtype)]
+            node._output_meta = ((data.shape, data.dtype),)
             v = Variable._make(data)
             v.grad_fn, v._requires_grad = node, True
             marked.append(v)

@@ -104,8 +104,10 @@ class BroadcastTo(Function):
 
 def sum_to(x: Variable, shape: Sequence[int]) -> Variable:
     """Sum ``x`` down to ``shape``: the gradient of a broadcast. No-op when shapes match."""
+    if x._data.shape == shape:  # the common case: nothing was broadcast
+        return x
     shape = tuple(shape)
-    if x.shape == shape:
+    if x._data.shape == shape:
         return x
     return SumTo.apply(x, shape)
 

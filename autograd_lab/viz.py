@@ -107,7 +107,7 @@ class _Graph:
         if meta is None:  # not a Variable (a Python number, an axis, ...): not drawn
             return None
         for saved in getattr(fn, "_saved", None) or ():  # a saved input we can identify
-            var = getattr(saved, "var", None)
+            var = saved  # a saved input is kept as itself (a saved output is not a Variable)
             if isinstance(var, Variable) and not var.requires_grad and var.shape == meta[0] \
                     and id(var) in self.names:
                 return self._leaf(var)

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import engine
 from ..errors import ShapeError
+from ..function import _SavedOutput
 from ..grad_mode import STATE
 from ..variable import Variable
 from . import elementwise as E
@@ -66,9 +67,13 @@ def _inplace(self: Variable, compute: Callable[..., Variable], *args: Any) -> Va
     if recording:
         node = result.grad_fn
         self.grad_fn, self._output_nr, self._requires_grad = node, result._output_nr, True
-        for s in (node._saved or ()) if node is not None else ():
-            if s is not None and s.var is None and s.output_nr == result._output_nr:
-                s.data, s.counter, s.version = self._data, self._version_counter, self._version
+        saved = node._saved if node is not None and node._saves_outputs else ()
+        for j, s in enumerate(saved):  # the node saved its own output, which is now self
+            if type(s) is _SavedOutput and s._output_nr == result._output_nr:
+                s._data, s._vc = self._data, self._version_counter
+                if node._saved_versions is None:
+                    node._saved_versions = [0] * len(saved)
+                node._saved_versions[j] = self._version
     return self
 
 
@@ -121,9 +126,15 @@ def _binary(function: type, np_op: Callable, name: str, reflected: bool = False)
     """The operator for ``function``. When nothing will be recorded (grad mode off, as inside
     backward, or no operand requires grad) it calls numpy straight away: same result, no node."""
     def method(self: Variable, other: Any) -> Variable:
-        if STATE.enabled and (self._requires_grad or (isinstance(other, Variable) and other._requires_grad)):
+        other_var = isinstance(other, Variable)
+        if STATE.enabled and (self._requires_grad or (other_var and other._requires_grad)):
             return function.apply(other, self) if reflected else function.apply(self, other)
-        return wrap(broadcasting(np_op, other, self, name) if reflected else broadcasting(np_op, self, other, name))
+        try:
+            if reflected:
+                return wrap(np_op(other._data if other_var else other, self._data))
+            return wrap(np_op(self._data, other._data if other_var else other))
+        except ValueError:  # numpy could not broadcast: the same call again, for the clear error
+            return wrap(broadcasting(np_op, other, self, name) if reflected else broadcasting(np_op, self, other, name))
     return method
 
 
