@@ -12,7 +12,7 @@ import time
 
 from . import figures as fg
 from .coldstart import cold_start
-from .report import machine, render, versions
+from .report import machine, previous_ratios, render, versions
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,7 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         cold = cold_start()
         print(f"  empty cache {cold['empty_cache']['total']:.1f} s, warm cache {cold['warm_cache']['total']:.2f} s")
     load_end = os.getloadavg() if hasattr(os, "getloadavg") else None
-    text = render(results, cold, info, load_end, time.perf_counter() - start, single)
+    out = pathlib.Path(args.out)
+    previous = previous_ratios(out.read_text(encoding="utf-8")) if out.exists() else None
+    text = render(results, cold, info, load_end, time.perf_counter() - start, single, previous)
     pathlib.Path(args.out).write_text(text, encoding="utf-8")
     print(f"wrote {args.out}")
     return 0

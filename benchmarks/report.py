@@ -108,19 +108,39 @@ def _ratio(r: float | None) -> str:
     return f"{r:.2g}" if r < 0.1 else f"{r:.2f}"
 
 
-def _target_rows(figures: list[Figure]) -> list[str]:
-    rows = ["| figure | ours | baseline | baseline time | ratio | target | result |",
-            "| --- | --- | --- | --- | --- | --- | --- |"]
+def previous_ratios(text: str) -> dict[tuple[str, str], str]:
+    """The ratios of an earlier RESULTS.md, by (table heading, figure), to print beside the new ones."""
+    found: dict[tuple[str, str], str] = {}
+    heading = ""
+    for line in text.splitlines():
+        if line.startswith("## "):
+            heading = _section(line)
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and len(cells) >= 7 and cells[0] not in ("figure", "---"):
+            found[(heading, cells[0])] = cells[4] if cells[4] != "—" else ""
+    return found
+
+
+def _section(heading_line: str) -> str:
+    return "single" if "1 thread" in heading_line else "targets" if "Targets" in heading_line else "other"
+
+
+def _target_rows(figures: list[Figure], previous: dict | None = None, section: str = "targets") -> list[str]:
+    previous = previous or {}
+    rows = ["| figure | ours | baseline | baseline time | ratio | previous ratio | target | result |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for f in figures:
         r = f.ratio()
+        before = previous.get((section, f.name)) or "—"
         rows.append(f"| {f.name} | {_cell(f, f.ours)} | {f.baseline} | {_cell(f, f.baseline)} | "
-                    f"{_ratio(r)} | {'—' if f.target is None else f'≤ {f.target}'} | {_verdict(f)} |")
+                    f"{_ratio(r)} | {before} | {'—' if f.target is None else f'≤ {f.target}'} | {_verdict(f)} |")
     return rows
 
 
 def render(figures: list[Figure], cold: dict | None, info: dict, load_end, seconds: float,
-           single: list[Figure] | None = None) -> str:
-    """The whole RESULTS.md text."""
+           single: list[Figure] | None = None, previous: dict | None = None) -> str:
+    """The whole RESULTS.md text. ``previous`` (from ``previous_ratios``) fills the column of the
+    ratios the last run wrote, so a change shows its effect beside the figures it replaced."""
     m, v = info["machine"], info["versions"]
     lines = [
         "# Benchmark results",
@@ -142,19 +162,19 @@ def render(figures: list[Figure], cold: dict | None, info: dict, load_end, secon
         f"## Targets (issue 4), {info['threads']['numba']} threads",
         "",
     ]
-    lines += _target_rows(figures)
+    lines += _target_rows(figures, previous, "targets")
     if cold:
         c, w = cold["empty_cache"], cold["warm_cache"]
         ok = "**met**" if w["total"] <= 2.0 else "**missed**"
         lines.append(f"| cold start: import + compile every kernel (float32), empty cache | {c['total']:.1f} s "
-                     "| — | — | — | report | reported |")
+                     "| — | — | — | — | report | reported |")
         lines.append(f"| cold start: import + load every kernel (float32), warm cache | {w['total']:.2f} s "
-                     f"| — | — | — | ≤ 2 s | {ok} |")
+                     f"| — | — | — | — | ≤ 2 s | {ok} |")
     if single:
         lines += ["", "## The same figures with 1 thread everywhere", "",
                   "numba, BLAS and torch each limited to one thread: a per-core comparison that other "
                   "load on a shared machine disturbs least.", ""]
-        lines += _target_rows(single)
+        lines += _target_rows(single, previous, "single")
     lines += ["", f"## All contenders ({info['threads']['numba']} threads)", "",
               "| figure | contender | time | vs numpy | vs torch |", "| --- | --- | --- | --- | --- |"]
     for f in figures:

@@ -6,6 +6,8 @@ gradient almost everywhere, as in PyTorch.
 """
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
 
 from ..function import Function
@@ -19,211 +21,56 @@ def _floats(x: Variable) -> np.ndarray:
     return d if d.dtype.kind == "f" else d.astype(np.float64)
 
 
-class Sin(Function):
-    """sin(x);  d/dx = cos(x)"""
+def _elementwise(name: str, np_fn: Callable, grad_of: Callable, doc: str, *, saves: str = "input",
+                 ignore: tuple[str, ...] = ()) -> type[Function]:
+    """A Function applying ``np_fn`` elementwise. Forward saves its input (or, with
+    ``saves="output"``, its result); backward returns ``grad_of(grad, saved)``, written with
+    Variable operations so that it is differentiable too. ``ignore`` names the floating point
+    warnings numpy should not raise for inputs outside the domain (nan or inf is the answer)."""
+    errors = dict.fromkeys(ignore, "ignore")
 
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return wrap(np.sin(_floats(x)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return grad * cos(x)
-
-
-class Cos(Function):
-    """cos(x);  d/dx = -sin(x)"""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return wrap(np.cos(_floats(x)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return -grad * sin(x)
-
-
-class Tan(Function):
-    """tan(x);  d/dx = 1 + tan(x)**2"""
-
-    @staticmethod
-    def forward(ctx, x):
-        out = wrap(np.tan(_floats(x)))
-        ctx.save_for_backward(out)
+    def forward(ctx: Any, x: Variable) -> Variable:
+        if errors:
+            with np.errstate(**errors):
+                out = wrap(np_fn(_floats(x)))
+        else:
+            out = wrap(np_fn(_floats(x)))
+        ctx.save_for_backward(out if saves == "output" else x)
         return out
 
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return grad * (1 + out * out)
+    def backward(ctx: Any, grad: Variable) -> Variable:
+        (saved,) = ctx.saved_tensors
+        return grad_of(grad, saved)
+
+    return type(name, (Function,), {"__doc__": doc, "__module__": __name__,
+                                    "forward": staticmethod(forward), "backward": staticmethod(backward)})
 
 
-class Sinh(Function):
-    """sinh(x);  d/dx = cosh(x)"""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return wrap(np.sinh(_floats(x)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return grad * cosh(x)
-
-
-class Cosh(Function):
-    """cosh(x);  d/dx = sinh(x)"""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return wrap(np.cosh(_floats(x)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return grad * sinh(x)
-
-
-class Asin(Function):
-    """asin(x);  d/dx = 1 / sqrt(1 - x**2)"""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        with np.errstate(invalid="ignore"):
-            return wrap(np.arcsin(_floats(x)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return grad / (1 - x * x) ** 0.5
-
-
-class Acos(Function):
-    """acos(x);  d/dx = -1 / sqrt(1 - x**2)"""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        with np.errstate(invalid="ignore"):
-            return wrap(np.arccos(_floats(x)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return -grad / (1 - x * x) ** 0.5
-
-
-class Atan(Function):
-    """atan(x);  d/dx = 1 / (1 + x**2)"""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return wrap(np.arctan(_floats(x)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return grad / (1 + x * x)
-
-
-class Log1p(Function):
-    """log(1 + x), accurate for small x;  d/dx = 1 / (1 + x)"""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return wrap(np.log1p(_floats(x)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return grad / (x + 1)
-
-
-class Expm1(Function):
-    """exp(x) - 1, accurate for small x;  d/dx = exp(x)"""
-
-    @staticmethod
-    def forward(ctx, x):
-        out = wrap(np.expm1(_floats(x)))
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return grad * (out + 1)
-
-
-class Log2(Function):
-    """log2(x);  d/dx = 1 / (x ln 2)"""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return wrap(np.log2(_floats(x)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return grad / (x * np.log(2.0))
-
-
-class Log10(Function):
-    """log10(x);  d/dx = 1 / (x ln 10)"""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return wrap(np.log10(_floats(x)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return grad / (x * np.log(10.0))
-
-
-class Reciprocal(Function):
-    """1 / x;  d/dx = -1 / x**2"""
-
-    @staticmethod
-    def forward(ctx, x):
-        with np.errstate(divide="ignore"):
-            out = wrap(np.reciprocal(_floats(x)))
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return -grad * out * out
-
-
-class Rsqrt(Function):
-    """1 / sqrt(x);  d/dx = -0.5 * x**(-1.5)"""
-
-    @staticmethod
-    def forward(ctx, x):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = wrap(1 / np.sqrt(_floats(x)))
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return grad * out * out * out * -0.5
+_DOMAIN = ("invalid",)
+_POLE = ("divide", "invalid")
+Sin = _elementwise("Sin", np.sin, lambda g, x: g * cos(x), "sin(x);  d/dx = cos(x)")
+Cos = _elementwise("Cos", np.cos, lambda g, x: -g * sin(x), "cos(x);  d/dx = -sin(x)")
+Tan = _elementwise("Tan", np.tan, lambda g, out: g * (1 + out * out), "tan(x);  d/dx = 1 + tan(x)**2",
+                   saves="output")
+Sinh = _elementwise("Sinh", np.sinh, lambda g, x: g * cosh(x), "sinh(x);  d/dx = cosh(x)")
+Cosh = _elementwise("Cosh", np.cosh, lambda g, x: g * sinh(x), "cosh(x);  d/dx = sinh(x)")
+Asin = _elementwise("Asin", np.arcsin, lambda g, x: g / (1 - x * x) ** 0.5,
+                    "asin(x);  d/dx = 1 / sqrt(1 - x**2)", ignore=_DOMAIN)
+Acos = _elementwise("Acos", np.arccos, lambda g, x: -g / (1 - x * x) ** 0.5,
+                    "acos(x);  d/dx = -1 / sqrt(1 - x**2)", ignore=_DOMAIN)
+Atan = _elementwise("Atan", np.arctan, lambda g, x: g / (1 + x * x), "atan(x);  d/dx = 1 / (1 + x**2)")
+Log1p = _elementwise("Log1p", np.log1p, lambda g, x: g / (x + 1),
+                     "log(1 + x), accurate for small x;  d/dx = 1 / (1 + x)", ignore=_POLE)
+Expm1 = _elementwise("Expm1", np.expm1, lambda g, out: g * (out + 1),
+                     "exp(x) - 1, accurate for small x;  d/dx = exp(x)", saves="output")
+Log2 = _elementwise("Log2", np.log2, lambda g, x: g / (x * np.log(2.0)), "log2(x);  d/dx = 1 / (x ln 2)",
+                    ignore=_POLE)
+Log10 = _elementwise("Log10", np.log10, lambda g, x: g / (x * np.log(10.0)),
+                     "log10(x);  d/dx = 1 / (x ln 10)", ignore=_POLE)
+Reciprocal = _elementwise("Reciprocal", np.reciprocal, lambda g, out: -g * out * out,
+                          "1 / x;  d/dx = -1 / x**2", saves="output", ignore=("divide",))
+Rsqrt = _elementwise("Rsqrt", lambda d: 1 / np.sqrt(d), lambda g, out: g * out * out * out * -0.5,
+                     "1 / sqrt(x);  d/dx = -0.5 * x**(-1.5)", saves="output", ignore=_POLE)
 
 
 class Piecewise(Function):
