@@ -392,6 +392,15 @@ def _meta(data: np.ndarray) -> tuple:
     return _interned((data.shape, data.dtype))
 
 
+def record(cls: type[Function], *args: Any) -> Any:
+    """``cls.apply(*args)`` for callers that know grad mode is on and an input requires grad
+    (the Variable operators): the same node, without apply's checks."""
+    return _record(cls, args, _NO_KWARGS)
+
+
+_NO_KWARGS: dict = {}
+
+
 def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     node = cls._backward_cls()
     edges = []
@@ -418,7 +427,7 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
         if cls._setup_style:
             result = _call_forward(cls, node, args, kwargs)
         else:
-            result = cls.forward(node, *args, **kwargs)
+            result = cls.forward(node, *args, **kwargs) if kwargs else cls.forward(node, *args)
     finally:
         STATE.enabled = True
     if (type(result) is Variable and result.grad_fn is None and not result._requires_grad

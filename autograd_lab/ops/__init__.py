@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import engine
 from ..errors import ShapeError
-from ..function import _SavedOutput
+from ..function import _SavedOutput, record
 from ..grad_mode import STATE
 from ..variable import Variable
 from . import elementwise as E
@@ -128,7 +128,7 @@ def _binary(function: type, np_op: Callable, name: str, reflected: bool = False)
     def method(self: Variable, other: Any) -> Variable:
         other_var = isinstance(other, Variable)
         if STATE.enabled and (self._requires_grad or (other_var and other._requires_grad)):
-            return function.apply(other, self) if reflected else function.apply(self, other)
+            return record(function, other, self) if reflected else record(function, self, other)
         try:
             if reflected:
                 return wrap(np_op(other._data if other_var else other, self._data))
