@@ -107,8 +107,8 @@ def _bias_act_bwd_k(y, g, act, gz, partial):
     """gz = g * act'(y); partial[c] = column sums of gz over the c-th block of rows.
 
     Rows go in small groups: gz for the group first, then its column sums, read back while the
-    group is still in L1/L2.  (Adding each value into the sums as it is stored doubles the
-    stores per element and was 10-30% slower.)"""
+    group is still in L1/L2, four rows at a time.  (Adding each value into the sums as it is
+    stored doubles the stores per element: 10-30% slower.)"""
     rows, cols = y.shape
     one, zero = gz.dtype.type(1), gz.dtype.type(0)
     nblocks = partial.shape[0]
@@ -135,8 +135,14 @@ def _bias_act_bwd_k(y, g, act, gz, partial):
                 else:
                     for j in range(cols):
                         zr[j] = gr[j]
-            for i in range(i0, i1):
-                zr = gz[i]
+            i = i0
+            while i + 4 <= i1:  # four rows per pass over acc: a quarter of its loads and stores
+                z0, z1, z2, z3 = gz[i], gz[i + 1], gz[i + 2], gz[i + 3]
+                for j in range(cols):
+                    acc[j] += (z0[j] + z1[j]) + (z2[j] + z3[j])
+                i += 4
+            for k in range(i, i1):
+                zr = gz[k]
                 for j in range(cols):
                     acc[j] += zr[j]
 
