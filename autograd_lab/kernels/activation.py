@@ -113,7 +113,7 @@ def _bias_act_bwd_k(y, g, act, gz, partial):
     one, zero = gz.dtype.type(1), gz.dtype.type(0)
     nblocks = partial.shape[0]
     step = (rows + nblocks - 1) // nblocks
-    group = max(1, min(16, 8192 // max(cols, 1)))  # about 32 KiB of float32 gz per group
+    group = max(1, min(16, 32768 // max(cols * gz.itemsize, 1)))  # about 32 KiB of gz per group
     for c in prange(nblocks):
         acc = partial[c]
         for j in range(cols):
