@@ -81,6 +81,51 @@ def test_bias_act_parity(act, shape, dtype):
     np.testing.assert_allclose(gb, gb_ref, rtol=TOL[dtype]["rtol"] * 10, atol=TOL[dtype]["atol"] * 100)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bias_act_tanh_and_sigmoid_are_accurate_to_a_few_ulp(dtype):
+    # near 0 tanh = (1 - e)/(1 + e) cancels: only a relative check on tiny values catches that
+    v = np.concatenate([np.linspace(-3, 3, 6001), [1e-30, -1e-30, 1e-7, -1e-7, 1e-3, 0.1, 0.4]])
+    z = v.astype(dtype).reshape(1, -1)
+    exact = z.astype(np.longdouble)
+    eps = np.finfo(dtype).eps
+    for act, ref in [("tanh", np.tanh), ("sigmoid", lambda x: 1 / (1 + np.exp(-x)))]:
+        y = A.bias_act_fwd(z, np.zeros(z.shape[1], dtype), act)
+        assert y.dtype == dtype
+        want = ref(exact)
+        rel = np.abs(y - want) / np.maximum(np.abs(want), np.finfo(dtype).tiny)
+        assert rel.max() < 8 * eps, (act, rel.max() / eps, z[0, rel.argmax()])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("act", sorted(A.ACTIVATIONS))
+def test_bias_act_extreme_and_special_values(act, dtype):
+    z = np.array([[-1e4, -100, -30, -1e-7, 0, 1e-7, 30, 100, 1e4, np.inf, -np.inf, np.nan]], dtype=dtype)
+    b = np.zeros(z.shape[1], dtype)
+    with np.errstate(over="ignore"):  # numpy's exp, and the kernels' without the JIT, overflow
+        want = A.bias_act_fwd_ref(z, b, act)
+        got = A.bias_act_fwd(z, b, act)
+    np.testing.assert_allclose(got[:, :-1], want[:, :-1], **TOL[dtype])
+    assert np.isnan(got[0, -1])
+
+
+@pytest.mark.parametrize("act", sorted(A.ACTIVATIONS))
+def test_bias_act_threaded_blocks_match_serial(act):
+    from autograd_lab import kernels as K
+    z, b, g = randn((403, 301), np.float32, 3.0), randn(301, np.float32), randn((403, 301), np.float32)
+    y = A.bias_act_fwd(z, b, act)
+    gz, gb = A.bias_act_bwd(y, g, act)
+    previous = K.set_parallel(False)
+    try:
+        y1 = A.bias_act_fwd(z, b, act)
+        gz1, gb1 = A.bias_act_bwd(y1, g, act)
+    finally:
+        K.set_parallel(previous)
+    np.testing.assert_array_equal(y, y1)
+    np.testing.assert_array_equal(gz, gz1)
+    np.testing.assert_allclose(gb, gb1, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(gb, A.bias_act_bwd_ref(y, g, act)[1], rtol=1e-5, atol=1e-4)
+
+
 def test_bias_act_errors():
     with pytest.raises(ValueError, match="activation must be one of"):
         A.bias_act_fwd(np.zeros((2, 3)), np.zeros(3), "gelu")
