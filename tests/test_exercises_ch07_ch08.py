@@ -1,24 +1,25 @@
 """The checkers of chapters 07 and 08.
 
 Each checker must pass a correct solution (with and without hidden cases) and fail typical
-wrong ones with a message that names the exercise and gives a useful hint. The chapter 07
-kernels are compiled with numba once (the correct ones); the wrong variants run as plain
-Python with the "is it a numba kernel" case switched off, which keeps the tests fast.
+wrong ones with a message that names the exercise and gives a useful hint. The correct chapter
+07 kernels are the key's (course/reference ``mygrad/kernels.py``, see ``_ch07_key.py``),
+compiled with numba once; the wrong variants run as plain Python with the "is it a numba
+kernel" case switched off, which keeps the tests fast.
 """
 from __future__ import annotations
 
-import math
 import re
 
 import numpy as np
 import pytest
-from numba import config, njit, prange
+from numba import config, njit
 
 import autograd_lab as al
 import autograd_lab.functional as F
 from autograd_lab import nn
 from autograd_lab.exercises import ch07, check
 
+from ._ch07_key import KEY, plain, with_range
 from ._checker_helpers import (SEEDS, assert_all_passed, assert_calls_own_checker,
                               assert_has_heading_and_solution, failure, graded_cells,
                               solution_cells)
@@ -30,63 +31,27 @@ def plain_python(monkeypatch):
     monkeypatch.setattr(ch07, "_jit_enabled", lambda: False)
 
 
-# -- chapter 07: correct kernels ------------------------------------------------------------
-def _affine_relu_forward(x, a, b, out):
-    for i in range(x.size):
-        v = a * x[i] + b
-        out[i] = v if v > 0.0 else 0.0
-    return out
+def mistakes(checker, exercise, rows, make=None):
+    """One checker's typical mistakes, ``rows`` of (wrong, words), as the cases
+    (checker, exercise, wrong solution, words its message must hold); ``make(kind)`` builds the
+    wrong solution where a row names a kind of mistake."""
+    return [pytest.param(checker, exercise, wrong if make is None else make(wrong), words,
+                         id=f"{exercise}-{i}-{wrong if make else getattr(wrong, '__name__', '')}")
+            for i, (wrong, words) in enumerate(rows)]
 
 
-def _affine_relu_backward(x, a, b, grad_out, grad_x):
-    grad_a = 0.0
-    grad_b = 0.0
-    for i in range(x.size):
-        if a * x[i] + b > 0.0:
-            g = grad_out[i]
-            grad_x[i] = a * g
-            grad_a += g * x[i]
-            grad_b += g
-        else:
-            grad_x[i] = 0.0
-    return grad_a, grad_b
-
-
-def _softmax_rows(x, out):
-    rows, cols = x.shape
-    for i in range(rows):
-        m = x[i, 0]
-        for j in range(1, cols):
-            m = max(m, x[i, j])
-        s = 0.0
-        for j in range(cols):
-            e = math.exp(x[i, j] - m)
-            out[i, j] = e
-            s += e
-        for j in range(cols):
-            out[i, j] /= s
-    return out
-
-
-def _column_sums_blocked(x, partial):
-    rows, cols = x.shape
-    nblocks = partial.shape[0]
-    step = (rows + nblocks - 1) // nblocks
-    for c in prange(nblocks):
-        for j in range(cols):
-            partial[c, j] = 0.0
-        for i in range(c * step, min(rows, (c + 1) * step)):
-            for j in range(cols):
-                partial[c, j] += x[i, j]
-    return partial
-
-
+# -- chapter 07: correct kernels: the key's ---------------------------------------------------
 KERNELS = {
-    "forward": njit(_affine_relu_forward),
-    "backward": njit(_affine_relu_backward),
-    "softmax": njit(_softmax_rows),
-    "sums": njit(parallel=True)(_column_sums_blocked),
+    "forward": KEY.affine_relu_forward,                  # @njit
+    "backward": KEY.affine_relu_backward,                # @njit
+    "softmax": KEY.softmax_rows,                         # @njit
+    "sums": KEY.column_sums_blocked,                     # @njit(parallel=True)
 }
+# their Python functions, for the tests that run plain Python
+_affine_relu_forward = plain(KEY.affine_relu_forward)
+_affine_relu_backward = plain(KEY.affine_relu_backward)
+_softmax_rows = plain(KEY.softmax_rows)
+_column_sums_blocked = plain(KEY.column_sums_blocked)
 
 
 @pytest.mark.parametrize("seed,hidden", SEEDS)
@@ -143,18 +108,7 @@ def test_ch07_numba_warnings_do_not_reach_stderr(recwarn):
     with pytest.raises(NotImplementedError, match="ch07-column-sums is not done yet"):
         check.ch07_column_sums(stub)
 
-    @njit(parallel=True)
-    def serial_loop(x, partial):
-        rows, cols = x.shape
-        nblocks = partial.shape[0]
-        step = (rows + nblocks - 1) // nblocks
-        for c in range(nblocks):
-            for j in range(cols):
-                partial[c, j] = 0.0
-            for i in range(c * step, min(rows, (c + 1) * step)):
-                for j in range(cols):
-                    partial[c, j] += x[i, j]
-        return partial
+    serial_loop = njit(parallel=True)(with_range(KEY.column_sums_blocked))
     message = failure(check.ch07_column_sums, serial_loop)  # right values, but one thread
     assert "prange" in message and "one thread" in message, message
     assert not [w for w in recwarn if "numba" in type(w.message).__module__]
@@ -207,7 +161,7 @@ def _fwd_in_place(x, a, b, out):
     return out
 
 
-@pytest.mark.parametrize("wrong,words", [
+FORWARD_MISTAKES = mistakes(check.ch07_affine_relu_forward, "ch07-affine-relu-forward", [
     (_fwd_no_relu, "relu is missing"),
     (_fwd_relu_first, "apply it last"),
     (_fwd_skips_negatives, "write every element"),
@@ -215,9 +169,6 @@ def _fwd_in_place(x, a, b, out):
     (_fwd_no_return, "did not return out"),
     (_fwd_in_place, "changed its input"),
 ])
-def test_ch07_forward_rejects_typical_mistakes(plain_python, wrong, words):
-    msg = failure(check.ch07_affine_relu_forward, wrong)
-    assert "ch07-affine-relu-forward" in msg and words in msg
 
 
 def _bwd(rule):
@@ -274,7 +225,7 @@ def _bwd_gb_unmasked(x, a, b, g, gx):
     return ga, float(g.sum())
 
 
-@pytest.mark.parametrize("wrong,words", [
+BACKWARD_MISTAKES = mistakes(check.ch07_affine_relu_backward, "ch07-affine-relu-backward", [
     (_bwd_ge, "not z >= 0"),
     (_bwd_no_a, "factor a is missing"),
     (_bwd_no_mask, "mask is missing"),
@@ -284,9 +235,6 @@ def _bwd_gb_unmasked(x, a, b, g, gx):
     (_bwd_gb_unmasked, "only where z > 0"),
     (lambda x, a, b, g, gx: None, "two numbers"),
 ])
-def test_ch07_backward_rejects_typical_mistakes(plain_python, wrong, words):
-    msg = failure(check.ch07_affine_relu_backward, wrong)
-    assert "ch07-affine-relu-backward" in msg and words in msg
 
 
 def test_ch07_backward_matches_autograd_lab():
@@ -330,7 +278,7 @@ def _sm_in_place(x, out):
     return out
 
 
-@pytest.mark.parametrize("wrong,words", [
+SOFTMAX_MISTAKES = mistakes(check.ch07_softmax_rows, "ch07-softmax-rows", [
     (_sm_unstable, "subtract the row maximum"),
     (_sm_columns, "softmax of each column"),
     (_sm_global, "sum of the whole array"),
@@ -338,9 +286,6 @@ def _sm_in_place(x, out):
     (_sm_in_place, "changed its input"),
     (lambda x, out: _softmax_rows(x, out.copy()), "write every element"),
 ])
-def test_ch07_softmax_rejects_typical_mistakes(plain_python, wrong, words):
-    msg = failure(check.ch07_softmax_rows, wrong)
-    assert "ch07-softmax-rows" in msg and words in msg
 
 
 def _cs_all_rows(x, partial):
@@ -376,15 +321,19 @@ def _cs_assign(x, partial):
     return partial
 
 
-@pytest.mark.parametrize("wrong,words", [
+COLUMN_SUMS_MISTAKES = mistakes(check.ch07_column_sums, "ch07-column-sums", [
     (_cs_all_rows, "summed all the rows"),
     (_cs_floor, "rounds down"),
     (_cs_no_zero, "must still be set to 0"),
     (_cs_assign, "do not assign"),
 ])
-def test_ch07_column_sums_rejects_typical_mistakes(plain_python, wrong, words):
-    msg = failure(check.ch07_column_sums, wrong)
-    assert "ch07-column-sums" in msg and words in msg
+
+
+@pytest.mark.parametrize("checker,exercise,wrong,words",
+                         FORWARD_MISTAKES + BACKWARD_MISTAKES + SOFTMAX_MISTAKES + COLUMN_SUMS_MISTAKES)
+def test_ch07_checkers_reject_typical_mistakes(plain_python, checker, exercise, wrong, words):
+    msg = failure(checker, wrong)
+    assert exercise in msg and words in msg
 
 
 def test_ch07_column_sums_must_return_partial(plain_python):
@@ -528,7 +477,7 @@ def _linear_variant(kind):
     return Variant
 
 
-@pytest.mark.parametrize("kind,words", [
+LINEAR_MISTAKES = mistakes(check.ch08_linear, "ch08-linear", [
     ("no_super", "super().__init__()"),
     ("plain_variable", "nn.Parameter"),
     ("transposed", "(out_features, in_features)"),
@@ -537,10 +486,7 @@ def _linear_variant(kind):
     ("fan_out", "fan_in"),
     ("positive", "centred"),
     ("zero_bias", "same interval"),
-])
-def test_ch08_linear_rejects_typical_mistakes(kind, words):
-    msg = failure(check.ch08_linear, _linear_variant(kind))
-    assert "ch08-linear" in msg and words in msg
+], make=_linear_variant)
 
 
 def test_ch08_linear_unseeded_layers_fail_the_seed_case():
@@ -585,7 +531,7 @@ def _sgd_variant(kind):
     return Variant
 
 
-@pytest.mark.parametrize("kind,words", [
+SGD_MISTAKES = mistakes(check.ch08_sgd_momentum, "ch08-sgd-momentum", [
     ("ema", "b = mu * b + g"),
     ("no_memory", "does not carry over"),
     ("wd_after", "before the buffer"),
@@ -593,10 +539,7 @@ def _sgd_variant(kind):
     ("rebind", "Rebinding"),
     ("recorded", "raised BackwardError"),
     ("generator", "generator"),
-])
-def test_ch08_sgd_rejects_typical_mistakes(kind, words):
-    msg = failure(check.ch08_sgd_momentum, _sgd_variant(kind))
-    assert "ch08-sgd-momentum" in msg and words in msg
+], make=_sgd_variant)
 
 
 def test_ch08_sgd_must_skip_parameters_without_grad():
@@ -639,15 +582,12 @@ def _adam_variant(kind):
     return Variant
 
 
-@pytest.mark.parametrize("kind,words", [
+ADAM_MISTAKES = mistakes(check.ch08_adam, "ch08-adam", [
     ("no_correction", "bias correction is missing"),
     ("eps_inside", "outside the square root"),
     ("global_t", "Count steps per parameter"),
     ("first_only", "Both moments"),
-])
-def test_ch08_adam_rejects_typical_mistakes(kind, words):
-    msg = failure(check.ch08_adam, _adam_variant(kind))
-    assert "ch08-adam" in msg and words in msg
+], make=_adam_variant)
 
 
 def _loop_no_zero(model, opt, X, y, steps):
@@ -682,16 +622,20 @@ def _loop_variables(model, opt, X, y, steps):
     return losses
 
 
-@pytest.mark.parametrize("wrong,words", [
+TRAINING_LOOP_MISTAKES = mistakes(check.ch08_training_loop, "ch08-training-loop", [
     (_loop_no_zero, "zero_grad"),
     (_loop_loss_after, "before opt.step()"),
     (_loop_variables, "loss.item()"),
     (lambda model, opt, X, y, steps: training_loop(model, opt, X, y, steps)[:-1], "list of"),
     (lambda model, opt, X, y, steps: None, "list of"),
 ])
-def test_ch08_training_loop_rejects_typical_mistakes(wrong, words):
-    msg = failure(check.ch08_training_loop, wrong)
-    assert "ch08-training-loop" in msg and words in msg
+
+
+@pytest.mark.parametrize("checker,exercise,wrong,words",
+                         LINEAR_MISTAKES + SGD_MISTAKES + ADAM_MISTAKES + TRAINING_LOOP_MISTAKES)
+def test_ch08_checkers_reject_typical_mistakes(checker, exercise, wrong, words):
+    msg = failure(checker, wrong)
+    assert exercise in msg and words in msg
 
 
 # -- the notebooks use these checkers consistently ------------------------------------------
