@@ -31,13 +31,28 @@ def plain_python(monkeypatch):
     monkeypatch.setattr(ch07, "_jit_enabled", lambda: False)
 
 
-def mistakes(checker, exercise, rows, make=None):
-    """One checker's typical mistakes, ``rows`` of (wrong, words), as the cases
-    (checker, exercise, wrong solution, words its message must hold); ``make(kind)`` builds the
-    wrong solution where a row names a kind of mistake."""
-    return [pytest.param(checker, exercise, wrong if make is None else make(wrong), words,
-                         id=f"{exercise}-{i}-{wrong if make else getattr(wrong, '__name__', '')}")
-            for i, (wrong, words) in enumerate(rows)]
+CH07_MISTAKES: list = []
+CH08_MISTAKES: list = []
+"""The checkers' typical mistakes, as cases (checker, exercise, wrong solution, words)."""
+
+
+def mistakes_of(cases, checker, exercise):
+    """``mistake(words, wrong)``, or ``@mistake(words)`` above a wrong solution, adds the case
+    "``checker`` fails ``wrong`` with a message naming ``exercise`` and holding ``words``" to
+    ``cases``."""
+    def mistake(words, wrong=None, name=None):
+        def add(wrong):
+            cases.append(pytest.param(checker, exercise, wrong, words,
+                                      id=f"{exercise}-{name or wrong.__name__}"))
+            return wrong
+        return add if wrong is None else add(wrong)
+    return mistake
+
+
+def kinds(mistake, make, words_of):
+    """``mistake(words, make(kind))`` for each kind of mistake in ``words_of`` = {kind: words}."""
+    for kind, words in words_of.items():
+        mistake(words, make(kind), name=kind)
 
 
 # -- chapter 07: correct kernels: the key's ---------------------------------------------------
@@ -126,18 +141,25 @@ def test_ch07_compile_error_is_reported_with_the_numba_hint():
     assert "raised TypingError" in msg and "numba could not compile" in msg
 
 
+forward_mistake = mistakes_of(CH07_MISTAKES, check.ch07_affine_relu_forward,
+                              "ch07-affine-relu-forward")
+
+
+@forward_mistake("relu is missing")
 def _fwd_no_relu(x, a, b, out):
     for i in range(x.size):
         out[i] = a * x[i] + b
     return out
 
 
+@forward_mistake("apply it last")
 def _fwd_relu_first(x, a, b, out):
     for i in range(x.size):
         out[i] = a * max(x[i], 0.0) + b
     return out
 
 
+@forward_mistake("write every element")
 def _fwd_skips_negatives(x, a, b, out):
     for i in range(x.size):
         v = a * x[i] + b
@@ -146,14 +168,17 @@ def _fwd_skips_negatives(x, a, b, out):
     return out
 
 
+@forward_mistake("write every element")
 def _fwd_new_array(x, a, b, out):
     return np.maximum(a * x + b, 0.0)
 
 
+@forward_mistake("did not return out")
 def _fwd_no_return(x, a, b, out):
     _affine_relu_forward(x, a, b, out)
 
 
+@forward_mistake("changed its input")
 def _fwd_in_place(x, a, b, out):
     for i in range(x.size):
         x[i] = a * x[i] + b
@@ -161,14 +186,8 @@ def _fwd_in_place(x, a, b, out):
     return out
 
 
-FORWARD_MISTAKES = mistakes(check.ch07_affine_relu_forward, "ch07-affine-relu-forward", [
-    (_fwd_no_relu, "relu is missing"),
-    (_fwd_relu_first, "apply it last"),
-    (_fwd_skips_negatives, "write every element"),
-    (_fwd_new_array, "write every element"),
-    (_fwd_no_return, "did not return out"),
-    (_fwd_in_place, "changed its input"),
-])
+backward_mistake = mistakes_of(CH07_MISTAKES, check.ch07_affine_relu_backward,
+                               "ch07-affine-relu-backward")
 
 
 def _bwd(rule):
@@ -177,6 +196,7 @@ def _bwd(rule):
     return backward
 
 
+@backward_mistake("not z >= 0")
 def _bwd_ge(x, a, b, g, gx):
     ga = gb = 0.0
     for i in range(x.size):
@@ -187,6 +207,7 @@ def _bwd_ge(x, a, b, g, gx):
     return ga, gb
 
 
+@backward_mistake("factor a is missing")
 def _bwd_no_a(x, a, b, g, gx):
     ga, gb = _affine_relu_backward(x, a, b, g, gx)
     for i in range(x.size):
@@ -194,12 +215,14 @@ def _bwd_no_a(x, a, b, g, gx):
     return ga, gb
 
 
+@backward_mistake("mask is missing")
 def _bwd_no_mask(x, a, b, g, gx):
     ga, gb = _affine_relu_backward(x, a, b, g, gx)
     gx[:] = a * g
     return ga, gb
 
 
+@backward_mistake("write every element")
 def _bwd_no_zero(x, a, b, g, gx):
     ga = gb = 0.0
     for i in range(x.size):
@@ -210,31 +233,25 @@ def _bwd_no_zero(x, a, b, g, gx):
     return ga, gb
 
 
+@backward_mistake("swapped")
 def _bwd_swapped(x, a, b, g, gx):
     ga, gb = _affine_relu_backward(x, a, b, g, gx)
     return gb, ga
 
 
+@backward_mistake("not g")
 def _bwd_ga_without_x(x, a, b, g, gx):
     _, gb = _affine_relu_backward(x, a, b, g, gx)
     return gb, gb
 
 
+@backward_mistake("only where z > 0")
 def _bwd_gb_unmasked(x, a, b, g, gx):
     ga, _ = _affine_relu_backward(x, a, b, g, gx)
     return ga, float(g.sum())
 
 
-BACKWARD_MISTAKES = mistakes(check.ch07_affine_relu_backward, "ch07-affine-relu-backward", [
-    (_bwd_ge, "not z >= 0"),
-    (_bwd_no_a, "factor a is missing"),
-    (_bwd_no_mask, "mask is missing"),
-    (_bwd_no_zero, "write every element"),
-    (_bwd_swapped, "swapped"),
-    (_bwd_ga_without_x, "not g"),
-    (_bwd_gb_unmasked, "only where z > 0"),
-    (lambda x, a, b, g, gx: None, "two numbers"),
-])
+backward_mistake("two numbers", lambda x, a, b, g, gx: None, name="returns_None")
 
 
 def test_ch07_backward_matches_autograd_lab():
@@ -247,6 +264,10 @@ def test_ch07_backward_matches_autograd_lab():
     np.testing.assert_allclose(ref[1:], auto[1:])
 
 
+softmax_mistake = mistakes_of(CH07_MISTAKES, check.ch07_softmax_rows, "ch07-softmax-rows")
+
+
+@softmax_mistake("subtract the row maximum")
 def _sm_unstable(x, out):
     with np.errstate(all="ignore"):
         e = np.exp(x)
@@ -254,23 +275,27 @@ def _sm_unstable(x, out):
     return out
 
 
+@softmax_mistake("softmax of each column")
 def _sm_columns(x, out):
     e = np.exp(x - x.max(axis=0, keepdims=True))
     out[...] = e / e.sum(axis=0, keepdims=True)
     return out
 
 
+@softmax_mistake("sum of the whole array")
 def _sm_global(x, out):
     e = np.exp(x - x.max(axis=1, keepdims=True))
     out[...] = e / e.sum()
     return out
 
 
+@softmax_mistake("not normalised")
 def _sm_unnormalised(x, out):
     out[...] = np.exp(x - x.max(axis=1, keepdims=True))
     return out
 
 
+@softmax_mistake("changed its input")
 def _sm_in_place(x, out):
     x -= x.max(axis=1, keepdims=True)
     e = np.exp(x)
@@ -278,21 +303,20 @@ def _sm_in_place(x, out):
     return out
 
 
-SOFTMAX_MISTAKES = mistakes(check.ch07_softmax_rows, "ch07-softmax-rows", [
-    (_sm_unstable, "subtract the row maximum"),
-    (_sm_columns, "softmax of each column"),
-    (_sm_global, "sum of the whole array"),
-    (_sm_unnormalised, "not normalised"),
-    (_sm_in_place, "changed its input"),
-    (lambda x, out: _softmax_rows(x, out.copy()), "write every element"),
-])
+softmax_mistake("write every element", lambda x, out: _softmax_rows(x, out.copy()),
+                name="writes_a_copy")
 
 
+column_sums_mistake = mistakes_of(CH07_MISTAKES, check.ch07_column_sums, "ch07-column-sums")
+
+
+@column_sums_mistake("summed all the rows")
 def _cs_all_rows(x, partial):
     partial[...] = x.sum(axis=0)
     return partial
 
 
+@column_sums_mistake("rounds down")
 def _cs_floor(x, partial):
     rows, nblocks = x.shape[0], partial.shape[0]
     step = max(rows // nblocks, 1)
@@ -301,6 +325,7 @@ def _cs_floor(x, partial):
     return partial
 
 
+@column_sums_mistake("must still be set to 0")
 def _cs_no_zero(x, partial):
     rows, nblocks = x.shape[0], partial.shape[0]
     step = (rows + nblocks - 1) // nblocks
@@ -311,6 +336,7 @@ def _cs_no_zero(x, partial):
     return partial
 
 
+@column_sums_mistake("do not assign")
 def _cs_assign(x, partial):
     rows, nblocks = x.shape[0], partial.shape[0]
     step = (rows + nblocks - 1) // nblocks
@@ -321,16 +347,7 @@ def _cs_assign(x, partial):
     return partial
 
 
-COLUMN_SUMS_MISTAKES = mistakes(check.ch07_column_sums, "ch07-column-sums", [
-    (_cs_all_rows, "summed all the rows"),
-    (_cs_floor, "rounds down"),
-    (_cs_no_zero, "must still be set to 0"),
-    (_cs_assign, "do not assign"),
-])
-
-
-@pytest.mark.parametrize("checker,exercise,wrong,words",
-                         FORWARD_MISTAKES + BACKWARD_MISTAKES + SOFTMAX_MISTAKES + COLUMN_SUMS_MISTAKES)
+@pytest.mark.parametrize("checker,exercise,wrong,words", CH07_MISTAKES)
 def test_ch07_checkers_reject_typical_mistakes(plain_python, checker, exercise, wrong, words):
     msg = failure(checker, wrong)
     assert exercise in msg and words in msg
@@ -477,18 +494,6 @@ def _linear_variant(kind):
     return Variant
 
 
-LINEAR_MISTAKES = mistakes(check.ch08_linear, "ch08-linear", [
-    ("no_super", "super().__init__()"),
-    ("plain_variable", "nn.Parameter"),
-    ("transposed", "(out_features, in_features)"),
-    ("numpy", "no grad_fn"),
-    ("normal", "uniform"),
-    ("fan_out", "fan_in"),
-    ("positive", "centred"),
-    ("zero_bias", "same interval"),
-], make=_linear_variant)
-
-
 def test_ch08_linear_unseeded_layers_fail_the_seed_case():
     class Unseeded(MyLinear):
         def __init__(self, in_features, out_features, bias=True, seed=None):
@@ -531,17 +536,6 @@ def _sgd_variant(kind):
     return Variant
 
 
-SGD_MISTAKES = mistakes(check.ch08_sgd_momentum, "ch08-sgd-momentum", [
-    ("ema", "b = mu * b + g"),
-    ("no_memory", "does not carry over"),
-    ("wd_after", "before the buffer"),
-    ("no_wd", "weight_decay is ignored"),
-    ("rebind", "Rebinding"),
-    ("recorded", "raised BackwardError"),
-    ("generator", "generator"),
-], make=_sgd_variant)
-
-
 def test_ch08_sgd_must_skip_parameters_without_grad():
     class NoSkip(SGDMomentum):
         def step(self):
@@ -582,57 +576,64 @@ def _adam_variant(kind):
     return Variant
 
 
-ADAM_MISTAKES = mistakes(check.ch08_adam, "ch08-adam", [
-    ("no_correction", "bias correction is missing"),
-    ("eps_inside", "outside the square root"),
-    ("global_t", "Count steps per parameter"),
-    ("first_only", "Both moments"),
-], make=_adam_variant)
+# the kinds of mistake of the three classes above, and the words their messages must hold
+kinds(mistakes_of(CH08_MISTAKES, check.ch08_linear, "ch08-linear"), _linear_variant, {
+    "no_super": "super().__init__()",
+    "plain_variable": "nn.Parameter",
+    "transposed": "(out_features, in_features)",
+    "numpy": "no grad_fn",
+    "normal": "uniform",
+    "fan_out": "fan_in",
+    "positive": "centred",
+    "zero_bias": "same interval",
+})
+kinds(mistakes_of(CH08_MISTAKES, check.ch08_sgd_momentum, "ch08-sgd-momentum"), _sgd_variant, {
+    "ema": "b = mu * b + g",
+    "no_memory": "does not carry over",
+    "wd_after": "before the buffer",
+    "no_wd": "weight_decay is ignored",
+    "rebind": "Rebinding",
+    "recorded": "raised BackwardError",
+    "generator": "generator",
+})
+kinds(mistakes_of(CH08_MISTAKES, check.ch08_adam, "ch08-adam"), _adam_variant, {
+    "no_correction": "bias correction is missing",
+    "eps_inside": "outside the square root",
+    "global_t": "Count steps per parameter",
+    "first_only": "Both moments",
+})
 
 
-def _loop_no_zero(model, opt, X, y, steps):
-    losses = []
-    for _ in range(steps):
-        loss = F.mse_loss(model(X), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    return losses
+def _loop_variant(kind):
+    def loop(model, opt, X, y, steps):
+        losses = []
+        for _ in range(steps):
+            if kind != "no_zero":
+                opt.zero_grad()
+            loss = F.mse_loss(model(X), y)
+            loss.backward()
+            opt.step()
+            if kind == "loss_after":
+                with al.no_grad():
+                    loss = F.mse_loss(model(X), y)
+            losses.append(loss if kind == "variables" else loss.item())
+        return losses
+    return loop
 
 
-def _loop_loss_after(model, opt, X, y, steps):
-    losses = []
-    for _ in range(steps):
-        opt.zero_grad()
-        F.mse_loss(model(X), y).backward()
-        opt.step()
-        with al.no_grad():
-            losses.append(F.mse_loss(model(X), y).item())
-    return losses
+training_loop_mistake = mistakes_of(CH08_MISTAKES, check.ch08_training_loop,
+                                    "ch08-training-loop")
+kinds(training_loop_mistake, _loop_variant, {
+    "no_zero": "zero_grad",
+    "loss_after": "before opt.step()",
+    "variables": "loss.item()",
+})
+training_loop_mistake("list of", lambda model, opt, X, y, steps:
+                      training_loop(model, opt, X, y, steps)[:-1], name="one_loss_short")
+training_loop_mistake("list of", lambda model, opt, X, y, steps: None, name="returns_None")
 
 
-def _loop_variables(model, opt, X, y, steps):
-    losses = []
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = F.mse_loss(model(X), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss)
-    return losses
-
-
-TRAINING_LOOP_MISTAKES = mistakes(check.ch08_training_loop, "ch08-training-loop", [
-    (_loop_no_zero, "zero_grad"),
-    (_loop_loss_after, "before opt.step()"),
-    (_loop_variables, "loss.item()"),
-    (lambda model, opt, X, y, steps: training_loop(model, opt, X, y, steps)[:-1], "list of"),
-    (lambda model, opt, X, y, steps: None, "list of"),
-])
-
-
-@pytest.mark.parametrize("checker,exercise,wrong,words",
-                         LINEAR_MISTAKES + SGD_MISTAKES + ADAM_MISTAKES + TRAINING_LOOP_MISTAKES)
+@pytest.mark.parametrize("checker,exercise,wrong,words", CH08_MISTAKES)
 def test_ch08_checkers_reject_typical_mistakes(checker, exercise, wrong, words):
     msg = failure(checker, wrong)
     assert exercise in msg and words in msg
