@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from ._oracle import assert_same, needs_torch, run_both
 from ._tutorials import (by_hand, cubic, linear_params, polynomial_linear, scalar_parameters,
                          sgd_on_sine, sine, train, with_optimizer)
@@ -136,11 +138,6 @@ def polynomial_custom_function(torch, steps=2000):
     return {"losses": losses, "params": [a.item(), b.item(), c.item(), d.item()]}
 
 
-def test_polynomial_custom_function():
-    ours, theirs = run_both(polynomial_custom_function)
-    assert_same(ours, theirs)
-
-
 # ---------------------------------------------------------------- polynomial_nn.py
 def polynomial_nn(torch, steps=2000):
     # Create Tensors to hold input and outputs; the output y is a linear function of
@@ -175,11 +172,6 @@ def polynomial_nn(torch, steps=2000):
     return {"losses": losses, "params": linear_params(model)}
 
 
-def test_polynomial_nn():
-    ours, theirs = run_both(polynomial_nn)
-    assert_same(ours, theirs)
-
-
 # ---------------------------------------------------------------- polynomial_optim.py
 def polynomial_optim(torch, steps=2000):
     # Prepare the input tensor (x, x^2, x^3); use the nn package to define our model and
@@ -198,14 +190,6 @@ def polynomial_optim(torch, steps=2000):
     # it will update; then the backward pass, and the optimizer's step (with_optimizer).
     losses = train(steps, lambda: loss_fn(model(xx), y), with_optimizer(optimizer))
     return {"losses": losses, "params": linear_params(model)}
-
-
-def test_polynomial_optim():
-    # Equal to the last bit or two for 1300 steps; after that RMSprop circles the minimum with
-    # steps of about lr whatever the gradient's size, and rounding differences of 1e-16 in the
-    # sums grow to visible ones (both libraries then wander around the same loss, about 9).
-    ours, theirs = run_both(polynomial_optim, steps=1300)
-    assert_same(ours, theirs)
 
 
 # ---------------------------------------------------------------- polynomial_module.py
@@ -242,11 +226,6 @@ def polynomial_module(torch, steps=2000):
 
     return {"losses": losses, "result": [float(v) for v in model.string()[4:].replace(" x^3", "")
                                          .replace(" x^2", "").replace(" x", "").split(" + ")]}
-
-
-def test_polynomial_module():
-    ours, theirs = run_both(polynomial_module)
-    assert_same(ours, theirs)
 
 
 # ---------------------------------------------------------------- dynamic_net.py
@@ -294,6 +273,17 @@ def dynamic_net(torch, steps=30000):
     return {"losses": losses, "params": [p.item() for p in model.parameters()], "string": bool(model.string())}
 
 
-def test_dynamic_net():
-    ours, theirs = run_both(dynamic_net, steps=1000)
+# ---------------------------------------------------------------- each program on both libraries
+@pytest.mark.parametrize("program,steps", [
+    (polynomial_custom_function, 2000),
+    (polynomial_nn, 2000),
+    # Equal to the last bit or two for 1300 steps; after that RMSprop circles the minimum with
+    # steps of about lr whatever the gradient's size, and rounding differences of 1e-16 in the
+    # sums grow to visible ones (both libraries then wander around the same loss, about 9).
+    (polynomial_optim, 1300),
+    (polynomial_module, 2000),
+    (dynamic_net, 1000),
+], ids=lambda value: getattr(value, "__name__", str(value)))
+def test_program_gives_the_same_on_both_libraries(program, steps):
+    ours, theirs = run_both(program, steps=steps)
     assert_same(ours, theirs)
