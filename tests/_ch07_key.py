@@ -47,7 +47,8 @@ def with_range(kernel):
     Python function whose source ``inspect`` can read (the checkers read it)."""
     function = plain(kernel)
     lines = textwrap.dedent(inspect.getsource(function)).splitlines(keepends=True)
-    source = "".join(line for line in lines if not line.startswith("@")).replace("prange(", "range(")
+    source = "".join(line for line in lines if not line.startswith("@"))
+    source = source.replace("prange(", "range(")
     filename = f"<{function.__name__} with range>"
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     namespace = dict(function.__globals__)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 
 def sine(torch, **kwargs):
-    """The tutorials' data: 2000 points x in [-pi, pi] and y = sin(x) (``kwargs``: dtype, device)."""
+    """The tutorials' data: 2000 points x in [-pi, pi] and y = sin(x) (kwargs: dtype, device)."""
     x = torch.linspace(-math.pi, math.pi, 2000, **kwargs)
     return x, torch.sin(x)
 
