@@ -15,14 +15,12 @@ import numpy as np
 import pytest
 from numba import config, njit, prange
 
-from autograd_lab.course.library import PACKAGE, REFERENCE_ROOT
-from autograd_lab.course.loader import _forget_package, build_package
+from autograd_lab.course.loader import _forget_package
 from autograd_lab.exercises import ch07, check
 
+from ._ch07_key import KEY, build_key, with_range
 from ._checker_helpers import failure
 from ._oracle import require_torch
-
-CORE = ["variable", "function", "engine", "ops", "grad_mode", "kernels"]
 
 
 @pytest.fixture(params=["jit", "plain"])
@@ -89,17 +87,8 @@ def test_numpy_temporaries_fail_with_a_hint_naming_them(checker, wrong, parallel
     assert "Loop over the elements" in message, message
 
 
-def colsum_serial_range(x, partial):
-    rows, cols = x.shape
-    nblocks = partial.shape[0]
-    step = (rows + nblocks - 1) // nblocks
-    for c in range(nblocks):
-        for j in range(cols):
-            partial[c, j] = 0.0
-        for i in range(c * step, min(rows, (c + 1) * step)):
-            for j in range(cols):
-                partial[c, j] += x[i, j]
-    return partial
+# the key's column_sums_blocked with `for c in range(nblocks)` instead of prange
+colsum_serial_range = with_range(KEY.column_sums_blocked)
 
 
 def test_serial_range_in_a_parallel_kernel_fails_naming_prange(mode, recwarn):
@@ -146,7 +135,7 @@ def test_structure_is_not_checked_without_source(capsys):
 # -- the key's mygrad/kernels.py -------------------------------------------------------------
 @pytest.fixture(scope="module")
 def mygrad():
-    package = build_package({m: REFERENCE_ROOT / PACKAGE / f"{m}.py" for m in CORE})
+    package = build_key()
     yield package
     _forget_package()
 

@@ -1,24 +1,25 @@
 """The checkers of chapters 07 and 08.
 
 Each checker must pass a correct solution (with and without hidden cases) and fail typical
-wrong ones with a message that names the exercise and gives a useful hint. The chapter 07
-kernels are compiled with numba once (the correct ones); the wrong variants run as plain
-Python with the "is it a numba kernel" case switched off, which keeps the tests fast.
+wrong ones with a message that names the exercise and gives a useful hint. The correct chapter
+07 kernels are the key's (course/reference ``mygrad/kernels.py``, see ``_ch07_key.py``),
+compiled with numba once; the wrong variants run as plain Python with the "is it a numba
+kernel" case switched off, which keeps the tests fast.
 """
 from __future__ import annotations
 
-import math
 import re
 
 import numpy as np
 import pytest
-from numba import config, njit, prange
+from numba import config, njit
 
 import autograd_lab as al
 import autograd_lab.functional as F
 from autograd_lab import nn
 from autograd_lab.exercises import ch07, check
 
+from ._ch07_key import KEY, plain, with_range
 from ._checker_helpers import (SEEDS, assert_all_passed, assert_calls_own_checker,
                               assert_has_heading_and_solution, failure, graded_cells,
                               solution_cells)
@@ -30,63 +31,42 @@ def plain_python(monkeypatch):
     monkeypatch.setattr(ch07, "_jit_enabled", lambda: False)
 
 
-# -- chapter 07: correct kernels ------------------------------------------------------------
-def _affine_relu_forward(x, a, b, out):
-    for i in range(x.size):
-        v = a * x[i] + b
-        out[i] = v if v > 0.0 else 0.0
-    return out
+CH07_MISTAKES: list = []
+CH08_MISTAKES: list = []
+"""The checkers' typical mistakes, as cases (checker, exercise, wrong solution, words)."""
 
 
-def _affine_relu_backward(x, a, b, grad_out, grad_x):
-    grad_a = 0.0
-    grad_b = 0.0
-    for i in range(x.size):
-        if a * x[i] + b > 0.0:
-            g = grad_out[i]
-            grad_x[i] = a * g
-            grad_a += g * x[i]
-            grad_b += g
-        else:
-            grad_x[i] = 0.0
-    return grad_a, grad_b
+def mistakes_of(cases, checker, exercise):
+    """``mistake(words, wrong)``, or ``@mistake(words)`` above a wrong solution, adds the case
+    "``checker`` fails ``wrong`` with a message naming ``exercise`` and holding ``words``" to
+    ``cases``."""
+    def mistake(words, wrong=None, name=None):
+        def add(wrong):
+            cases.append(pytest.param(checker, exercise, wrong, words,
+                                      id=f"{exercise}-{name or wrong.__name__}"))
+            return wrong
+        return add if wrong is None else add(wrong)
+    return mistake
 
 
-def _softmax_rows(x, out):
-    rows, cols = x.shape
-    for i in range(rows):
-        m = x[i, 0]
-        for j in range(1, cols):
-            m = max(m, x[i, j])
-        s = 0.0
-        for j in range(cols):
-            e = math.exp(x[i, j] - m)
-            out[i, j] = e
-            s += e
-        for j in range(cols):
-            out[i, j] /= s
-    return out
+def kinds(mistake, make, words_of):
+    """``mistake(words, make(kind))`` for each kind of mistake in ``words_of`` = {kind: words}."""
+    for kind, words in words_of.items():
+        mistake(words, make(kind), name=kind)
 
 
-def _column_sums_blocked(x, partial):
-    rows, cols = x.shape
-    nblocks = partial.shape[0]
-    step = (rows + nblocks - 1) // nblocks
-    for c in prange(nblocks):
-        for j in range(cols):
-            partial[c, j] = 0.0
-        for i in range(c * step, min(rows, (c + 1) * step)):
-            for j in range(cols):
-                partial[c, j] += x[i, j]
-    return partial
-
-
+# -- chapter 07: correct kernels: the key's ---------------------------------------------------
 KERNELS = {
-    "forward": njit(_affine_relu_forward),
-    "backward": njit(_affine_relu_backward),
-    "softmax": njit(_softmax_rows),
-    "sums": njit(parallel=True)(_column_sums_blocked),
+    "forward": KEY.affine_relu_forward,                  # @njit
+    "backward": KEY.affine_relu_backward,                # @njit
+    "softmax": KEY.softmax_rows,                         # @njit
+    "sums": KEY.column_sums_blocked,                     # @njit(parallel=True)
 }
+# their Python functions, for the tests that run plain Python
+_affine_relu_forward = plain(KEY.affine_relu_forward)
+_affine_relu_backward = plain(KEY.affine_relu_backward)
+_softmax_rows = plain(KEY.softmax_rows)
+_column_sums_blocked = plain(KEY.column_sums_blocked)
 
 
 @pytest.mark.parametrize("seed,hidden", SEEDS)
@@ -143,18 +123,7 @@ def test_ch07_numba_warnings_do_not_reach_stderr(recwarn):
     with pytest.raises(NotImplementedError, match="ch07-column-sums is not done yet"):
         check.ch07_column_sums(stub)
 
-    @njit(parallel=True)
-    def serial_loop(x, partial):
-        rows, cols = x.shape
-        nblocks = partial.shape[0]
-        step = (rows + nblocks - 1) // nblocks
-        for c in range(nblocks):
-            for j in range(cols):
-                partial[c, j] = 0.0
-            for i in range(c * step, min(rows, (c + 1) * step)):
-                for j in range(cols):
-                    partial[c, j] += x[i, j]
-        return partial
+    serial_loop = njit(parallel=True)(with_range(KEY.column_sums_blocked))
     message = failure(check.ch07_column_sums, serial_loop)  # right values, but one thread
     assert "prange" in message and "one thread" in message, message
     assert not [w for w in recwarn if "numba" in type(w.message).__module__]
@@ -172,18 +141,25 @@ def test_ch07_compile_error_is_reported_with_the_numba_hint():
     assert "raised TypingError" in msg and "numba could not compile" in msg
 
 
+forward_mistake = mistakes_of(CH07_MISTAKES, check.ch07_affine_relu_forward,
+                              "ch07-affine-relu-forward")
+
+
+@forward_mistake("relu is missing")
 def _fwd_no_relu(x, a, b, out):
     for i in range(x.size):
         out[i] = a * x[i] + b
     return out
 
 
+@forward_mistake("apply it last")
 def _fwd_relu_first(x, a, b, out):
     for i in range(x.size):
         out[i] = a * max(x[i], 0.0) + b
     return out
 
 
+@forward_mistake("write every element")
 def _fwd_skips_negatives(x, a, b, out):
     for i in range(x.size):
         v = a * x[i] + b
@@ -192,14 +168,17 @@ def _fwd_skips_negatives(x, a, b, out):
     return out
 
 
+@forward_mistake("write every element")
 def _fwd_new_array(x, a, b, out):
     return np.maximum(a * x + b, 0.0)
 
 
+@forward_mistake("did not return out")
 def _fwd_no_return(x, a, b, out):
     _affine_relu_forward(x, a, b, out)
 
 
+@forward_mistake("changed its input")
 def _fwd_in_place(x, a, b, out):
     for i in range(x.size):
         x[i] = a * x[i] + b
@@ -207,17 +186,8 @@ def _fwd_in_place(x, a, b, out):
     return out
 
 
-@pytest.mark.parametrize("wrong,words", [
-    (_fwd_no_relu, "relu is missing"),
-    (_fwd_relu_first, "apply it last"),
-    (_fwd_skips_negatives, "write every element"),
-    (_fwd_new_array, "write every element"),
-    (_fwd_no_return, "did not return out"),
-    (_fwd_in_place, "changed its input"),
-])
-def test_ch07_forward_rejects_typical_mistakes(plain_python, wrong, words):
-    msg = failure(check.ch07_affine_relu_forward, wrong)
-    assert "ch07-affine-relu-forward" in msg and words in msg
+backward_mistake = mistakes_of(CH07_MISTAKES, check.ch07_affine_relu_backward,
+                               "ch07-affine-relu-backward")
 
 
 def _bwd(rule):
@@ -226,6 +196,7 @@ def _bwd(rule):
     return backward
 
 
+@backward_mistake("not z >= 0")
 def _bwd_ge(x, a, b, g, gx):
     ga = gb = 0.0
     for i in range(x.size):
@@ -236,6 +207,7 @@ def _bwd_ge(x, a, b, g, gx):
     return ga, gb
 
 
+@backward_mistake("factor a is missing")
 def _bwd_no_a(x, a, b, g, gx):
     ga, gb = _affine_relu_backward(x, a, b, g, gx)
     for i in range(x.size):
@@ -243,12 +215,14 @@ def _bwd_no_a(x, a, b, g, gx):
     return ga, gb
 
 
+@backward_mistake("mask is missing")
 def _bwd_no_mask(x, a, b, g, gx):
     ga, gb = _affine_relu_backward(x, a, b, g, gx)
     gx[:] = a * g
     return ga, gb
 
 
+@backward_mistake("write every element")
 def _bwd_no_zero(x, a, b, g, gx):
     ga = gb = 0.0
     for i in range(x.size):
@@ -259,34 +233,25 @@ def _bwd_no_zero(x, a, b, g, gx):
     return ga, gb
 
 
+@backward_mistake("swapped")
 def _bwd_swapped(x, a, b, g, gx):
     ga, gb = _affine_relu_backward(x, a, b, g, gx)
     return gb, ga
 
 
+@backward_mistake("not g")
 def _bwd_ga_without_x(x, a, b, g, gx):
     _, gb = _affine_relu_backward(x, a, b, g, gx)
     return gb, gb
 
 
+@backward_mistake("only where z > 0")
 def _bwd_gb_unmasked(x, a, b, g, gx):
     ga, _ = _affine_relu_backward(x, a, b, g, gx)
     return ga, float(g.sum())
 
 
-@pytest.mark.parametrize("wrong,words", [
-    (_bwd_ge, "not z >= 0"),
-    (_bwd_no_a, "factor a is missing"),
-    (_bwd_no_mask, "mask is missing"),
-    (_bwd_no_zero, "write every element"),
-    (_bwd_swapped, "swapped"),
-    (_bwd_ga_without_x, "not g"),
-    (_bwd_gb_unmasked, "only where z > 0"),
-    (lambda x, a, b, g, gx: None, "two numbers"),
-])
-def test_ch07_backward_rejects_typical_mistakes(plain_python, wrong, words):
-    msg = failure(check.ch07_affine_relu_backward, wrong)
-    assert "ch07-affine-relu-backward" in msg and words in msg
+backward_mistake("two numbers", lambda x, a, b, g, gx: None, name="returns_None")
 
 
 def test_ch07_backward_matches_autograd_lab():
@@ -299,6 +264,10 @@ def test_ch07_backward_matches_autograd_lab():
     np.testing.assert_allclose(ref[1:], auto[1:])
 
 
+softmax_mistake = mistakes_of(CH07_MISTAKES, check.ch07_softmax_rows, "ch07-softmax-rows")
+
+
+@softmax_mistake("subtract the row maximum")
 def _sm_unstable(x, out):
     with np.errstate(all="ignore"):
         e = np.exp(x)
@@ -306,23 +275,27 @@ def _sm_unstable(x, out):
     return out
 
 
+@softmax_mistake("softmax of each column")
 def _sm_columns(x, out):
     e = np.exp(x - x.max(axis=0, keepdims=True))
     out[...] = e / e.sum(axis=0, keepdims=True)
     return out
 
 
+@softmax_mistake("sum of the whole array")
 def _sm_global(x, out):
     e = np.exp(x - x.max(axis=1, keepdims=True))
     out[...] = e / e.sum()
     return out
 
 
+@softmax_mistake("not normalised")
 def _sm_unnormalised(x, out):
     out[...] = np.exp(x - x.max(axis=1, keepdims=True))
     return out
 
 
+@softmax_mistake("changed its input")
 def _sm_in_place(x, out):
     x -= x.max(axis=1, keepdims=True)
     e = np.exp(x)
@@ -330,24 +303,20 @@ def _sm_in_place(x, out):
     return out
 
 
-@pytest.mark.parametrize("wrong,words", [
-    (_sm_unstable, "subtract the row maximum"),
-    (_sm_columns, "softmax of each column"),
-    (_sm_global, "sum of the whole array"),
-    (_sm_unnormalised, "not normalised"),
-    (_sm_in_place, "changed its input"),
-    (lambda x, out: _softmax_rows(x, out.copy()), "write every element"),
-])
-def test_ch07_softmax_rejects_typical_mistakes(plain_python, wrong, words):
-    msg = failure(check.ch07_softmax_rows, wrong)
-    assert "ch07-softmax-rows" in msg and words in msg
+softmax_mistake("write every element", lambda x, out: _softmax_rows(x, out.copy()),
+                name="writes_a_copy")
 
 
+column_sums_mistake = mistakes_of(CH07_MISTAKES, check.ch07_column_sums, "ch07-column-sums")
+
+
+@column_sums_mistake("summed all the rows")
 def _cs_all_rows(x, partial):
     partial[...] = x.sum(axis=0)
     return partial
 
 
+@column_sums_mistake("rounds down")
 def _cs_floor(x, partial):
     rows, nblocks = x.shape[0], partial.shape[0]
     step = max(rows // nblocks, 1)
@@ -356,6 +325,7 @@ def _cs_floor(x, partial):
     return partial
 
 
+@column_sums_mistake("must still be set to 0")
 def _cs_no_zero(x, partial):
     rows, nblocks = x.shape[0], partial.shape[0]
     step = (rows + nblocks - 1) // nblocks
@@ -366,6 +336,7 @@ def _cs_no_zero(x, partial):
     return partial
 
 
+@column_sums_mistake("do not assign")
 def _cs_assign(x, partial):
     rows, nblocks = x.shape[0], partial.shape[0]
     step = (rows + nblocks - 1) // nblocks
@@ -376,15 +347,10 @@ def _cs_assign(x, partial):
     return partial
 
 
-@pytest.mark.parametrize("wrong,words", [
-    (_cs_all_rows, "summed all the rows"),
-    (_cs_floor, "rounds down"),
-    (_cs_no_zero, "must still be set to 0"),
-    (_cs_assign, "do not assign"),
-])
-def test_ch07_column_sums_rejects_typical_mistakes(plain_python, wrong, words):
-    msg = failure(check.ch07_column_sums, wrong)
-    assert "ch07-column-sums" in msg and words in msg
+@pytest.mark.parametrize("checker,exercise,wrong,words", CH07_MISTAKES)
+def test_ch07_checkers_reject_typical_mistakes(plain_python, checker, exercise, wrong, words):
+    msg = failure(checker, wrong)
+    assert exercise in msg and words in msg
 
 
 def test_ch07_column_sums_must_return_partial(plain_python):
@@ -528,21 +494,6 @@ def _linear_variant(kind):
     return Variant
 
 
-@pytest.mark.parametrize("kind,words", [
-    ("no_super", "super().__init__()"),
-    ("plain_variable", "nn.Parameter"),
-    ("transposed", "(out_features, in_features)"),
-    ("numpy", "no grad_fn"),
-    ("normal", "uniform"),
-    ("fan_out", "fan_in"),
-    ("positive", "centred"),
-    ("zero_bias", "same interval"),
-])
-def test_ch08_linear_rejects_typical_mistakes(kind, words):
-    msg = failure(check.ch08_linear, _linear_variant(kind))
-    assert "ch08-linear" in msg and words in msg
-
-
 def test_ch08_linear_unseeded_layers_fail_the_seed_case():
     class Unseeded(MyLinear):
         def __init__(self, in_features, out_features, bias=True, seed=None):
@@ -585,20 +536,6 @@ def _sgd_variant(kind):
     return Variant
 
 
-@pytest.mark.parametrize("kind,words", [
-    ("ema", "b = mu * b + g"),
-    ("no_memory", "does not carry over"),
-    ("wd_after", "before the buffer"),
-    ("no_wd", "weight_decay is ignored"),
-    ("rebind", "Rebinding"),
-    ("recorded", "raised BackwardError"),
-    ("generator", "generator"),
-])
-def test_ch08_sgd_rejects_typical_mistakes(kind, words):
-    msg = failure(check.ch08_sgd_momentum, _sgd_variant(kind))
-    assert "ch08-sgd-momentum" in msg and words in msg
-
-
 def test_ch08_sgd_must_skip_parameters_without_grad():
     class NoSkip(SGDMomentum):
         def step(self):
@@ -639,59 +576,67 @@ def _adam_variant(kind):
     return Variant
 
 
-@pytest.mark.parametrize("kind,words", [
-    ("no_correction", "bias correction is missing"),
-    ("eps_inside", "outside the square root"),
-    ("global_t", "Count steps per parameter"),
-    ("first_only", "Both moments"),
-])
-def test_ch08_adam_rejects_typical_mistakes(kind, words):
-    msg = failure(check.ch08_adam, _adam_variant(kind))
-    assert "ch08-adam" in msg and words in msg
+# the kinds of mistake of the three classes above, and the words their messages must hold
+kinds(mistakes_of(CH08_MISTAKES, check.ch08_linear, "ch08-linear"), _linear_variant, {
+    "no_super": "super().__init__()",
+    "plain_variable": "nn.Parameter",
+    "transposed": "(out_features, in_features)",
+    "numpy": "no grad_fn",
+    "normal": "uniform",
+    "fan_out": "fan_in",
+    "positive": "centred",
+    "zero_bias": "same interval",
+})
+kinds(mistakes_of(CH08_MISTAKES, check.ch08_sgd_momentum, "ch08-sgd-momentum"), _sgd_variant, {
+    "ema": "b = mu * b + g",
+    "no_memory": "does not carry over",
+    "wd_after": "before the buffer",
+    "no_wd": "weight_decay is ignored",
+    "rebind": "Rebinding",
+    "recorded": "raised BackwardError",
+    "generator": "generator",
+})
+kinds(mistakes_of(CH08_MISTAKES, check.ch08_adam, "ch08-adam"), _adam_variant, {
+    "no_correction": "bias correction is missing",
+    "eps_inside": "outside the square root",
+    "global_t": "Count steps per parameter",
+    "first_only": "Both moments",
+})
 
 
-def _loop_no_zero(model, opt, X, y, steps):
-    losses = []
-    for _ in range(steps):
-        loss = F.mse_loss(model(X), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    return losses
+def _loop_variant(kind):
+    def loop(model, opt, X, y, steps):
+        losses = []
+        for _ in range(steps):
+            if kind != "no_zero":
+                opt.zero_grad()
+            loss = F.mse_loss(model(X), y)
+            loss.backward()
+            opt.step()
+            if kind == "loss_after":
+                with al.no_grad():
+                    loss = F.mse_loss(model(X), y)
+            losses.append(loss if kind == "variables" else loss.item())
+        return losses
+    return loop
 
 
-def _loop_loss_after(model, opt, X, y, steps):
-    losses = []
-    for _ in range(steps):
-        opt.zero_grad()
-        F.mse_loss(model(X), y).backward()
-        opt.step()
-        with al.no_grad():
-            losses.append(F.mse_loss(model(X), y).item())
-    return losses
+training_loop_mistake = mistakes_of(CH08_MISTAKES, check.ch08_training_loop,
+                                    "ch08-training-loop")
+kinds(training_loop_mistake, _loop_variant, {
+    "no_zero": "zero_grad",
+    "loss_after": "before opt.step()",
+    "variables": "loss.item()",
+})
+training_loop_mistake("list of", lambda model, opt, X, y, steps:
+                      training_loop(model, opt, X, y, steps)[:-1], name="one_loss_short")
+training_loop_mistake("list of", lambda model, opt, X, y, steps: None, name="returns_None")
 
 
-def _loop_variables(model, opt, X, y, steps):
-    losses = []
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = F.mse_loss(model(X), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss)
-    return losses
-
-
-@pytest.mark.parametrize("wrong,words", [
-    (_loop_no_zero, "zero_grad"),
-    (_loop_loss_after, "before opt.step()"),
-    (_loop_variables, "loss.item()"),
-    (lambda model, opt, X, y, steps: training_loop(model, opt, X, y, steps)[:-1], "list of"),
-    (lambda model, opt, X, y, steps: None, "list of"),
-])
-def test_ch08_training_loop_rejects_typical_mistakes(wrong, words):
-    msg = failure(check.ch08_training_loop, wrong)
-    assert "ch08-training-loop" in msg and words in msg
+@pytest.mark.parametrize("checker,exercise,wrong,words", CH08_MISTAKES)
+def test_ch08_checkers_reject_typical_mistakes(checker, exercise, wrong, words):
+    msg = failure(checker, wrong)
+    assert exercise in msg and words in msg
 
 
 # -- the notebooks use these checkers consistently ------------------------------------------

@@ -116,6 +116,48 @@ def test_blitz_autograd():
 
 
 # ---------------------------------------------------------------- notes/extending: LinearFunction
+def linear_backward(ctx, grad_output):
+    """The docs' LinearFunction.backward, the same in both styles and in the Linear module."""
+    # This is a pattern that is very convenient - at the top of backward
+    # unpack saved_tensors and initialize all gradients w.r.t. inputs to
+    # None. Thanks to the fact that additional trailing Nones are
+    # ignored, the return statement is simple even when the function has
+    # optional inputs.
+    input, weight, bias = ctx.saved_tensors
+    grad_input = grad_weight = grad_bias = None
+
+    # These needs_input_grad checks are optional and there only to
+    # improve efficiency. If you want to make your code simpler, you can
+    # skip them. Returning gradients for inputs that don't require it is
+    # not an error.
+    if ctx.needs_input_grad[0]:
+        grad_input = grad_output.mm(weight)
+    if ctx.needs_input_grad[1]:
+        grad_weight = grad_output.t().mm(input)
+    if bias is not None and ctx.needs_input_grad[2]:
+        grad_bias = grad_output.sum(0)
+
+    return grad_input, grad_weight, grad_bias
+
+
+def linear_function_combined(torch):
+    """The docs' LinearFunction with forward(ctx, ...) ("combined" style), used by the Linear module."""
+    class LinearFunctionCombined(torch.autograd.Function):
+        @staticmethod
+        # ctx is the first argument to forward
+        def forward(ctx, input, weight, bias=None):
+            # The forward pass can use ctx.
+            ctx.save_for_backward(input, weight, bias)
+            output = input.mm(weight.t())
+            if bias is not None:
+                output += bias.unsqueeze(0).expand_as(output)
+            return output
+
+        # This function has only a single output, so it gets only one gradient
+        backward = staticmethod(linear_backward)
+    return LinearFunctionCombined
+
+
 def linear_function_styles(torch):
     Function = torch.autograd.Function
 
@@ -138,53 +180,9 @@ def linear_function_styles(torch):
             ctx.save_for_backward(input, weight, bias)
 
         # This function has only a single output, so it gets only one gradient
-        @staticmethod
-        def backward(ctx, grad_output):
-            # This is a pattern that is very convenient - at the top of backward
-            # unpack saved_tensors and initialize all gradients w.r.t. inputs to
-            # None. Thanks to the fact that additional trailing Nones are
-            # ignored, the return statement is simple even when the function has
-            # optional inputs.
-            input, weight, bias = ctx.saved_tensors
-            grad_input = grad_weight = grad_bias = None
+        backward = staticmethod(linear_backward)
 
-            # These needs_input_grad checks are optional and there only to
-            # improve efficiency. If you want to make your code simpler, you can
-            # skip them. Returning gradients for inputs that don't require it is
-            # not an error.
-            if ctx.needs_input_grad[0]:
-                grad_input = grad_output.mm(weight)
-            if ctx.needs_input_grad[1]:
-                grad_weight = grad_output.t().mm(input)
-            if bias is not None and ctx.needs_input_grad[2]:
-                grad_bias = grad_output.sum(0)
-
-            return grad_input, grad_weight, grad_bias
-
-    class LinearFunctionCombined(Function):
-        @staticmethod
-        # ctx is the first argument to forward
-        def forward(ctx, input, weight, bias=None):
-            # The forward pass can use ctx.
-            ctx.save_for_backward(input, weight, bias)
-            output = input.mm(weight.t())
-            if bias is not None:
-                output += bias.unsqueeze(0).expand_as(output)
-            return output
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            input, weight, bias = ctx.saved_tensors
-            grad_input = grad_weight = grad_bias = None
-
-            if ctx.needs_input_grad[0]:
-                grad_input = grad_output.mm(weight)
-            if ctx.needs_input_grad[1]:
-                grad_weight = grad_output.t().mm(input)
-            if bias is not None and ctx.needs_input_grad[2]:
-                grad_bias = grad_output.sum(0)
-
-            return grad_input, grad_weight, grad_bias
+    LinearFunctionCombined = linear_function_combined(torch)
 
     # Option 1: alias
     linear = LinearFunction.apply
@@ -294,27 +292,7 @@ def test_extending_mul_constant_and_my_cube():
 # ---------------------------------------------------------------- notes/extending: the Linear module
 def linear_module(torch):
     nn = torch.nn
-
-    class LinearFunction(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, input, weight, bias=None):
-            ctx.save_for_backward(input, weight, bias)
-            output = input.mm(weight.t())
-            if bias is not None:
-                output += bias.unsqueeze(0).expand_as(output)
-            return output
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            input, weight, bias = ctx.saved_tensors
-            grad_input = grad_weight = grad_bias = None
-            if ctx.needs_input_grad[0]:
-                grad_input = grad_output.mm(weight)
-            if ctx.needs_input_grad[1]:
-                grad_weight = grad_output.t().mm(input)
-            if bias is not None and ctx.needs_input_grad[2]:
-                grad_bias = grad_output.sum(0)
-            return grad_input, grad_weight, grad_bias
+    LinearFunction = linear_function_combined(torch)
 
     class Linear(nn.Module):
         def __init__(self, input_features, output_features, bias=True):

@@ -6,16 +6,19 @@ and ``import torch.nn.functional as F`` / ``from torch import nn, optim`` become
 lookups on it. Two deliberate differences from the tutorial text, both for the comparison:
 ``dtype = torch.float64`` (the tutorial uses float32), and the number of steps is an argument
 (the tutorial's count is the default) so that long loops run shorter here. Random starting values
-come from one seeded stream, the same for both libraries.
+come from one seeded stream, the same for both libraries. What the programs share (the sine data,
+the training loop, the two ways of updating the weights, polynomial_nn's model) comes from
+``_tutorials.py``, which makes the same calls; each program spells out what is its own.
 """
 from __future__ import annotations
 
-import math
 import random
 
 import pytest
 
 from ._oracle import assert_same, needs_torch, run_both
+from ._tutorials import (by_hand, cubic, linear_params, polynomial_linear, scalar_parameters,
+                         sgd_on_sine, sine, train, with_optimizer)
 
 pytestmark = needs_torch
 
@@ -27,8 +30,7 @@ def polynomial_autograd(torch, steps=2000):
     # Create Tensors to hold input and outputs.
     # By default, requires_grad=False, which indicates that we do not need to
     # compute gradients with respect to these Tensors during the backward pass.
-    x = torch.linspace(-math.pi, math.pi, 2000, device=device, dtype=dtype)
-    y = torch.sin(x)
+    x, y = sine(torch, device=device, dtype=dtype)
 
     # Create random Tensors for weights. For a third order polynomial, we need
     # 4 weights: y = a + b x + c x^2 + d x^3
@@ -39,39 +41,20 @@ def polynomial_autograd(torch, steps=2000):
     c = torch.randn((), device=device, dtype=dtype, requires_grad=True)
     d = torch.randn((), device=device, dtype=dtype, requires_grad=True)
 
-    losses = []
     learning_rate = 1e-6
-    for t in range(steps):
+
+    def loss_of():
         # Forward pass: compute predicted y using operations on Tensors.
         y_pred = a + b * x + c * x ** 2 + d * x ** 3
 
         # Compute and print loss using operations on Tensors.
         # Now loss is a Tensor of shape (1,)
         # loss.item() gets the scalar value held in the loss.
-        loss = (y_pred - y).pow(2).sum()
-        if t % 100 == 99:
-            losses.append(loss.item())
+        return (y_pred - y).pow(2).sum()
 
-        # Use autograd to compute the backward pass. This call will compute the
-        # gradient of loss with respect to all Tensors with requires_grad=True.
-        # After this call a.grad, b.grad. c.grad and d.grad will be Tensors holding
-        # the gradient of the loss with respect to a, b, c, d respectively.
-        loss.backward()
-
-        # Manually update weights using gradient descent. Wrap in torch.no_grad()
-        # because weights have requires_grad=True, but we don't need to track this
-        # in autograd.
-        with torch.no_grad():
-            a -= learning_rate * a.grad
-            b -= learning_rate * b.grad
-            c -= learning_rate * c.grad
-            d -= learning_rate * d.grad
-
-            # Manually zero the gradients after updating weights
-            a.grad = None
-            b.grad = None
-            c.grad = None
-            d.grad = None
+    # Use autograd to compute the backward pass, then manually update weights using gradient
+    # descent under torch.no_grad() and zero the gradients (by_hand).
+    losses = train(steps, loss_of, by_hand(torch, [a, b, c, d], learning_rate))
 
     result = f'Result: y = {a.item()} + {b.item()} x + {c.item()} x^2 + {d.item()} x^3'
     return {"losses": losses, "params": [a.item(), b.item(), c.item(), d.item()], "printed": bool(result)}
@@ -122,8 +105,7 @@ def polynomial_custom_function(torch, steps=2000):
     # Create Tensors to hold input and outputs.
     # By default, requires_grad=False, which indicates that we do not need to
     # compute gradients with respect to these Tensors during the backward pass.
-    x = torch.linspace(-math.pi, math.pi, 2000, device=device, dtype=dtype)
-    y = torch.sin(x)
+    x, y = sine(torch, device=device, dtype=dtype)
 
     # Create random Tensors for weights. For this example, we need
     # 4 weights: y = a + b * P3(c + d * x), these weights need to be initialized
@@ -135,9 +117,10 @@ def polynomial_custom_function(torch, steps=2000):
     c = torch.full((), 0.0, device=device, dtype=dtype, requires_grad=True)
     d = torch.full((), 0.3, device=device, dtype=dtype, requires_grad=True)
 
-    losses, names = [], set()
+    names = set()
     learning_rate = 5e-6
-    for t in range(steps):
+
+    def loss_of():
         # To apply our Function, we use Function.apply method. We alias this as 'P3'.
         P3 = LegendrePolynomial3.apply
 
@@ -147,82 +130,25 @@ def polynomial_custom_function(torch, steps=2000):
         names.add(type(y_pred.grad_fn).__name__)
 
         # Compute and print loss
-        loss = (y_pred - y).pow(2).sum()
-        if t % 100 == 99:
-            losses.append(loss.item())
+        return (y_pred - y).pow(2).sum()
 
-        # Use autograd to compute the backward pass.
-        loss.backward()
-
-        # Update weights using gradient descent
-        with torch.no_grad():
-            a -= learning_rate * a.grad
-            b -= learning_rate * b.grad
-            c -= learning_rate * c.grad
-            d -= learning_rate * d.grad
-
-            # Manually zero the gradients after updating weights
-            a.grad = None
-            b.grad = None
-            c.grad = None
-            d.grad = None
+    # Use autograd to compute the backward pass; update weights using gradient descent.
+    losses = train(steps, loss_of, by_hand(torch, [a, b, c, d], learning_rate))
 
     return {"losses": losses, "params": [a.item(), b.item(), c.item(), d.item()]}
 
 
-def test_polynomial_custom_function():
-    ours, theirs = run_both(polynomial_custom_function)
-    assert_same(ours, theirs)
-
-
 # ---------------------------------------------------------------- polynomial_nn.py
 def polynomial_nn(torch, steps=2000):
-    # Create Tensors to hold input and outputs.
-    x = torch.linspace(-math.pi, math.pi, 2000)
-    y = torch.sin(x)
+    # Create Tensors to hold input and outputs; the output y is a linear function of
+    # (x, x^2, x^3), so prepare the tensor xx = (x, x^2, x^3) and use the nn package to
+    # define the model, Sequential(Linear(3, 1), Flatten(0, 1)), and the loss function,
+    # MSELoss(reduction='sum') (polynomial_linear).
+    xx, y, model, loss_fn = polynomial_linear(torch)
 
-    # For this example, the output y is a linear function of (x, x^2, x^3), so
-    # we can consider it as a linear layer neural network. Let's prepare the
-    # tensor (x, x^2, x^3).
-    p = torch.tensor([1, 2, 3])
-    xx = x.unsqueeze(-1).pow(p)
-
-    # In the above code, x.unsqueeze(-1) has shape (2000, 1), and p has shape
-    # (3,), for this case, broadcasting semantics will apply to obtain a tensor
-    # of shape (2000, 3)
-
-    # Use the nn package to define our model as a sequence of layers. nn.Sequential
-    # is a Module which contains other Modules, and applies them in sequence to
-    # produce its output. The Linear Module computes output from input using a
-    # linear function, and holds internal Tensors for its weight and bias.
-    # The Flatten layer flatens the output of the linear layer to a 1D tensor,
-    # to match the shape of `y`.
-    model = torch.nn.Sequential(
-        torch.nn.Linear(3, 1),
-        torch.nn.Flatten(0, 1)
-    )
-
-    # The nn package also contains definitions of popular loss functions; in this
-    # case we will use Mean Squared Error (MSE) as our loss function.
-    loss_fn = torch.nn.MSELoss(reduction='sum')
-
-    losses = []
     learning_rate = 1e-6
-    for t in range(steps):
 
-        # Forward pass: compute predicted y by passing x to the model. Module objects
-        # override the __call__ operator so you can call them like functions. When
-        # doing so you pass a Tensor of input data to the Module and it produces
-        # a Tensor of output data.
-        y_pred = model(xx)
-
-        # Compute and print loss. We pass Tensors containing the predicted and true
-        # values of y, and the loss function returns a Tensor containing the
-        # loss.
-        loss = loss_fn(y_pred, y)
-        if t % 100 == 99:
-            losses.append(loss.item())
-
+    def update(loss):
         # Zero the gradients before running the backward pass.
         model.zero_grad()
 
@@ -238,36 +164,19 @@ def polynomial_nn(torch, steps=2000):
             for param in model.parameters():
                 param -= learning_rate * param.grad
 
-    # You can access the first layer of `model` like accessing the first item of a list
-    linear_layer = model[0]
-
-    # For linear layer, its parameters are stored as `weight` and `bias`.
-    return {"losses": losses,
-            "params": [linear_layer.bias.item(), linear_layer.weight[:, 0].item(),
-                       linear_layer.weight[:, 1].item(), linear_layer.weight[:, 2].item()]}
-
-
-def test_polynomial_nn():
-    ours, theirs = run_both(polynomial_nn)
-    assert_same(ours, theirs)
+    # Forward pass: compute predicted y by passing x to the model (Module objects override the
+    # __call__ operator so you can call them like functions); the loss function returns a
+    # Tensor containing the loss.
+    losses = train(steps, lambda: loss_fn(model(xx), y), update)
+    # The first layer of `model` holds the fitted weight and bias (linear_params).
+    return {"losses": losses, "params": linear_params(model)}
 
 
 # ---------------------------------------------------------------- polynomial_optim.py
 def polynomial_optim(torch, steps=2000):
-    # Create Tensors to hold input and outputs.
-    x = torch.linspace(-math.pi, math.pi, 2000)
-    y = torch.sin(x)
-
-    # Prepare the input tensor (x, x^2, x^3).
-    p = torch.tensor([1, 2, 3])
-    xx = x.unsqueeze(-1).pow(p)
-
-    # Use the nn package to define our model and loss function.
-    model = torch.nn.Sequential(
-        torch.nn.Linear(3, 1),
-        torch.nn.Flatten(0, 1)
-    )
-    loss_fn = torch.nn.MSELoss(reduction='sum')
+    # Prepare the input tensor (x, x^2, x^3); use the nn package to define our model and
+    # loss function.
+    xx, y, model, loss_fn = polynomial_linear(torch)
 
     # Use the optim package to define an Optimizer that will update the weights of
     # the model for us. Here we will use RMSprop; the optim package contains many other
@@ -275,43 +184,12 @@ def polynomial_optim(torch, steps=2000):
     # optimizer which Tensors it should update.
     learning_rate = 1e-3
     optimizer = torch.optim.RMSprop(model.parameters(), lr=learning_rate)
-    losses = []
-    for t in range(steps):
-        # Forward pass: compute predicted y by passing x to the model.
-        y_pred = model(xx)
 
-        # Compute and print loss.
-        loss = loss_fn(y_pred, y)
-        if t % 100 == 99:
-            losses.append(loss.item())
-
-        # Before the backward pass, use the optimizer object to zero all of the
-        # gradients for the variables it will update (which are the learnable
-        # weights of the model). This is because by default, gradients are
-        # accumulated in buffers( i.e, not overwritten) whenever .backward()
-        # is called. Checkout docs of torch.autograd.backward for more details.
-        optimizer.zero_grad()
-
-        # Backward pass: compute gradient of the loss with respect to model
-        # parameters
-        loss.backward()
-
-        # Calling the step function on an Optimizer makes an update to its
-        # parameters
-        optimizer.step()
-
-    linear_layer = model[0]
-    return {"losses": losses,
-            "params": [linear_layer.bias.item(), linear_layer.weight[:, 0].item(),
-                       linear_layer.weight[:, 1].item(), linear_layer.weight[:, 2].item()]}
-
-
-def test_polynomial_optim():
-    # Equal to the last bit or two for 1300 steps; after that RMSprop circles the minimum with
-    # steps of about lr whatever the gradient's size, and rounding differences of 1e-16 in the
-    # sums grow to visible ones (both libraries then wander around the same loss, about 9).
-    ours, theirs = run_both(polynomial_optim, steps=1300)
-    assert_same(ours, theirs)
+    # Forward pass: compute predicted y by passing x to the model, and the loss. Before the
+    # backward pass, use the optimizer object to zero all of the gradients for the variables
+    # it will update; then the backward pass, and the optimizer's step (with_optimizer).
+    losses = train(steps, lambda: loss_fn(model(xx), y), with_optimizer(optimizer))
+    return {"losses": losses, "params": linear_params(model)}
 
 
 # ---------------------------------------------------------------- polynomial_module.py
@@ -323,10 +201,7 @@ def polynomial_module(torch, steps=2000):
             member parameters.
             """
             super().__init__()
-            self.a = torch.nn.Parameter(torch.randn(()))
-            self.b = torch.nn.Parameter(torch.randn(()))
-            self.c = torch.nn.Parameter(torch.randn(()))
-            self.d = torch.nn.Parameter(torch.randn(()))
+            scalar_parameters(torch, self, "abcd")  # self.a = nn.Parameter(torch.randn(())), ...
 
         def forward(self, x):
             """
@@ -334,7 +209,7 @@ def polynomial_module(torch, steps=2000):
             a Tensor of output data. We can use Modules defined in the constructor as
             well as arbitrary operators on Tensors.
             """
-            return self.a + self.b * x + self.c * x ** 2 + self.d * x ** 3
+            return cubic(self, x)  # self.a + self.b * x + self.c * x ** 2 + self.d * x ** 3
 
         def string(self):
             """
@@ -342,40 +217,15 @@ def polynomial_module(torch, steps=2000):
             """
             return f'y = {self.a.item()} + {self.b.item()} x + {self.c.item()} x^2 + {self.d.item()} x^3'
 
-    # Create Tensors to hold input and outputs.
-    x = torch.linspace(-math.pi, math.pi, 2000)
-    y = torch.sin(x)
-
     # Construct our model by instantiating the class defined above
     model = Polynomial3()
 
-    # Construct our loss function and an Optimizer. The call to model.parameters()
-    # in the SGD constructor will contain the learnable parameters (defined
-    # with torch.nn.Parameter) which are members of the model.
-    criterion = torch.nn.MSELoss(reduction='sum')
-    optimizer = torch.optim.SGD(model.parameters(), lr=1e-6)
-    losses = []
-    for t in range(steps):
-        # Forward pass: Compute predicted y by passing x to the model
-        y_pred = model(x)
-
-        # Compute and print loss
-        loss = criterion(y_pred, y)
-        if t % 100 == 99:
-            losses.append(loss.item())
-
-        # Zero gradients, perform a backward pass, and update the weights.
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+    # Fit it to y = sin(x) with MSELoss(reduction='sum') and an SGD Optimizer over
+    # model.parameters(): the learnable parameters (defined with torch.nn.Parameter).
+    losses = sgd_on_sine(torch, model, steps, lr=1e-6)
 
     return {"losses": losses, "result": [float(v) for v in model.string()[4:].replace(" x^3", "")
                                          .replace(" x^2", "").replace(" x", "").split(" + ")]}
-
-
-def test_polynomial_module():
-    ours, theirs = run_both(polynomial_module)
-    assert_same(ours, theirs)
 
 
 # ---------------------------------------------------------------- dynamic_net.py
@@ -386,11 +236,7 @@ def dynamic_net(torch, steps=30000):
             In the constructor we instantiate five parameters and assign them as members.
             """
             super().__init__()
-            self.a = torch.nn.Parameter(torch.randn(()))
-            self.b = torch.nn.Parameter(torch.randn(()))
-            self.c = torch.nn.Parameter(torch.randn(()))
-            self.d = torch.nn.Parameter(torch.randn(()))
-            self.e = torch.nn.Parameter(torch.randn(()))
+            scalar_parameters(torch, self, "abcde")  # self.a = nn.Parameter(torch.randn(())), ...
 
         def forward(self, x):
             """
@@ -404,7 +250,7 @@ def dynamic_net(torch, steps=30000):
             Here we also see that it is perfectly safe to reuse the same parameter many
             times when defining a computational graph.
             """
-            y = self.a + self.b * x + self.c * x ** 2 + self.d * x ** 3
+            y = cubic(self, x)
             for exp in range(4, random.randint(4, 6)):
                 y = y + self.e * x ** exp
             return y
@@ -415,36 +261,29 @@ def dynamic_net(torch, steps=30000):
             """
             return f'y = {self.a.item()} + {self.b.item()} x + {self.c.item()} x^2 + {self.d.item()} x^3 + {self.e.item()} x^4 ? + {self.e.item()} x^5 ?'
 
-    # Create Tensors to hold input and outputs.
-    x = torch.linspace(-math.pi, math.pi, 2000)
-    y = torch.sin(x)
-
     # Construct our model by instantiating the class defined above
     model = DynamicNet()
 
-    # Construct our loss function and an Optimizer. Training this strange model with
-    # vanilla stochastic gradient descent is tough, so we use momentum
-    criterion = torch.nn.MSELoss(reduction='sum')
-    optimizer = torch.optim.SGD(model.parameters(), lr=1e-8, momentum=0.9)
+    # Fit it to y = sin(x) with MSELoss(reduction='sum'). Training this strange model with
+    # vanilla stochastic gradient descent is tough, so we use momentum. (The loss is kept
+    # every 200 steps.)
     random.seed(0)  # the test's addition: the same random depths on both libraries
-    losses = []
-    for t in range(steps):
-        # Forward pass: Compute predicted y by passing x to the model
-        y_pred = model(x)
-
-        # Compute and print loss
-        loss = criterion(y_pred, y)
-        if t % 200 == 199:
-            losses.append(loss.item())
-
-        # Zero gradients, perform a backward pass, and update the weights.
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+    losses = sgd_on_sine(torch, model, steps, every=200, lr=1e-8, momentum=0.9)
 
     return {"losses": losses, "params": [p.item() for p in model.parameters()], "string": bool(model.string())}
 
 
-def test_dynamic_net():
-    ours, theirs = run_both(dynamic_net, steps=1000)
+# ---------------------------------------------------------------- each program on both libraries
+@pytest.mark.parametrize("program,steps", [
+    (polynomial_custom_function, 2000),
+    (polynomial_nn, 2000),
+    # Equal to the last bit or two for 1300 steps; after that RMSprop circles the minimum with
+    # steps of about lr whatever the gradient's size, and rounding differences of 1e-16 in the
+    # sums grow to visible ones (both libraries then wander around the same loss, about 9).
+    (polynomial_optim, 1300),
+    (polynomial_module, 2000),
+    (dynamic_net, 1000),
+], ids=lambda value: getattr(value, "__name__", str(value)))
+def test_program_gives_the_same_on_both_libraries(program, steps):
+    ours, theirs = run_both(program, steps=steps)
     assert_same(ours, theirs)

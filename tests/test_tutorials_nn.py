@@ -5,7 +5,8 @@ The tutorial downloads MNIST; here the same code runs on a small made-up data se
 shape (784 pixel values in [0, 1) and a label 0-9 per image), handed in as numpy arrays as the
 tutorial's pickle gives them. Imports become attribute lookups on the module handed in as
 ``torch`` (``import torch.nn.functional as F`` → ``F = torch.nn.functional``), random starting
-values come from one seeded stream shared by both runs (see ``_oracle.Seeded``).
+values come from one seeded stream shared by both runs (see ``_oracle.Seeded``). The tutorial's
+three training loops take their mini-batches from ``_tutorials.batches`` (the same slices).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import math
 import numpy as np
 
 from ._oracle import assert_same, needs_torch, run_both
+from ._tutorials import batches
 
 pytestmark = needs_torch
 
@@ -70,21 +72,16 @@ def nn_tutorial(torch, data):
     lr = 0.5  # learning rate
     epochs = 2  # how many epochs to train for
 
-    for epoch in range(epochs):
-        for i in range((n - 1) // bs + 1):
-            start_i = i * bs
-            end_i = start_i + bs
-            xb = x_train[start_i:end_i]
-            yb = y_train[start_i:end_i]
-            pred = model(xb)
-            loss = loss_func(pred, yb)
+    for xb, yb in batches(x_train, y_train, bs, epochs):
+        pred = model(xb)
+        loss = loss_func(pred, yb)
 
-            loss.backward()
-            with torch.no_grad():
-                weights -= weights.grad * lr
-                bias -= bias.grad * lr
-                weights.grad.zero_()
-                bias.grad.zero_()
+        loss.backward()
+        with torch.no_grad():
+            weights -= weights.grad * lr
+            bias -= bias.grad * lr
+            weights.grad.zero_()
+            bias.grad.zero_()
 
     out["from scratch"] = [loss_func(model(xb), yb), accuracy(model(xb), yb), weights, bias]
 
@@ -114,20 +111,15 @@ def nn_tutorial(torch, data):
     out["module before"] = loss_func(model(xb), yb)
 
     def fit():
-        for epoch in range(epochs):
-            for i in range((n - 1) // bs + 1):
-                start_i = i * bs
-                end_i = start_i + bs
-                xb = x_train[start_i:end_i]
-                yb = y_train[start_i:end_i]
-                pred = model(xb)
-                loss = loss_func(pred, yb)
+        for xb, yb in batches(x_train, y_train, bs, epochs):
+            pred = model(xb)
+            loss = loss_func(pred, yb)
 
-                loss.backward()
-                with torch.no_grad():
-                    for p in model.parameters():
-                        p -= p.grad * lr
-                    model.zero_grad()
+            loss.backward()
+            with torch.no_grad():
+                for p in model.parameters():
+                    p -= p.grad * lr
+                model.zero_grad()
 
     fit()
     out["module after"] = loss_func(model(xb), yb)
@@ -156,18 +148,13 @@ def nn_tutorial(torch, data):
     model, opt = get_model()
     out["optim before"] = loss_func(model(xb), yb)
 
-    for epoch in range(epochs):
-        for i in range((n - 1) // bs + 1):
-            start_i = i * bs
-            end_i = start_i + bs
-            xb = x_train[start_i:end_i]
-            yb = y_train[start_i:end_i]
-            pred = model(xb)
-            loss = loss_func(pred, yb)
+    for xb, yb in batches(x_train, y_train, bs, epochs):
+        pred = model(xb)
+        loss = loss_func(pred, yb)
 
-            loss.backward()
-            opt.step()
-            opt.zero_grad()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
 
     out["optim after"] = [loss_func(model(xb), yb), [p for p in model.parameters()]]
     return out

@@ -1,0 +1,56 @@
+"""The key's chapter 07 kernels (course/reference ``mygrad/kernels.py``) for the checker tests.
+
+``KEY`` is the key's ``kernels`` module, built once with the modules it imports; the package
+is then taken out of ``sys.modules`` again (whatever ``mygrad`` was there before is put back),
+so other tests build their own. ``plain(kernel)`` is the Python function behind a kernel
+(the kernel itself with NUMBA_DISABLE_JIT=1), ``with_range(kernel)`` the same function with its
+``prange`` loop written as ``range``: right values, one thread (a typical mistake).
+"""
+from __future__ import annotations
+
+import inspect
+import linecache
+import sys
+import textwrap
+
+from autograd_lab.course.library import PACKAGE, REFERENCE_ROOT
+from autograd_lab.course.loader import _forget_package, build_package
+
+CORE = ["variable", "function", "engine", "ops", "grad_mode", "kernels"]
+"""The key's modules that ``mygrad/kernels.py`` needs, in the course's order."""
+
+
+def build_key():
+    """A fresh package ``mygrad`` (in ``sys.modules``) of the key's ``CORE`` modules."""
+    return build_package({m: REFERENCE_ROOT / PACKAGE / f"{m}.py" for m in CORE})
+
+
+def _load_kernels():
+    before = {n: m for n, m in sys.modules.items() if n == PACKAGE or n.startswith(PACKAGE + ".")}
+    try:
+        return build_key().kernels
+    finally:
+        _forget_package()
+        sys.modules.update(before)
+
+
+KEY = _load_kernels()
+
+
+def plain(kernel):
+    """The Python function a numba kernel compiles."""
+    return getattr(kernel, "py_func", kernel)
+
+
+def with_range(kernel):
+    """``kernel``'s function, decorator dropped and ``prange(`` written ``range(``, as a plain
+    Python function whose source ``inspect`` can read (the checkers read it)."""
+    function = plain(kernel)
+    lines = textwrap.dedent(inspect.getsource(function)).splitlines(keepends=True)
+    source = "".join(line for line in lines if not line.startswith("@"))
+    source = source.replace("prange(", "range(")
+    filename = f"<{function.__name__} with range>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    namespace = dict(function.__globals__)
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace[function.__name__]
