@@ -68,17 +68,20 @@ def _maxpool2x2_fwd_k(x, sh, sw, out, idx):
 
 
 def _maxpool_bwd_k(g, idx, dx):
+    """Over flat views (all C-contiguous): a view per plane inside the loop cost more than the
+    work on the digits CNN's 8x8 and 4x4 planes (43 -> 19 us and 33 -> 9 us per call)."""
     n, c, h, w = dx.shape
-    ho, wo = g.shape[2], g.shape[3]
+    plane = h * w
+    q = g.shape[2] * g.shape[3]
+    df = dx.reshape(-1)
+    gf = g.reshape(-1)
+    jf = idx.reshape(-1)
     for bc in prange(n * c):
-        b = bc // c
-        ch = bc % c
-        plane = dx[b, ch].reshape(h * w)
-        for k in range(h * w):
-            plane[k] = 0
-        for oi in range(ho):
-            for oj in range(wo):
-                plane[idx[b, ch, oi, oj]] += g[b, ch, oi, oj]
+        base = bc * plane
+        for k in range(plane):
+            df[base + k] = 0
+        for t in range(bc * q, bc * q + q):
+            df[base + jf[t]] += gf[t]
 
 
 _FWD = jit_pair(_maxpool_fwd_k)
@@ -132,7 +135,7 @@ def max_pool2d_bwd(grad: np.ndarray, indices: np.ndarray, x_shape: tuple[int, ..
         raise ValueError(f"indices must lie in [0, {plane}) (positions in an H*W plane of x_shape "
                          f"{x_shape}), got min {indices.min()} and max {indices.max()}")
     dx = np.empty(x_shape, dtype=g.dtype)
-    pick(_BWD, dx.size, _POOL_MIN_SIZE)(g, np.ascontiguousarray(indices), dx)
+    pick(_BWD, dx.size, _POOL_MIN_SIZE)(np.ascontiguousarray(g), np.ascontiguousarray(indices), dx)
     return dx
 
 
