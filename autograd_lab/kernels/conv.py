@@ -9,6 +9,10 @@ Layout: the columns matrix has shape (C_in*kh*kw, N*H_out*W_out), so that
 with W2 = W.reshape(C_out, K) and g2 the output gradient as (C_out, N*P).  Every GEMM is BLAS
 (numpy ``@``); numba does the gathers and scatters.  Direct convolution loops were measured
 slower than this at both benchmark sizes (see benchmarks/RESULTS.md), so there is no direct path.
+
+Within a chunk of the batch, im2col and col2im are gathers through per-shape index tables (long
+loops instead of a few elements per row on small maps); the forward's columns can be kept for the
+backward (``keep_cols``); small GEMMs run with one BLAS thread (``serial_blas``).
 """
 from __future__ import annotations
 
