@@ -219,13 +219,13 @@ def bench_model(kind: str, seeds: tuple[int, ...] = (0, 1, 2, 3, 4), epochs: int
 
 
 def run_training_benchmarks(seeds: tuple[int, ...] = (0, 1, 2, 3, 4), epochs: int = 20, repeats: int = 3,
-                            with_torch: bool = True, threads: int | None = None) -> list[dict[str, Any]]:
+                            with_torch: bool = True, threads: int | None = None,
+                            models: tuple[str, ...] = ("mlp", "cnn")) -> list[dict[str, Any]]:
     """Rows for the MLP and the CNN: contender, seconds, epoch_ms, accuracy, ratio_vs_ours.
 
     ``threads`` caps BLAS, numba and torch threads for the whole process (None: defaults)."""
     _limit_threads(threads)
-    return (bench_model("mlp", seeds, epochs, repeats, with_torch)
-            + bench_model("cnn", seeds, epochs, repeats, with_torch))
+    return [row for kind in models for row in bench_model(kind, seeds, epochs, repeats, with_torch)]
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
@@ -282,10 +282,13 @@ if __name__ == "__main__":
     parser.add_argument("--threads", type=int, default=None, help="cap BLAS/numba/torch threads")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--models", nargs="+", choices=("mlp", "cnn"), default=("mlp", "cnn"),
+                        help="which models to time (default: both)")
     parser.add_argument("--out", default=None, help="also write the table as Markdown to this file")
     args = parser.parse_args()
     start = time.perf_counter()
-    rows = run_training_benchmarks(tuple(range(args.seeds)), repeats=args.repeats, threads=args.threads)
+    rows = run_training_benchmarks(tuple(range(args.seeds)), repeats=args.repeats, threads=args.threads,
+                                   models=tuple(args.models))
     print(format_rows(rows))
     if args.out:
         write_markdown(rows, args.out, args.threads, time.perf_counter() - start)

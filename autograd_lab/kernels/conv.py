@@ -9,9 +9,14 @@ Layout: the columns matrix has shape (C_in*kh*kw, N*H_out*W_out), so that
 with W2 = W.reshape(C_out, K) and g2 the output gradient as (C_out, N*P).  Every GEMM is BLAS
 (numpy ``@``); numba does the gathers and scatters.  Direct convolution loops were measured
 slower than this at both benchmark sizes (see benchmarks/RESULTS.md), so there is no direct path.
+
+Within a chunk of the batch, im2col and col2im are gathers through per-shape index tables (long
+loops instead of a few elements per row on small maps); the forward's columns can be kept for the
+backward (``keep_cols``); small GEMMs run with one BLAS thread (``serial_blas``).
 """
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -99,10 +104,37 @@ def _from_nchw_sum_k(g, g2, db):
         db[o] = s
 
 
+# ---- im2col and col2im as gathers through index tables (see "tables" below)
+def _gather_k(src, idx, out):
+    """out[i] = src[idx[i]] (flat arrays)."""
+    for i in range(idx.size):
+        out[i] = src[idx[i]]
+
+
+def _gather_sum_k(src, idx, out):
+    """out[j] = sum over t of src[idx[j, t]], the taps added in table order."""
+    n, taps = idx.shape
+    for j in range(n):
+        s = src[idx[j, 0]]
+        for t in range(1, taps):
+            s += src[idx[j, t]]
+        out[j] = s
+
+
+def _gather_sum9_k(src, idx, out):
+    """_gather_sum_k unrolled for 9 taps (a 3x3 kernel with stride 1): 2x faster."""
+    for j in range(idx.shape[0]):
+        out[j] = (src[idx[j, 0]] + src[idx[j, 1]] + src[idx[j, 2]] + src[idx[j, 3]] + src[idx[j, 4]]
+                  + src[idx[j, 5]] + src[idx[j, 6]] + src[idx[j, 7]] + src[idx[j, 8]])
+
+
 _IM2COL = jit_pair(_im2col_k)
 _COL2IM = jit_pair(_col2im_k)
 _TO_NCHW = jit_pair(_to_nchw_bias_k)
 _FROM_NCHW = jit_pair(_from_nchw_sum_k, reassoc=True)
+_GATHER = jit_pair(_gather_k)
+_GATHER_SUM = jit_pair(_gather_sum_k)
+_GATHER_SUM9 = jit_pair(_gather_sum9_k)
 
 # Standalone im2col/col2im calls go parallel from this size on.  Inside conv2d_fwd/bwd the
 # kernels run serially in worker threads instead (see "threads" below): prange gathers that
@@ -166,6 +198,70 @@ def _chunks(n: int, per_image: int, itemsize: int) -> list[tuple[int, int]]:
     return [(s, min(n, s + step) - s) for s in range(0, n, step)]
 
 
+# ------------------------------------------------------------------ tables
+# On small images the loops of _im2col_k/_col2im_k run a few elements at a time (4 on the digits
+# CNN's 4x4 maps) and cost ~15 ns per output row.  For a chunk of the batch, one index table per
+# shape says where each column entry comes from: im2col is then one long gather from x (with a
+# zero slot at the end for the padding) and col2im a gather-sum of the kh*kw taps of each input
+# element from d(cols) (with a zero slot for the missing taps).  Measured on the CNN's second
+# conv (32x16x4x4, 3x3, pad 1): im2col 271 -> 71 us, col2im 266 -> 62 us; on its first (32x1x8x8)
+# im2col 48 -> 19 us.  The sums keep the loop kernels' order, so the results are identical.
+# Tables are built once per shape with numpy and kept (a few, small: at most _TABLE_MAX entries).
+_TABLE_MAX = 1 << 20
+_TABLE_CACHE_SIZE = 16
+_tables_cache: dict = {}
+
+
+def _tables(m: int, c: int, h: int, w: int, kh: int, kw: int, sh: int, sw: int, ph: int, pw: int):
+    """(im2col table (K*m*P,) into x.ravel() + [0], col2im table (m*c*h*w, taps) into
+    dcols.ravel() + [0]), or None when the table would be larger than _TABLE_MAX entries."""
+    key = (m, c, h, w, kh, kw, sh, sw, ph, pw)
+    found = _tables_cache.get(key)
+    if found is not None or key in _tables_cache:
+        return found
+    ho, wo = out_size(h, kh, sh, ph), out_size(w, kw, sw, pw)
+    nx, size = m * c * h * w, c * kh * kw * m * ho * wo
+    result = None
+    if size <= _TABLE_MAX:
+        index = np.arange(nx, dtype=np.int64).reshape(m, c, h, w)
+        padded = np.pad(index, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=nx)
+        fwd = im2col_ref(padded, (kh, kw), (sh, sw), 0).reshape(-1)
+        order = np.argsort(fwd, kind="stable")  # column positions grouped by input element, in order
+        counts = np.bincount(fwd, minlength=nx + 1)[:nx]
+        taps = max(1, int(counts.max()) if nx else 1)
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        valid = order[:int(counts.sum())]  # the entries of the zero slot sort last
+        element = fwd[valid]
+        bwd = np.full((nx, taps), size, dtype=np.int32)
+        bwd[element, np.arange(valid.size) - starts[element]] = valid
+        result = (fwd.astype(np.int32), bwd)
+    if len(_tables_cache) >= _TABLE_CACHE_SIZE:
+        _tables_cache.pop(next(iter(_tables_cache)))
+    _tables_cache[key] = result
+    return result
+
+
+def _im2col_chunk(x: np.ndarray, shape: tuple, cols: np.ndarray, tables) -> None:
+    """cols = im2col of the chunk x (C-contiguous), through the tables when there are some."""
+    if tables is None:
+        _IM2COL[0](x, *shape, cols)
+        return
+    src = _buffer("xz", x.size + 1, x.dtype)
+    src[:-1] = x.reshape(-1)
+    src[-1] = 0
+    _GATHER[0](src, tables[0], cols.reshape(-1))
+
+
+def _col2im_chunk(dz: np.ndarray, shape: tuple, dx: np.ndarray, tables) -> None:
+    """dx = col2im of d(cols), given as the flat dz whose last element is a zero slot."""
+    kh, kw, sh, sw, ph, pw, ho, wo = shape
+    if tables is None:
+        _COL2IM[0](dz[:-1].reshape(-1, dx.shape[0] * ho * wo), *shape, dx)
+        return
+    bwd = tables[1]
+    (_GATHER_SUM9 if bwd.shape[1] == 9 else _GATHER_SUM)[0](dz, bwd, dx.reshape(-1))
+
+
 # ------------------------------------------------------------------ threads
 # Large convolutions split their chunks between worker threads, each running serial (nogil)
 # kernels and single-threaded BLAS.  Measured on 2 cores this beats both alternatives: prange
@@ -195,6 +291,77 @@ def _run_split(task, chunks: list[tuple[int, int]], workers: int) -> list:
         results = [task(shares[0])]
         results += [f.result() for f in futures]
     return results
+
+
+# ------------------------------------------------------------------ serial BLAS for small products
+# A multi-threaded GEMM waits for its second BLAS thread.  On a shared 2-core machine that thread is
+# often descheduled, and a small product then takes milliseconds: 64x64 @ 64x128 took 16 us with one
+# BLAS thread every time, 49-275 us with two (and up to 6 ms per call inside a training loop while
+# another process ran); 32x144 @ 144x512 took 65 us serially, 58-1030 us with two threads.  Products
+# under SERIAL_GEMM_FLOPS (2*m*k*n) therefore run with one BLAS thread: the thread count is switched
+# by one ctypes call each way (~1 us) and restored afterwards.
+SERIAL_GEMM_FLOPS = 16_000_000
+_blas_fns: list | None = None  # [(path, get_num_threads, set_num_threads)] of numpy's BLAS
+_blas_lock = threading.Lock()
+_blas_depth = 0
+_blas_saved: list = []
+
+
+def _blas_functions() -> list:
+    """The thread-count functions of the BLAS numpy calls (the one in numpy's wheel when there
+    is one, else every BLAS loaded: a conda numpy shares the environment's)."""
+    global _blas_fns
+    if _blas_fns is None:
+        fns = []
+        try:
+            from threadpoolctl import ThreadpoolController
+            libs = ThreadpoolController().select(user_api="blas").lib_controllers
+            own = [lib for lib in libs if "numpy" in os.path.basename(os.path.dirname(lib.filepath))]
+            for lib in own or libs:
+                get_fn = set_fn = None
+                if lib.internal_api == "openblas" and hasattr(lib, "_get_symbol"):
+                    get_fn = lib._get_symbol("openblas_get_num_threads")  # direct ctypes calls
+                    set_fn = lib._get_symbol("openblas_set_num_threads")
+                if get_fn is None or set_fn is None:
+                    get_fn, set_fn = lib.get_num_threads, lib.set_num_threads
+                fns.append((lib.filepath, get_fn, set_fn))
+        except Exception:  # threadpoolctl missing or unable: leave BLAS as it is
+            fns = []
+        _blas_fns = fns
+    return _blas_fns
+
+
+class serial_blas:
+    """``with serial_blas(flops):`` runs the BLAS calls inside with one thread when ``flops`` is
+    under ``SERIAL_GEMM_FLOPS`` (nested and multi-threaded uses restore the count once, at the end)."""
+
+    __slots__ = ("active",)
+
+    def __init__(self, flops: float = 0) -> None:
+        self.active = flops < SERIAL_GEMM_FLOPS
+
+    def __enter__(self) -> None:
+        global _blas_depth, _blas_saved
+        if self.active:
+            with _blas_lock:
+                if _blas_depth == 0:
+                    _blas_saved = []
+                    for _, get_fn, set_fn in _blas_functions():
+                        n = get_fn()
+                        _blas_saved.append(n)
+                        if n != 1:
+                            set_fn(1)
+                _blas_depth += 1
+
+    def __exit__(self, *exc) -> None:
+        global _blas_depth
+        if self.active:
+            with _blas_lock:
+                _blas_depth -= 1
+                if _blas_depth == 0:
+                    for (_, _, set_fn), n in zip(_blas_functions(), _blas_saved):
+                        if n != 1 and n is not None:
+                            set_fn(n)
 
 
 @contextmanager
@@ -257,50 +424,71 @@ def col2im(dcols: np.ndarray, x_shape: tuple[int, int, int, int], kernel: tuple[
     return dx
 
 
+def _run(task, chunks: list[tuple[int, int]], flops: int, gemm_flops: int) -> list:
+    """``_run_split`` over the workers ``flops`` is worth; alone, BLAS runs serially for small GEMMs."""
+    workers = _workers(len(chunks), flops)
+    if workers > 1:
+        return _run_split(task, chunks, workers)
+    with serial_blas(gemm_flops):
+        return [task(chunks)]
+
+
 def conv2d_fwd(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None,
-               stride=1, padding=0) -> np.ndarray:
-    """conv2d(x, weight) + bias, NCHW, as PyTorch defines it (cross-correlation)."""
+               stride=1, padding=0, keep_cols: bool = False):
+    """conv2d(x, weight) + bias, NCHW, as PyTorch defines it (cross-correlation).
+
+    ``keep_cols=True`` returns ``(y, cols)``: the im2col columns, when the batch was one chunk
+    (else None), for ``conv2d_bwd(..., cols=cols)`` to reuse instead of gathering them again."""
     x, weight, (sh, sw), (ph, pw), (ho, wo) = _check_conv(x, weight, stride, padding)
-    n = x.shape[0]
+    x = np.ascontiguousarray(x)
+    n, c, h, w = x.shape
     co, _, kh, kw = weight.shape
     b = np.zeros(co, dtype=x.dtype) if bias is None else np.ascontiguousarray(bias, dtype=x.dtype)
     if b.shape != (co,):
         raise ValueError(f"bias must have shape ({co},), got {b.shape}")
     w2 = weight.reshape(co, -1)
     k, p = w2.shape[1], ho * wo
+    shape = (kh, kw, sh, sw, ph, pw, ho, wo)
     y = np.empty((n, co, ho, wo), dtype=x.dtype)
     chunks = _chunks(n, k * p, x.itemsize)
+    kept = np.empty((k, n * p), dtype=x.dtype) if keep_cols and len(chunks) == 1 else None
 
     def task(share):
         for s, m in share:
-            cols = _buffer("cols", k * m * p, x.dtype).reshape(k, m * p)
-            _IM2COL[0](x[s:s + m], kh, kw, sh, sw, ph, pw, ho, wo, cols)
+            cols = kept if kept is not None else _buffer("cols", k * m * p, x.dtype).reshape(k, m * p)
+            _im2col_chunk(x[s:s + m], shape, cols, _tables(m, c, h, w, kh, kw, sh, sw, ph, pw))
             y2 = _buffer("y2", co * m * p, x.dtype).reshape(co, m * p)
             np.matmul(w2, cols, out=y2)
             _TO_NCHW[0](y2, b, y[s:s + m].reshape(m, co, p))
 
-    _run_split(task, chunks, _workers(len(chunks), 2 * n * co * k * p))
-    return y
+    _run(task, chunks, 2 * n * co * k * p, 2 * co * k * chunks[0][1] * p if chunks else 0)
+    return (y, kept) if keep_cols else y
 
 
 def conv2d_bwd(grad: np.ndarray, x: np.ndarray, weight: np.ndarray, stride=1, padding=0,
-               need_input_grad: bool = True) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+               need_input_grad: bool = True, cols: np.ndarray | None = None
+               ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
     """(dx, dW, db) of conv2d given the output gradient, the input and the weight.
 
-    The columns are rebuilt chunk by chunk from x rather than kept from the forward pass: that
-    costs one more gather but keeps memory at one chunk per thread.
+    ``cols``: the columns ``conv2d_fwd(..., keep_cols=True)`` kept (read, never written).
+    Without them the columns are rebuilt chunk by chunk from x: one more gather, but memory
+    stays at one chunk per thread.
     """
     x, weight, (sh, sw), (ph, pw), (ho, wo) = _check_conv(x, weight, stride, padding)
+    x = np.ascontiguousarray(x)
     g = _float_array(grad, "grad").astype(x.dtype, copy=False)
-    n = x.shape[0]
+    n, c, h, w = x.shape
     co, _, kh, kw = weight.shape
     if g.shape != (n, co, ho, wo):
         raise ValueError(f"grad must have the output's shape {(n, co, ho, wo)}, got {g.shape}")
     w2 = weight.reshape(co, -1)
     w2t = w2.T
     k, p = w2.shape[1], ho * wo
+    shape = (kh, kw, sh, sw, ph, pw, ho, wo)
     dx = np.empty(x.shape, dtype=x.dtype) if need_input_grad else None
     chunks = _chunks(n, k * p, x.itemsize)
+    if cols is not None and (len(chunks) != 1 or cols.shape != (k, n * p) or cols.dtype != x.dtype):
+        cols = None  # not the columns of this call: rebuild them
 
     def task(share):
         dw = np.zeros((co, k), dtype=x.dtype)
@@ -308,19 +496,24 @@ def conv2d_bwd(grad: np.ndarray, x: np.ndarray, weight: np.ndarray, stride=1, pa
         dwc = np.empty((co, k), dtype=x.dtype)
         dbc = np.empty(co, dtype=x.dtype)
         for s, m in share:
+            tables = _tables(m, c, h, w, kh, kw, sh, sw, ph, pw)
             g2 = _buffer("g2", co * m * p, x.dtype).reshape(co, m * p)
-            _FROM_NCHW[0](g[s:s + m].reshape(m, co, p), g2, dbc)
+            _FROM_NCHW[0](np.ascontiguousarray(g[s:s + m]).reshape(m, co, p), g2, dbc)
             db += dbc
-            cols = _buffer("cols", k * m * p, x.dtype).reshape(k, m * p)
-            _IM2COL[0](x[s:s + m], kh, kw, sh, sw, ph, pw, ho, wo, cols)
-            np.matmul(g2, cols.T, out=dwc)
+            cm = cols
+            if cm is None:
+                cm = _buffer("cols", k * m * p, x.dtype).reshape(k, m * p)
+                _im2col_chunk(x[s:s + m], shape, cm, tables)
+            np.matmul(g2, cm.T, out=dwc)
             dw += dwc
             if dx is not None:
-                np.matmul(w2t, g2, out=cols)  # cols is free again: reuse it for d(cols)
-                _COL2IM[0](cols, kh, kw, sh, sw, ph, pw, ho, wo, dx[s:s + m])
+                dz = _buffer("dcols", k * m * p + 1, x.dtype)
+                np.matmul(w2t, g2, out=dz[:-1].reshape(k, m * p))
+                dz[-1] = 0
+                _col2im_chunk(dz, shape, dx[s:s + m], tables)
         return dw, db
 
-    parts = _run_split(task, chunks, _workers(len(chunks), 6 * n * co * k * p))
+    parts = _run(task, chunks, 6 * n * co * k * p, 2 * co * k * chunks[0][1] * p if chunks else 0)
     dw = parts[0][0]
     db = parts[0][1]
     for dwi, dbi in parts[1:]:

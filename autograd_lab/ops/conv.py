@@ -21,7 +21,11 @@ class Conv2d(Function):
         bd = None if bias is None else bias.data.astype(dtype, copy=False)
         ctx.save_for_backward(x, weight)
         ctx.conf = (stride, padding, dtype)
-        return wrap(K.conv2d_fwd(xd, wd, bd, stride, padding))
+        # the columns of x are kept for backward's dW when it will run (PyTorch keeps x itself)
+        keep = len(ctx.needs_input_grad) > 1 and bool(ctx.needs_input_grad[1])
+        out = K.conv2d_fwd(xd, wd, bd, stride, padding, keep_cols=keep)
+        y, ctx.cols = out if keep else (out, None)
+        return wrap(y)
 
     @staticmethod
     @once_differentiable
@@ -30,7 +34,7 @@ class Conv2d(Function):
         stride, padding, dtype = ctx.conf
         dx, dw, db = K.conv2d_bwd(grad.data.astype(dtype, copy=False), x.data.astype(dtype, copy=False),
                                   weight.data.astype(dtype, copy=False), stride, padding,
-                                  need_input_grad=ctx.needs_input_grad[0])
+                                  need_input_grad=ctx.needs_input_grad[0], cols=ctx.cols)
         return (None if dx is None else dx.astype(x.dtype, copy=False),
                 dw.astype(weight.dtype, copy=False),
                 db if ctx.needs_input_grad[2] else None, None, None)
@@ -48,4 +52,4 @@ class MaxPool2d(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, grad):
-        return K.max_pool2d_bwd(grad.data, ctx.indices, ctx.x_shape), None, None
+        return K.max_pool2d_bwd(grad.data, ctx.indices, ctx.x_shape, check=False), None, None

@@ -7,6 +7,7 @@ import numpy as np
 from .. import kernels as K
 from ..function import Function
 from ..grad_mode import is_grad_enabled
+from ..kernels.conv import serial_blas
 from ._util import wrap
 from .activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh  # noqa: F401
 from .conv import Conv2d, MaxPool2d  # noqa: F401
@@ -21,7 +22,8 @@ class Linear(Function):
         ctx.save_for_backward(x, weight)
         ctx.has_bias = bias is not None
         x2 = x.data.reshape(-1, x.shape[-1])
-        y = x2 @ weight.data.T
+        with serial_blas(2 * x2.size * weight.shape[0]):  # small products: one BLAS thread
+            y = x2 @ weight.data.T
         if bias is not None:
             np.add(y, bias.data, out=y, casting="unsafe")
         return wrap(y.reshape(x.shape[:-1] + (weight.shape[0],)))
@@ -38,8 +40,9 @@ class Linear(Function):
             gb = g2.sum(axis=0) if need_b and ctx.has_bias else None
             return gx, gw, gb
         g2 = grad.data.reshape(-1, weight.shape[0])
-        gx = (grad.data @ weight.data) if need_x else None
-        gw = (g2.T @ x.data.reshape(-1, x.shape[-1])) if need_w else None
+        with serial_blas(2 * g2.shape[0] * weight.size):
+            gx = (grad.data @ weight.data) if need_x else None
+            gw = (g2.T @ x.data.reshape(-1, x.shape[-1])) if need_w else None
         gb = None
         if need_b and ctx.has_bias:
             gb = K.sum_rows(g2, parallel=False) if g2.dtype in (np.float32, np.float64) else g2.sum(axis=0)
