@@ -559,6 +559,16 @@ def test_topological_order_rejects_typical_mistakes(wrong, words):
      "returned value was ignored"),
     (("            if v.grad_fn is None or getattr(v, \"_retains_grad\", False):",
       "            if v.grad_fn is None:"), "retain_grad sets"),
+    # PyTorch's rule for the number of gradients a backward returns: the exact-count rule of
+    # old, then an engine that cuts off surplus gradients or fills missing ones without looking
+    (("    if len(grads) > n and all(g is None for g in grads[n:]):",
+      "    if False:"), "returned (grad_x, None) for the defaulted factor"),
+    (("    elif len(grads) < n and not any(node.needs_input_grad[len(grads):]):",
+      "    elif False:"), "the factor 3.0 needs no gradient"),
+    (("    if len(grads) > n and all(g is None for g in grads[n:]):",
+      "    if len(grads) > n:"), "to be reported, not cut off"),
+    (("    elif len(grads) < n and not any(node.needs_input_grad[len(grads):]):",
+      "    elif len(grads) < n:"), "not filled with None"),
 ])
 def test_engine_backward_rejects_typical_mistakes(tmp_path, change, words):
     pkg = engine_package(tmp_path, change)

@@ -27,7 +27,7 @@ def test_the_key_passes_the_loader_checks(mygrad, capsys):
     ch08.mygrad_nn(mygrad)
     ch08.mygrad_optim(mygrad)
     out = capsys.readouterr().out
-    assert "All 2 cases of mygrad-nn passed." in out and "All 4 cases of mygrad-optim passed." in out
+    assert "All 3 cases of mygrad-nn passed." in out and "All 4 cases of mygrad-optim passed." in out
     assert "All 6 cases of ch08-linear passed." in out
 
 
@@ -158,7 +158,7 @@ def test_linear_with_an_unseeded_generator_gets_the_generator_hint(mygrad):
 
     msg = _fail(check.ch08_linear, Unseeded, Module=mygrad.nn.Module,
                 manual_seed=mygrad.manual_seed)
-    assert "seed=7" in msg and "_generator" in msg
+    assert "seed=7" in msg and "init_uniform" in msg
 
 
 def test_linear_forward_through_numpy_gets_the_graph_hint(mygrad):
@@ -194,6 +194,34 @@ def test_dropout_without_rescaling_fails_the_nn_check(mygrad):
 
     msg = _fail(ch08.mygrad_nn, _package(mygrad, Dropout=Unscaled))
     assert "the kept elements" in msg and "1 / (1 - p)" in msg
+
+
+def test_an_nn_without_init_uniform_fails_the_nn_check(mygrad):
+    pkg = _package(mygrad)
+    del pkg.nn.init_uniform
+    msg = _fail(ch08.mygrad_nn, pkg)
+    assert "no init_uniform" in msg and "Conv2d" in msg
+
+
+def test_an_init_uniform_off_the_seeded_generator_fails_the_nn_check(mygrad):
+    def unseeded(shape, bound, dtype=np.float32):
+        return np.random.default_rng().uniform(-bound, bound, size=shape).astype(dtype)
+
+    msg = _fail(ch08.mygrad_nn, _package(mygrad, init_uniform=unseeded))
+    assert "after manual_seed(3)" in msg and "_generator.uniform" in msg
+
+
+def test_linear_draws_its_weights_with_init_uniform(mygrad):
+    """The same random stream as before init_uniform: weight, then bias, from one generator."""
+    mygrad.manual_seed(5)
+    layer = mygrad.nn.Linear(3, 2)
+    rng = np.random.default_rng(5)
+    k = 1 / np.sqrt(3)
+    weight = rng.uniform(-k, k, size=(2, 3)).astype(np.float32)
+    bias = rng.uniform(-k, k, size=2).astype(np.float32)
+    assert np.array_equal(layer.weight.data, weight) and np.array_equal(layer.bias.data, bias)
+    mygrad.manual_seed(5)
+    assert np.array_equal(mygrad.nn.init_uniform((2, 3), k), weight)
 
 
 def test_eval_that_does_not_recurse_fails_the_nn_check(mygrad):

@@ -101,9 +101,22 @@ def test_maxpool_on_mygrad_with_the_tie_mistake_gets_the_tie_hint(mygrad):
 
 def test_a_conv_layer_ignoring_manual_seed_fails_the_module_check(mygrad, monkeypatch):
     """Weights drawn from numpy's global generator are not reproducible with manual_seed."""
-    def unseeded(shape, bound):
-        return np.random.uniform(-bound, bound, size=shape).astype(np.float32)
-    monkeypatch.setattr(mygrad.conv, "_uniform", unseeded)
+    def unseeded(shape, bound, dtype=np.float32):
+        return np.random.uniform(-bound, bound, size=shape).astype(dtype)
+    monkeypatch.setattr(mygrad.conv, "init_uniform", unseeded)
     with pytest.raises(AssertionError) as info:
         ch10.mygrad_conv(mygrad)
-    assert "mygrad.nn's generator" in str(info.value), str(info.value)
+    assert "mygrad.nn's init_uniform" in str(info.value), str(info.value)
+
+
+def test_conv2d_draws_its_weights_with_init_uniform(mygrad):
+    """Conv2d's weights are init_uniform's draws, weight then bias: the stream Linear uses."""
+    mygrad.manual_seed(4)
+    layer = mygrad.conv.Conv2d(2, 3, 3)
+    mygrad.manual_seed(4)
+    bound = 1 / np.sqrt(2 * 3 * 3)
+    weight = mygrad.nn.init_uniform((3, 2, 3, 3), bound)
+    bias = mygrad.nn.init_uniform((3,), bound)
+    assert np.array_equal(layer.weight.data, weight) and np.array_equal(layer.bias.data, bias)
+    rng = np.random.default_rng(4)
+    assert np.array_equal(weight, rng.uniform(-bound, bound, size=(3, 2, 3, 3)).astype(np.float32))

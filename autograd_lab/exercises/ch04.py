@@ -603,6 +603,15 @@ def _mg(pkg: ModuleType, value: Any, requires_grad: bool = False) -> Any:
     return pkg.Variable(np.asarray(value, dtype=np.float64), requires_grad=requires_grad)
 
 
+def _scale_function(pkg: ModuleType, backward: Callable[..., Any]) -> type:
+    """A Function of ``pkg``: Scale.apply(x, factor=2.0) = x * factor, with the given backward."""
+    def forward(ctx: Any, x: Any, factor: Any = 2.0) -> Any:
+        ctx.factor = getattr(factor, "data", factor)
+        return pkg.Variable(x.data * ctx.factor)
+    return type("Scale", (pkg.Function,), {"forward": staticmethod(forward),
+                                           "backward": staticmethod(backward)})
+
+
 def _seed_graph(pkg: ModuleType) -> dict[str, Any]:
     """The chapter's l1...l4 example: loss 40, gradients 28, 8, 10."""
     g = {"input": _mg(pkg, np.ones((2, 2)))}
@@ -849,6 +858,34 @@ def ch04_engine_backward(backward: Callable[..., Any], mygrad: ModuleType | None
     with ck.case("a root that does not require grad raises RuntimeError"):
         ck.raises(RuntimeError, backward, _mg(pkg, 1.0) * 2.0,
                   hint="Nothing was recorded: raise RuntimeError saying so (as PyTorch does).")
+    rule = ("_check_grads (given in the cell) follows PyTorch's rule: surplus trailing Nones "
+            "are dropped, missing trailing gradients are fine for inputs that need none, and any "
+            "other count raises RuntimeError. Call it on what each node's backward returns.")
+    with ck.case("surplus trailing None gradients are dropped, as in PyTorch"):
+        x = _mg(pkg, [1.0, -2.0], True)
+        scale = _scale_function(pkg, lambda ctx, g: (g * ctx.factor, None))
+        ck.call(backward, scale.apply(x), pkg.Variable(np.ones(2)),
+                hint="Scale.apply(x) took one input, its backward returned (grad_x, None) for "
+                     "the defaulted factor that was not passed. " + rule)
+        _grad_close(ck, x, [2.0, 2.0], "x.grad after Scale.apply(x)", rule)
+        x = _mg(pkg, [1.0, -2.0], True)
+        scale = _scale_function(pkg, lambda ctx, g: (g * ctx.factor,))
+        ck.call(backward, scale.apply(x, 3.0), pkg.Variable(np.ones(2)),
+                hint="Scale.apply(x, 3.0) took two inputs, its backward returned only grad_x: "
+                     "the factor 3.0 needs no gradient. " + rule)
+        _grad_close(ck, x, [3.0, 3.0], "x.grad after Scale.apply(x, 3.0)", rule)
+    with ck.case("a backward with a wrong number of gradients raises RuntimeError"):
+        x = _mg(pkg, [1.0, -2.0], True)
+        scale = _scale_function(pkg, lambda ctx, g: (g * ctx.factor, g * ctx.factor))
+        ck.raises(RuntimeError, backward, scale.apply(x), pkg.Variable(np.ones(2)),
+                  hint="Scale.apply(x) took one input, but its backward returned two gradients "
+                       "that are not None: a mistake in that backward, to be reported, not cut "
+                       "off. " + rule)
+        x, w = _mg(pkg, [1.0, -2.0], True), _mg(pkg, [0.5, 4.0], True)
+        scale = _scale_function(pkg, lambda ctx, g: (g * ctx.factor,))
+        ck.raises(RuntimeError, backward, scale.apply(x, w), pkg.Variable(np.ones(2)),
+                  hint="Scale.apply(x, w) with w requiring grad, but its backward returned one "
+                       "gradient: w's is missing, to be reported, not filled with None. " + rule)
     with ck.case("retain_grad keeps a non-leaf's gradient (h.grad = 13)"):
         g = _h_graph(pkg)
         ck.call(g["h"].retain_grad)

@@ -125,7 +125,7 @@ def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False,
                  received=f"max |b| = {np.abs(b).max():.4g}",
                  hint="PyTorch draws the bias from the same U(-k, k) (zeros would also train, but "
                       "this exercise follows PyTorch).")
-    seeding = ("Draw weight and bias from the module's generator _generator (which "
+    seeding = ("Draw weight and bias with init_uniform, from the module's generator (which "
                "manual_seed resets), not from a new default_rng() or np.random." if mine else
                "Make one generator per layer, rng = np.random.default_rng(seed), and draw "
                "weight and bias from it.")
@@ -570,6 +570,21 @@ def mygrad_nn(pkg: Any) -> None:
                  "half of the elements.", received=float(kept.mean()))
         ck.close(out[kept], np.full(int(kept.sum()), 2.0), what="the kept elements",
                  hint="Inverted dropout scales what it keeps by 1 / (1 - p).")
+    with ck.case("init_uniform draws U(-bound, bound) from the generator manual_seed resets"):
+        init_uniform = getattr(nn, "init_uniform", None)
+        ck.check(callable(init_uniform), "nn.py has no init_uniform(shape, bound, dtype).",
+                 hint="Chapter 10's Conv2d draws its weights with it: run the manual_seed cell of "
+                      "chapter 08 again.")
+        pkg.manual_seed(3)
+        a = ck.call(init_uniform, (4, 5), 0.25)
+        pkg.manual_seed(3)
+        b = ck.call(init_uniform, (4, 5), 0.25, np.float64)
+        want = np.random.default_rng(3).uniform(-0.25, 0.25, size=(4, 5))
+        ck.check(a.shape == (4, 5) and a.dtype == np.float32 and b.dtype == np.float64,
+                 "init_uniform gives the wrong shape or dtype.", expected="(4, 5) float32, float64",
+                 received=f"{a.shape} {a.dtype}, {b.dtype}")
+        ck.close(b, want, atol=0, what="init_uniform((4, 5), 0.25) after manual_seed(3)",
+                 hint="Return _generator.uniform(-bound, bound, size=shape).astype(dtype).")
     ck.done()
     ch08_linear(nn.Linear, Module=nn.Module, manual_seed=pkg.manual_seed)
 

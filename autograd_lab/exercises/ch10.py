@@ -287,7 +287,8 @@ def mygrad_conv(pkg: Any) -> None:
         pkg.manual_seed(0)
         again = conv.Conv2d(2, 5, 3, padding=1)
         ck.close(again.weight.data, layer.weight.data, what="weights after manual_seed(0) twice",
-                 hint="Draw the weights from mygrad.nn's generator when the layer is built.")
+                 hint="Draw the weights with mygrad.nn's init_uniform when the layer is built "
+                      "(it uses the generator that manual_seed resets).")
         x = pkg.Variable(rng.normal(size=(3, 2, 6, 6)))
         model = pkg.nn.Sequential(layer, conv.MaxPool2d(2), conv.Flatten())
         out = ck.call(model, x)

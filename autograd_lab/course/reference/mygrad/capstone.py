@@ -55,5 +55,4 @@ class BakeryLoss(Function):
         grad_y = np.where(r < 0, ctx.alpha, 1.0) * np.tanh(r) * grad_output.data
         if ctx.reduction == "mean":
             grad_y = grad_y / r.size
-        grads = (Variable(grad_y), Variable(-grad_y), None, None)
-        return grads[:len(ctx.inputs)]
+        return Variable(grad_y), Variable(-grad_y), None, None

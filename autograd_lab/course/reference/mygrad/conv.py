@@ -119,12 +119,6 @@ def max_pool2d(x, kernel_size):
 
 
 # --- section: layers ---
-def _uniform(shape, bound):
-    """Initial weights from mygrad.nn's generator (the one manual_seed reseeds)."""
-    import mygrad
-    return mygrad.nn._generator.uniform(-bound, bound, size=shape).astype(np.float32)
-
-
 class Conv2d(Module):
     """A convolution layer: weight (out, in, k, k) and bias (out,), PyTorch's initialisation."""
 
@@ -133,9 +127,9 @@ class Conv2d(Module):
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         bound = 1.0 / np.sqrt(in_channels * kernel_size * kernel_size)
-        self.weight = Parameter(_uniform((out_channels, in_channels, kernel_size, kernel_size),
-                                         bound))
-        self.bias = Parameter(_uniform((out_channels,), bound)) if bias else None
+        shape = (out_channels, in_channels, kernel_size, kernel_size)
+        self.weight = Parameter(init_uniform(shape, bound))
+        self.bias = Parameter(init_uniform((out_channels,), bound)) if bias else None
 
     def forward(self, x):
         return conv2d(x, self.weight, self.bias, self.stride, self.padding)

@@ -43,14 +43,22 @@ def _accumulate(v, grad):
 
 
 def _check_grads(node, grads):
-    """The gradients a Function's backward returned, as a list; clear errors if they are wrong."""
+    """The gradients a Function's backward returned, one per input; clear errors if they are wrong.
+    PyTorch's rule: surplus trailing Nones are dropped, and missing trailing gradients are fine
+    for inputs that need none."""
     if not isinstance(grads, tuple):
         grads = (grads,)
-    if len(grads) != len(node.inputs):
+    n = len(node.inputs)
+    if len(grads) > n and all(g is None for g in grads[n:]):
+        grads = grads[:n]                 # gradients of defaulted arguments that were not passed
+    elif len(grads) < n and not any(node.needs_input_grad[len(grads):]):
+        grads = grads + (None,) * (n - len(grads))
+    if len(grads) != n:
         raise RuntimeError(
             f"{node.function.__name__}.backward returned {len(grads)} gradient(s), but its "
-            f"forward took {len(node.inputs)} input(s): return one per input (None for inputs "
-            "that need no gradient).")
+            f"forward took {n} input(s): return one per input (None for inputs that need no "
+            "gradient). Only surplus trailing Nones may be added, and only trailing inputs that "
+            "need no gradient may be left out.")
     checked = []
     for i, (x, g) in enumerate(zip(node.inputs, grads)):
         if g is not None and isinstance(x, Variable):

@@ -8,7 +8,7 @@ from .engine import *  # noqa: F401,F403
 from .ops import *  # noqa: F401,F403
 from .grad_mode import *  # noqa: F401,F403
 from .kernels import *  # noqa: F401,F403
-__all__ = ['Dropout', 'Linear', 'Module', 'Parameter', 'ReLU', 'Sequential', 'linear', 'manual_seed']
+__all__ = ['Dropout', 'Linear', 'Module', 'Parameter', 'ReLU', 'Sequential', 'init_uniform', 'linear', 'manual_seed']
 
 
 # --- section: manual_seed ---
@@ -22,6 +22,11 @@ def manual_seed(seed):
         raise TypeError(f"manual_seed expects a non-negative int, got {seed!r}; "
                         "e.g. mygrad.manual_seed(0).")
     _generator = np.random.default_rng(seed)
+
+
+def init_uniform(shape, bound, dtype=np.float32):
+    """An array of this shape and dtype from U(-bound, bound), drawn with that generator."""
+    return _generator.uniform(-bound, bound, size=shape).astype(dtype)
 
 
 # --- section: Parameter ---
@@ -152,10 +157,8 @@ class Linear(Module):
                                  "Linear(64, 128).")
         self.in_features, self.out_features = in_features, out_features
         k = 1 / np.sqrt(in_features)
-        self.weight = Parameter(
-            _generator.uniform(-k, k, size=(out_features, in_features)).astype(dtype))
-        self.bias = (Parameter(_generator.uniform(-k, k, size=out_features).astype(dtype))
-                     if bias else None)
+        self.weight = Parameter(init_uniform((out_features, in_features), k, dtype))
+        self.bias = Parameter(init_uniform((out_features,), k, dtype)) if bias else None
 
     def forward(self, x):
         return linear(x, self.weight, self.bias)
