@@ -107,14 +107,14 @@ def _from_nchw_sum_k(g, g2, db):
 # ---- im2col and col2im as gathers through index tables (see "tables" below)
 def _gather_k(src, idx, out):
     """out[i] = src[idx[i]] (flat arrays)."""
-    for i in range(idx.size):
+    for i in prange(idx.size):
         out[i] = src[idx[i]]
 
 
 def _gather_sum_k(src, idx, out):
     """out[j] = sum over t of src[idx[j, t]], the taps added in table order."""
     n, taps = idx.shape
-    for j in range(n):
+    for j in prange(n):
         s = src[idx[j, 0]]
         for t in range(1, taps):
             s += src[idx[j, t]]
@@ -123,7 +123,7 @@ def _gather_sum_k(src, idx, out):
 
 def _gather_sum9_k(src, idx, out):
     """_gather_sum_k unrolled for 9 taps (a 3x3 kernel with stride 1): 2x faster."""
-    for j in range(idx.shape[0]):
+    for j in prange(idx.shape[0]):
         out[j] = (src[idx[j, 0]] + src[idx[j, 1]] + src[idx[j, 2]] + src[idx[j, 3]] + src[idx[j, 4]]
                   + src[idx[j, 5]] + src[idx[j, 6]] + src[idx[j, 7]] + src[idx[j, 8]])
 
