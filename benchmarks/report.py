@@ -70,15 +70,17 @@ def versions() -> dict:
 
 
 NOTES = {
-    "engine": "Engine overhead belongs to the autograd core (engine.py, function.py); the per-op "
-              "figures above are what to tune.",
+    "engine": "Engine overhead belongs to the autograd core (engine.py, function.py); "
+              "benchmarks/PROFILE.md splits one recorded op into its parts (python -m "
+              "benchmarks.engine_profile) and says where the rest of the time goes.",
     "fused elementwise": "The target row is the fused bias + activation kernel (one pass forward, one "
                          "pass backward that also sums the bias gradient) against numpy's composite "
                          "expressions. The plain activations are listed for information: numpy's "
                          "maximum and tanh are already single SIMD passes, so a kernel can only win "
                          "on threads and on the fused backward.",
-    "tanh": "tanh's forward is numpy's np.tanh: numba has no vector math library here and its loop was "
-            "4x (float64) to 17x (float32) slower; the backward is a kernel.",
+    "tanh": "The plain tanh forward (a report-only row) is numpy's np.tanh; the fused bias + tanh "
+            "computes tanh inside its kernel (from exp away from 0, a Taylor polynomial near 0, "
+            "within 2 ulp), which on a machine without AVX-512 is about twice as fast as np.tanh.",
     "softmax-cross-entropy": "Two row passes forward (16-lane vectorised max, then sum of a vectorisable "
                              "polynomial exp), one pass backward; the per-row statistics are kept "
                              "instead of the probabilities.",
@@ -88,7 +90,9 @@ NOTES = {
               "cache-sized chunks), prange gathers between multi-threaded BLAS calls (numba's OpenMP "
               "workers and OpenBLAS's workers spin against each other: 10-80x slower on 2 busy "
               "cores), one prange region per image calling BLAS from numba (4x slower than the "
-              "chunks), direct convolution loops (PERF-NOTES: 4.4x numpy at the large size).",
+              "chunks), direct convolution loops (PERF-NOTES: 4.4x numpy at the large size). Small "
+              "images gather their columns through an index table made once per shape, and "
+              "products under 16 MFLOP run with one BLAS thread (a second thread only waits there).",
     "max-pool": "Forward records the argmax per window (an unrolled kernel for 2x2 windows, 5x faster "
                 "than the general loop nest), backward scatters into each (image, channel) plane.",
     "parallel kernels on a busy machine": "prange kernels need both cores at once; when other "
@@ -97,8 +101,8 @@ NOTES = {
         "multi-threaded contender (ours and torch alike); the 1-thread table is the steadier "
         "comparison. On such machines `autograd_lab.kernels.set_parallel(False)` (or "
         "AUTOGRAD_LAB_PARALLEL=0) keeps every kernel serial. Memory-bound kernels (relu, bias + "
-        "activation) move about half the bytes of numpy's composite, so on one thread their ratio "
-        "stays near 0.5; the 0.35 target needs the second thread.",
+        "activation) move about half the bytes of numpy's composite, so on one thread relu's ratio "
+        "stays near 0.4 (the memory floor, see PROFILE.md); the 0.35 target needs the second thread.",
 }
 
 

@@ -270,9 +270,27 @@ def write_markdown(rows: list[dict[str, Any]], path: str, threads: int | None, s
         format_rows(rows),
         "```",
         "",
-    ])
+    ]) + _previous_run(path)
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(text)
+
+
+def _previous_run(path: str) -> str:
+    """The table the last run wrote to ``path`` (with its date), kept under the new one so that a
+    change shows its effect beside the figures it replaced."""
+    import os
+    import re
+
+    if not os.path.exists(path):
+        return ""
+    with open(path, encoding="utf-8") as fh:
+        old = fh.read().split("\n## Previous run", 1)[0]
+    table = re.search(r"```\n(.*?)```", old, re.S)
+    date = re.search(r"- date: ([^;]+);", old)
+    if table is None:
+        return ""
+    when = f" ({date.group(1)})" if date else ""
+    return f"\n## Previous run{when}\n\n```\n{table.group(1)}```\n"
 
 
 if __name__ == "__main__":

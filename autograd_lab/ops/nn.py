@@ -26,7 +26,9 @@ class Linear(Function):
             y = x2 @ weight.data.T
         if bias is not None:
             np.add(y, bias.data, out=y, casting="unsafe")
-        return wrap(y.reshape(x.shape[:-1] + (weight.shape[0],)))
+        if x.data.ndim != 2:  # (a 2-D input keeps y as it is: a new array, not a view)
+            y = y.reshape(x.shape[:-1] + (weight.shape[0],))
+        return wrap(y)
 
     @staticmethod
     def backward(ctx, grad):
