@@ -201,26 +201,22 @@ def train_digits(model_name: str = "mlp", epochs: int = 20, seed: int = 0, batch
 
 
 # ---- argument types: a bad value is refused before any training, with argparse's message -----------
-def positive_int(text: str) -> int:
-    """argparse type: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number such as 64, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _whole_number(minimum: int, example: int, too_small: str):
+    """An argparse type for a whole number of at least ``minimum``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number such as {example}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{too_small}, got {value}")
+        return value
+    return parse
 
 
-def seed_int(text: str) -> int:
-    """argparse type: a whole number of at least 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number such as 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+positive_int = _whole_number(1, 64, "must be at least 1")
+seed_int = _whole_number(0, 0, "must be 0 or more")
 
 
 def learning_rate(text: str) -> float:

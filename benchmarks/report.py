@@ -126,7 +126,9 @@ def previous_ratios(text: str) -> dict[tuple[str, str], str]:
 
 
 def _section(heading_line: str) -> str:
-    return "single" if "1 thread" in heading_line else "targets" if "Targets" in heading_line else "other"
+    if heading_line.startswith("## Targets"):  # (its thread count may be 1 too)
+        return "targets"
+    return "single" if "with 1 thread everywhere" in heading_line else "other"
 
 
 def _target_rows(figures: list[Figure], previous: dict | None = None, section: str = "targets") -> list[str]:

@@ -4,7 +4,7 @@ import math
 import pytest
 
 figures = pytest.importorskip("benchmarks.figures")
-from benchmarks.report import render  # noqa: E402
+from benchmarks.report import previous_ratios, render  # noqa: E402
 
 
 def test_figures_run_and_render(tmp_path):
@@ -22,3 +22,25 @@ def test_figures_run_and_render(tmp_path):
             "warm_cache": {"import": 0.1, "kernels": 0.5, "total": 0.6}}
     text = render(figs, cold, info, None, 1.0)
     assert "| figure |" in text and "softmax-cross-entropy" in text and "warm cache" in text
+
+
+def test_previous_ratios_come_back_beside_the_new_ones():
+    """A run's RESULTS.md feeds the next run's "previous ratio" column, figure by figure."""
+    fig = figures.engine_chain(repeats=1, length=20)
+    info = {"machine": {"cpu": "cpu", "cores": 2, "os": "os", "load": (0.0, 0.0, 0.0)},
+            "versions": {"python": "3", "numpy": "2", "numba": "0", "torch": "-", "blas": "-"},
+            "threads": {"numba": 1, "layer": "omp", "torch": 1}}
+    first = previous_ratios(render([fig], None, info, None, 1.0))
+    key = ("targets", fig.name)
+    assert first[key] == (f"{fig.ratio():.2f}" if fig.ratio() is not None else "")
+    again = render([fig], None, info, None, 1.0, previous={key: "9.99"})
+    assert "| 9.99 |" in again and previous_ratios(again)[key] == first[key]
+
+
+def test_a_recorded_op_keeps_few_objects_alive():
+    """The engine's lean path: until backward, one recorded op keeps at most 6 objects that the
+    garbage collector tracks (node, output, edges, one edge pair, saved tuple, constants).
+    A per-save wrapper or per-node metadata lists would push it back to 10-14."""
+    from benchmarks.engine_profile import tracked_per_op
+
+    assert tracked_per_op() <= 6
