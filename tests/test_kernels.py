@@ -244,6 +244,19 @@ def test_conv2d_threaded_split_matches_reference(monkeypatch, dtype):
         np.testing.assert_allclose(got, want, **tol)
 
 
+def test_conv2d_float32_bias_grad_is_summed_in_float64():
+    """db of a float32 conv adds N*H*W terms per channel; with or without the JIT (where it is one
+    running sum) it must stay within rounding of the float64 sum, not drift with the count."""
+    rng = np.random.default_rng(7)
+    x, wt = np.zeros((64, 1, 8, 8), np.float32), np.zeros((2, 1, 3, 3), np.float32)
+    for _ in range(20):
+        g = rng.standard_normal((64, 2, 8, 8)).astype(np.float32)
+        _, _, db = C.conv2d_bwd(g, x, wt, 1, 1, need_input_grad=False)
+        want = g.astype(np.float64).sum(axis=(0, 2, 3))
+        # one float32 rounding of the exact sum, not sqrt(4096) of them
+        np.testing.assert_allclose(db, want, rtol=2 * np.finfo(np.float32).eps, atol=0)
+
+
 def test_conv2d_without_bias_and_without_input_grad():
     x, wt = randn((2, 2, 5, 5), np.float64), randn((3, 2, 3, 3), np.float64)
     np.testing.assert_allclose(C.conv2d_fwd(x, wt), C.conv2d_fwd_ref(x, wt), rtol=1e-12)

@@ -91,10 +91,13 @@ def _to_nchw_bias_k(y2, bias, out):
 
 
 def _from_nchw_sum_k(g, g2, db):
-    """g2[co, b*P + q] = g[b, co, q] and db[co] = g[:, co].sum(), one channel per iteration."""
+    """g2[co, b*P + q] = g[b, co, q] and db[co] = g[:, co].sum(), one channel per iteration.
+
+    The sum runs in float64 whatever the dtype: without the JIT it is one running sum over
+    N*P terms, and a float32 one drifts past 1e-4 on a (64, 1, 8, 8) gradient."""
     n, co, p = g.shape
     for o in prange(co):
-        s = g2[0, 0] - g2[0, 0]
+        s = np.float64(0.0)
         for b in range(n):
             base = b * p
             for q in range(p):
