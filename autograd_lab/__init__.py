@@ -22,6 +22,7 @@ from .ops import (abs, acos, add, argmax, asin, atan, broadcast_to, cat, ceil, c
                   pow, reciprocal, relu, reshape, round, rsqrt, sigmoid, sign, sin, sinh, sort, sqrt,
                   square, squeeze, stack, std, sub, sum, sum_to, t, tan, tanh, transpose, trunc,
                   unsqueeze, var, where)
+from .replay import CaptureError, CapturedStep, capture
 from .variable import Variable
 
 Tensor = Variable  # PyTorch's name for the same thing since 0.4

@@ -193,6 +193,22 @@ def run_backward(
     return [captured.get(key) for key in keys]
 
 
+def one_per_input(node: Node, result: tuple) -> tuple:
+    """``backward``'s gradients, one per forward argument. As in PyTorch, surplus trailing Nones
+    (gradients of defaulted arguments that were not passed) are dropped, and missing trailing
+    ones are fine where no gradient is needed; any other count is an error."""
+    edges = node.next_functions
+    if len(result) > len(edges) and all(r is None for r in result[len(edges):]):
+        return result[:len(edges)]
+    if len(result) < len(edges) and not any(e[0] is not None for e in edges[len(result):]):
+        return result + (None,) * (len(edges) - len(result))
+    raise BackwardError(
+        f"function {type(node).__name__} returned an incorrect number of gradients "
+        f"(expected {len(edges)}, got {len(result)}): backward must return one gradient "
+        "per argument of forward, using None for arguments that need none."
+    )
+
+
 def _run_node(node: Node, buf: list, buffers: dict, retain_graph: bool) -> None:
     if len(buf) > 1 and node.materialize_grads:  # a single output always has its gradient
         for nr, g in enumerate(buf):
@@ -204,18 +220,7 @@ def _run_node(node: Node, buf: list, buffers: dict, retain_graph: bool) -> None:
         result = (result,)
     edges = node.next_functions
     if len(result) != len(edges):
-        # as in PyTorch, surplus trailing Nones (gradients of defaulted arguments that were not
-        # passed) are dropped, and missing trailing ones are fine where no gradient is needed
-        if len(result) > len(edges) and all(r is None for r in result[len(edges):]):
-            result = result[:len(edges)]
-        elif len(result) < len(edges) and not any(e[0] is not None for e in edges[len(result):]):
-            result = result + (None,) * (len(edges) - len(result))
-        else:
-            raise BackwardError(
-                f"function {type(node).__name__} returned an incorrect number of gradients "
-                f"(expected {len(edges)}, got {len(result)}): backward must return one gradient "
-                "per argument of forward, using None for arguments that need none."
-            )
+        result = one_per_input(node, result)
     for i, (nxt, nr), g in zip(range(len(edges)), edges, result):
         if nxt is None or g is None:
             continue

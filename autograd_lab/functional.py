@@ -78,8 +78,9 @@ def cross_entropy(input: Variable, target: Any, reduction: str = "mean") -> Vari
     if x.ndim == 0:
         raise ShapeError("cross_entropy: input must hold class scores of shape (N, C) or (C,), "
                          "got a 0-d Variable")
-    t = class_targets(x.shape, target)
-    return CrossEntropy.apply(x, t, reduction)
+    # the targets go in as they came (a Variable stays one, so a captured step reads new ones);
+    # CrossEntropy.forward checks them
+    return CrossEntropy.apply(x, target, reduction)
 
 
 def mse_loss(input: Variable, target: Any, reduction: str = "mean") -> Variable:

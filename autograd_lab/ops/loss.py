@@ -66,8 +66,9 @@ class CrossEntropy(Function):
     def forward(ctx, x, target, reduction):
         data = _float_data(x)
         rows = _rows(data)
+        target = class_targets(data.shape, target)  # here, not in the caller: a replay checks too
         t = np.ascontiguousarray(target.reshape(-1), dtype=np.int64)  # as the kernels take it, once
-        loss, stats = K.cross_entropy_fwd(rows, t, check=False)  # targets checked by the caller
+        loss, stats = K.cross_entropy_fwd(rows, t, check=False)  # the targets were just checked
         ctx.save_for_backward(x)
         ctx.stats, ctx.target, ctx.reduction = stats, t, reduction
         if reduction == "none":

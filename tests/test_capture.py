@@ -1,0 +1,236 @@
+"""al.capture: a replayed step gives the ordinary path's numbers bit for bit, and refuses (with a
+clear CaptureError) the steps a replay would get wrong."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autograd_lab as al
+import autograd_lab.functional as F
+from autograd_lab import nn
+from autograd_lab.optim import SGD
+from autograd_lab.train import make_model
+
+
+def _batches(x, y, sizes, seed=0):
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(x))
+    start = 0
+    for n in sizes:
+        idx = order[start:start + n]
+        start += n
+        yield al.Variable(x[idx]), al.Variable(y[idx])
+
+
+def _train(model, loss_of, batches, captured):
+    """SGD with momentum over ``batches``; the step is captured or run on the ordinary path."""
+    opt = SGD(model.parameters(), lr=0.05, momentum=0.9)
+    step = al.capture(loss_of) if captured else None
+    losses = []
+    for xb, yb in batches:
+        opt.zero_grad()
+        if captured:
+            loss = step(xb, yb)
+        else:
+            loss = loss_of(xb, yb)
+            loss.backward()
+        losses.append(loss.item())
+        opt.step()
+    return losses, [p.data.copy() for p in model.parameters()], step
+
+
+def _same(a, b):
+    assert len(a) == len(b)
+    for u, v in zip(a, b):
+        assert np.array_equal(u, v), np.abs(np.asarray(u) - np.asarray(v)).max()
+
+
+@pytest.mark.parametrize("kind", ["mlp", "cnn"])
+def test_training_with_a_captured_step_equals_the_ordinary_path(kind):
+    rng = np.random.default_rng(1)
+    shape = (1, 8, 8) if kind == "cnn" else (64,)
+    x = rng.standard_normal((150,) + shape).astype(np.float32)
+    y = rng.integers(0, 10, 150)
+    sizes = [32, 32, 32, 22, 32]  # a smaller batch in the middle: a second capture, then replays
+    runs = []
+    for captured in (False, True):
+        model = make_model(kind, 3)
+        runs.append(_train(model, lambda xb, yb, m=model: F.cross_entropy(m(xb), yb),
+                           _batches(x, y, sizes), captured))
+    (loss_a, params_a, _), (loss_b, params_b, step) = runs
+    assert loss_a == loss_b  # exact floats
+    _same(params_a, params_b)
+    assert step.captures == 2  # one per batch shape; the other three calls were replays
+    assert loss_a[0] != loss_a[2]  # the replays did read the new batches
+
+
+def test_a_replay_does_not_call_the_function_and_reads_new_inputs():
+    w = al.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    calls = []
+
+    def loss_of(x):
+        calls.append(1)
+        return ((w * x).sum() - 1.0) ** 2
+
+    step = al.capture(loss_of)
+    for x in ([1.0, 2.0, 3.0], [0.5, 0.0, -1.0], [2.0, 2.0, 2.0]):
+        w.grad = None
+        got = step(al.tensor(x))
+        want_w = w.detach().requires_grad_()
+        want = ((want_w * al.tensor(x)).sum() - 1.0) ** 2
+        want.backward()
+        assert got.item() == want.item()
+        np.testing.assert_array_equal(w.grad.data, want_w.grad.data)
+    assert len(calls) == 1
+    assert not got.requires_grad and got.grad_fn is None  # backward has already run
+
+
+def test_shared_values_broadcasting_tuple_results_and_several_outputs():
+    """A value used twice (its gradients add up), a broadcast bias, an op with two outputs
+    (max with indices), and a tuple of results."""
+    rng = np.random.default_rng(2)
+    w = al.Variable(rng.standard_normal((5, 4)), requires_grad=True)
+    b = al.Variable(rng.standard_normal(4), requires_grad=True)
+
+    def loss_of(x):
+        h = x @ w + b
+        s = h.tanh() * h + h.exp().sum()
+        top, _ = s.max(dim=1, keepdim=True) if _max_has_indices() else (s.max(dim=1), None)
+        return (top ** 2).mean() + s.std(), s
+
+    step = al.capture(loss_of)
+    for seed in range(3):
+        x = al.Variable(np.random.default_rng(10 + seed).standard_normal((3, 5)))
+        w.grad = b.grad = None
+        loss, s = step(x)
+        gw, gb = w.grad.data.copy(), b.grad.data.copy()
+        w.grad = b.grad = None
+        want_loss, want_s = loss_of(x)
+        want_loss.backward()
+        assert loss.item() == want_loss.item()
+        np.testing.assert_array_equal(s.data, want_s.data)
+        np.testing.assert_array_equal(gw, w.grad.data)
+        np.testing.assert_array_equal(gb, b.grad.data)
+    assert step.captures == 1
+
+
+def _max_has_indices() -> bool:
+    out = al.tensor([[1.0, 2.0]]).max(dim=1)
+    return isinstance(out, tuple)
+
+
+def test_dropout_draws_anew_on_every_replay_as_on_the_ordinary_path():
+    runs = []
+    for captured in (False, True):
+        al.manual_seed(4)
+        model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Dropout(0.5, seed=9), nn.Linear(8, 3))
+        rng = np.random.default_rng(5)
+        batches = [(al.Variable(rng.standard_normal((4, 6))), al.Variable(rng.integers(0, 3, 4)))
+                   for _ in range(4)]
+        runs.append(_train(model, lambda xb, yb, m=model: F.cross_entropy(m(xb), yb), batches, captured))
+    (loss_a, params_a, _), (loss_b, params_b, _) = runs
+    assert loss_a == loss_b
+    _same(params_a, params_b)
+
+
+def test_parameter_hooks_run_on_every_replay():
+    w = al.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    w.register_hook(lambda g: seen.append(g.data.copy()) or g * 2)
+    step = al.capture(lambda x: (w * x).sum())
+    step(al.tensor([3.0, 4.0]))
+    w.grad = None
+    step(al.tensor([5.0, 6.0]))
+    assert len(seen) == 2
+    np.testing.assert_array_equal(seen[1], [5.0, 6.0])
+    np.testing.assert_array_equal(w.grad.data, [10.0, 12.0])
+
+
+def test_a_changed_parameter_or_reset_captures_again():
+    w = al.tensor([1.0, 2.0], requires_grad=True)
+    v = al.tensor([3.0], requires_grad=True)
+    step = al.capture(lambda x: (w * x).sum() * v.sum())
+    step(al.tensor([1.0, 1.0]))
+    step(al.tensor([2.0, 1.0]))
+    assert step.captures == 1
+    v.requires_grad_(False)  # frozen: no longer part of what the step differentiates
+    w.grad = None
+    v.grad = None
+    step(al.tensor([2.0, 1.0]))
+    assert step.captures == 2 and v.grad is None
+    np.testing.assert_array_equal(w.grad.data, [6.0, 3.0])
+    w.data = np.array([1.0, 2.0, 3.0])  # a new shape
+    with pytest.raises(al.ShapeError):  # captured again, so the ordinary error about x's shape
+        step(al.tensor([2.0, 1.0]))
+    step.reset()
+    w.data = np.array([1.0, 2.0])
+    step(al.tensor([2.0, 1.0]))
+    assert step.captures == 3  # the capture that raised is not counted
+
+
+def test_nothing_saved_stays_alive_between_calls():
+    model = make_model("mlp", 0)
+    step = al.capture(lambda xb, yb: F.cross_entropy(model(xb), yb))
+    x = al.Variable(np.zeros((4, 64), np.float32))
+    y = al.Variable(np.zeros(4, np.int64))
+    step(x, y)
+    step(x, y)
+    plan = next(iter(step._plans.values()))
+    assert plan.nodes and all(node._saved is None for node in plan.nodes)
+
+
+# ---- what a replay would get wrong is refused --------------------------------------------------
+W = al.tensor([1.0, 2.0], requires_grad=True)
+
+
+@pytest.mark.parametrize("loss_of, args, words", [
+    (lambda x: (W * x.data.sum()).sum(), ([1.0, 2.0],), "argument 0 of the step reaches no recorded operation"),
+    (lambda x, y: (W * x).sum(), ([1.0, 2.0], [0.0]), "argument 1 of the step reaches no recorded operation"),
+    (lambda x: (W * x).sum() + (W * al.Variable(x.data[::-1])).sum(), ([1.0, 2.0],), "views a step argument"),
+    (lambda x: W * x, ([1.0, 2.0],), "has shape (2,)"),
+    (lambda x: x * 2.0, ([1.0, 2.0],), "does not depend on any Variable that requires grad"),
+    (lambda x: ((W * x).sum(), 3.0), ([1.0, 2.0],), "value 1 the step returned"),
+    (lambda x: ((W * x).sum(), x), ([1.0, 2.0],), "value 1 the step returned"),
+    (lambda x: (W * x).add_(1.0).sum(), ([1.0, 2.0],), "in place"),
+    (lambda x: _hooked(W * x).sum(), ([1.0, 2.0],), "hook or retain_grad"),
+])
+def test_steps_a_replay_would_get_wrong_are_refused(loss_of, args, words):
+    with pytest.raises(al.CaptureError) as info:
+        al.capture(loss_of)(*[al.tensor(a) for a in args])
+    assert words in str(info.value)
+
+
+def _hooked(v):
+    v.register_hook(lambda g: g)
+    return v
+
+
+def test_a_variable_with_an_outside_graph_is_refused():
+    outside = W * 2.0
+    with pytest.raises(al.CaptureError, match="outside the step"):
+        al.capture(lambda x: (outside * x).sum())(al.tensor([1.0, 1.0]))
+
+
+def test_grad_mode_off_and_inputs_that_require_grad_are_refused():
+    step = al.capture(lambda x: (W * x).sum())
+    with al.no_grad(), pytest.raises(al.CaptureError, match="grad mode is off"):
+        step(al.tensor([1.0, 1.0]))
+    with pytest.raises(al.CaptureError, match="requires grad"):
+        step(al.tensor([1.0, 1.0], requires_grad=True))
+    with pytest.raises(TypeError, match="expects a function"):
+        al.capture(3)
+
+
+def test_a_capture_inside_a_capture_is_refused():
+    inner = al.capture(lambda x: (W * x).sum())
+
+    def outer(x):
+        inner(x.detach())
+        return (W * x).sum()
+
+    with pytest.raises(al.CaptureError, match="one step at a time"):
+        al.capture(outer)(al.tensor([1.0, 1.0]))
+    # the failed capture left the ordinary path as it was
+    y = (W * al.tensor([1.0, 1.0])).sum()
+    assert y.grad_fn is not None
+    assert al.capture(lambda x: (W * x).sum())(al.tensor([1.0, 1.0])).item() == 3.0
