@@ -128,7 +128,7 @@ def _blas_threads():
     """Thread counts of the BLAS libraries serial_blas switches (numpy's)."""
     from threadpoolctl import threadpool_info
 
-    ours = {path for path, _, _ in B._blas_functions()}
+    ours = {lib.path for lib in B._blas_libraries()}
     return [i["num_threads"] for i in threadpool_info() if i["filepath"] in ours]
 
 
@@ -219,6 +219,10 @@ def test_serial_blas_from_two_threads_restores_the_count_once():
 
 
 def test_serial_blas_without_blas_libraries_does_nothing(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # an import of it now fails
+    assert B._find_libraries() == ()
     monkeypatch.setattr(B, "_libraries", ())  # what threadpoolctl missing or failing leaves
     with B.serial_blas(10):
         assert B._depth == 0

@@ -23,8 +23,8 @@ class _Library:
 
     __slots__ = ("path", "get", "set", "saved")
 
-    def __init__(self, path: str, get, set) -> None:
-        self.path, self.get, self.set, self.saved = path, get, set, None
+    def __init__(self, path: str, get_fn, set_fn) -> None:
+        self.path, self.get, self.set, self.saved = path, get_fn, set_fn, None
 
 
 _libraries: tuple | None = None  # the _Library of each BLAS numpy calls, found on first use
@@ -42,24 +42,24 @@ def _find_libraries() -> tuple:
         libs = ThreadpoolController().select(user_api="blas").lib_controllers
         own = [lib for lib in libs if "numpy" in os.path.basename(os.path.dirname(lib.filepath))]
         for lib in own or libs:
-            get = set = None
+            get_fn = set_fn = None
             if lib.internal_api == "openblas" and hasattr(lib, "_get_symbol"):
-                get = lib._get_symbol("openblas_get_num_threads")  # direct ctypes calls
-                set = lib._get_symbol("openblas_set_num_threads")
-            if get is None or set is None:
-                get, set = lib.get_num_threads, lib.set_num_threads
-            found.append(_Library(lib.filepath, get, set))
+                get_fn = lib._get_symbol("openblas_get_num_threads")  # direct ctypes calls
+                set_fn = lib._get_symbol("openblas_set_num_threads")
+            if get_fn is None or set_fn is None:
+                get_fn, set_fn = lib.get_num_threads, lib.set_num_threads
+            found.append(_Library(lib.filepath, get_fn, set_fn))
     except Exception:  # threadpoolctl missing or unable: leave BLAS as it is
         found = []
     return tuple(found)
 
 
-def _blas_functions() -> list:
-    """``[(path, get_num_threads, set_num_threads)]`` of the BLAS libraries serial_blas switches."""
+def _blas_libraries() -> tuple:
+    """The ``_Library`` of each BLAS serial_blas switches, found on first use."""
     global _libraries
     if _libraries is None:
         _libraries = _find_libraries()
-    return [(lib.path, lib.get, lib.set) for lib in _libraries]
+    return _libraries
 
 
 class _Unchanged:
@@ -118,7 +118,7 @@ def serial_blas(flops: float = 0):
     if flops >= SERIAL_GEMM_FLOPS:
         return _UNCHANGED
     if _libraries is None:
-        _blas_functions()
+        _blas_libraries()
     switches = _switches
     if _depth == 0:
         for lib in _libraries:
