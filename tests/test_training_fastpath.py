@@ -9,6 +9,7 @@ import pytest
 
 import autograd_lab as al
 import autograd_lab.nn as nn
+from autograd_lab.kernels import blas as B
 from autograd_lab.kernels import conv as C
 from autograd_lab.kernels import pool as P
 
@@ -127,30 +128,104 @@ def _blas_threads():
     """Thread counts of the BLAS libraries serial_blas switches (numpy's)."""
     from threadpoolctl import threadpool_info
 
-    ours = {path for path, _, _ in C._blas_functions()}
+    ours = {lib.path for lib in B._blas_libraries()}
     return [i["num_threads"] for i in threadpool_info() if i["filepath"] in ours]
 
 
-def test_serial_blas_uses_one_thread_for_small_products_and_restores():
+def _two_blas_threads():
+    """threadpool_limits(2) on BLAS, or a skip when numpy's BLAS cannot run two threads here."""
     pytest.importorskip("threadpoolctl")
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(2, user_api="blas"):
-        before = _blas_threads()
-        if not before or 1 in before:
-            pytest.skip("numpy's BLAS runs one thread here already (or threadpoolctl cannot see it)")
-        with C.serial_blas(1000):
+    limit = threadpool_limits(2, user_api="blas")
+    before = _blas_threads()
+    if not before or 1 in before:
+        limit.restore_original_limits()
+        pytest.skip("numpy's BLAS runs one thread here already (or threadpoolctl cannot see it)")
+    return limit, before
+
+
+def test_serial_blas_uses_one_thread_for_small_products_and_restores():
+    limit, before = _two_blas_threads()
+    with limit:
+        with B.serial_blas(1000):
             assert set(_blas_threads()) <= {1}
-            with C.serial_blas(10):  # nested: the outer one restores
+            with B.serial_blas(10):  # nested: the outer one restores
                 pass
             assert set(_blas_threads()) <= {1}
         assert _blas_threads() == before
-        with C.serial_blas(C.SERIAL_GEMM_FLOPS):  # large: BLAS keeps its threads
+        with B.serial_blas(B.SERIAL_GEMM_FLOPS):  # large: BLAS keeps its threads
             assert _blas_threads() == before
         with pytest.raises(RuntimeError):
-            with C.serial_blas(0):
+            with B.serial_blas(0):
                 raise RuntimeError("inside")
         assert _blas_threads() == before
+        assert B._depth == 0
+
+
+def test_serial_blas_changes_nothing_when_blas_runs_one_thread(monkeypatch):
+    limit, before = _two_blas_threads()
+    calls = []
+    for lib in B._libraries:  # count the switches (the thread-count queries stay as they are)
+        monkeypatch.setattr(lib, "set", lambda n, set_=lib.set: calls.append(n) or set_(n))
+    with limit:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(1, user_api="blas"):
+            with B.serial_blas(1000):
+                assert set(_blas_threads()) == {1}
+                with B.serial_blas(10):
+                    assert set(_blas_threads()) == {1}
+                assert set(_blas_threads()) == {1}
+            assert set(_blas_threads()) == {1}
+            assert calls == []  # nothing to switch, nothing switched
+        assert _blas_threads() == before  # the outer limit of 2 comes back
+        with B.serial_blas(1000):  # and is switched again
+            assert set(_blas_threads()) == {1}
+        assert _blas_threads() == before
+        assert calls == [1] * len(before) + before
+
+
+def test_serial_blas_from_two_threads_restores_the_count_once():
+    import threading
+
+    limit, before = _two_blas_threads()
+    inside, errors = [], []
+    start = threading.Barrier(2)
+
+    def work(flops):
+        try:
+            start.wait()
+            for i in range(300):
+                with B.serial_blas(flops):
+                    inside.append(_blas_threads())
+                    if i % 3 == 0:
+                        with B.serial_blas(10):  # nested inside a block the other thread may close
+                            inside.append(_blas_threads())
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    with limit:
+        threads = [threading.Thread(target=work, args=(f,)) for f in (1000, 20_000)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert len(inside) == 800
+        assert all(set(counts) == {1} for counts in inside)  # every block ran with one thread
+        assert _blas_threads() == before  # and the count came back once both had finished
+        assert B._depth == 0
+
+
+def test_serial_blas_without_blas_libraries_does_nothing(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # an import of it now fails
+    assert B._find_libraries() == ()
+    monkeypatch.setattr(B, "_libraries", ())  # what threadpoolctl missing or failing leaves
+    with B.serial_blas(10):
+        assert B._depth == 0
 
 
 def test_linear_results_do_not_change_with_serial_blas():

@@ -6,7 +6,8 @@ nothing.  Under ``NUMBA_DISABLE_JIT=1`` every kernel runs as plain Python, slowl
 
 Modules: ``activation`` (relu/sigmoid/tanh, bias + activation), ``softmax`` (softmax,
 log-softmax, cross-entropy), ``conv`` (im2col/col2im, conv2d), ``pool`` (max-pool), ``reduce``
-(column sums); ``warmup()`` compiles them all ahead of use.
+(column sums); ``warmup()`` compiles them all ahead of use.  ``blas`` sets how many threads BLAS
+uses: one for small products (``serial_blas``, used by conv and ``Linear``).
 
 Large inputs run multi-threaded (``prange``) kernels; ``set_parallel(False)`` or the environment
 variable ``AUTOGRAD_LAB_PARALLEL=0`` keeps everything serial, which is faster on a machine whose

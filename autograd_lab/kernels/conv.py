@@ -12,19 +12,18 @@ slower than this at both benchmark sizes (see benchmarks/RESULTS.md), so there i
 
 Within a chunk of the batch, im2col and col2im are gathers through per-shape index tables (long
 loops instead of a few elements per row on small maps); the forward's columns can be kept for the
-backward (``keep_cols``); small GEMMs run with one BLAS thread (``serial_blas``).
+backward (``keep_cols``); small GEMMs run with one BLAS thread (``blas.serial_blas``).
 """
 from __future__ import annotations
 
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 
 import numpy as np
 
 from ._jit import jit_pair, num_threads, pick, prange
 from .activation import _float_array
+from .blas import _single_threaded_blas, serial_blas
 
 
 def out_size(size: int, k: int, stride: int, pad: int) -> int:
@@ -272,7 +271,6 @@ def _col2im_chunk(dz: np.ndarray, shape: tuple, dx: np.ndarray, tables) -> None:
 # and serial gathers with multi-threaded BLAS (the gathers then use one core).
 _THREADED_MIN_FLOPS = 20_000_000
 _executor: ThreadPoolExecutor | None = None
-_controller = None
 
 
 def _workers(n_chunks: int, flops: int) -> int:
@@ -294,93 +292,6 @@ def _run_split(task, chunks: list[tuple[int, int]], workers: int) -> list:
         results = [task(shares[0])]
         results += [f.result() for f in futures]
     return results
-
-
-# ------------------------------------------------------------------ serial BLAS for small products
-# A multi-threaded GEMM waits for its second BLAS thread.  On a shared 2-core machine that thread is
-# often descheduled, and a small product then takes milliseconds: 64x64 @ 64x128 took 16 us with one
-# BLAS thread every time, 49-275 us with two (and up to 6 ms per call inside a training loop while
-# another process ran); 32x144 @ 144x512 took 65 us serially, 58-1030 us with two threads.  Products
-# under SERIAL_GEMM_FLOPS (2*m*k*n) therefore run with one BLAS thread: the thread count is switched
-# by one ctypes call each way (~1 us) and restored afterwards.
-SERIAL_GEMM_FLOPS = 16_000_000
-_blas_fns: list | None = None  # [(path, get_num_threads, set_num_threads)] of numpy's BLAS
-_blas_lock = threading.Lock()
-_blas_depth = 0
-_blas_saved: list = []
-
-
-def _blas_functions() -> list:
-    """The thread-count functions of the BLAS numpy calls (the one in numpy's wheel when there
-    is one, else every BLAS loaded: a conda numpy shares the environment's)."""
-    global _blas_fns
-    if _blas_fns is None:
-        fns = []
-        try:
-            from threadpoolctl import ThreadpoolController
-            libs = ThreadpoolController().select(user_api="blas").lib_controllers
-            own = [lib for lib in libs if "numpy" in os.path.basename(os.path.dirname(lib.filepath))]
-            for lib in own or libs:
-                get_fn = set_fn = None
-                if lib.internal_api == "openblas" and hasattr(lib, "_get_symbol"):
-                    get_fn = lib._get_symbol("openblas_get_num_threads")  # direct ctypes calls
-                    set_fn = lib._get_symbol("openblas_set_num_threads")
-                if get_fn is None or set_fn is None:
-                    get_fn, set_fn = lib.get_num_threads, lib.set_num_threads
-                fns.append((lib.filepath, get_fn, set_fn))
-        except Exception:  # threadpoolctl missing or unable: leave BLAS as it is
-            fns = []
-        _blas_fns = fns
-    return _blas_fns
-
-
-class serial_blas:
-    """``with serial_blas(flops):`` runs the BLAS calls inside with one thread when ``flops`` is
-    under ``SERIAL_GEMM_FLOPS`` (nested and multi-threaded uses restore the count once, at the end)."""
-
-    __slots__ = ("active",)
-
-    def __init__(self, flops: float = 0) -> None:
-        self.active = flops < SERIAL_GEMM_FLOPS
-
-    def __enter__(self) -> None:
-        global _blas_depth, _blas_saved
-        if self.active:
-            with _blas_lock:
-                if _blas_depth == 0:
-                    _blas_saved = []
-                    for _, get_fn, set_fn in _blas_functions():
-                        n = get_fn()
-                        _blas_saved.append(n)
-                        if n != 1:
-                            set_fn(1)
-                _blas_depth += 1
-
-    def __exit__(self, *exc) -> None:
-        global _blas_depth
-        if self.active:
-            with _blas_lock:
-                _blas_depth -= 1
-                if _blas_depth == 0:
-                    for (_, _, set_fn), n in zip(_blas_functions(), _blas_saved):
-                        if n != 1 and n is not None:
-                            set_fn(n)
-
-
-@contextmanager
-def _single_threaded_blas():
-    """Limit BLAS to one thread while our own threads run (if threadpoolctl is installed)."""
-    global _controller
-    try:
-        if _controller is None:
-            from threadpoolctl import ThreadpoolController
-            _controller = ThreadpoolController()
-        limiter = _controller.limit(limits=1, user_api="blas")
-    except Exception:  # threadpoolctl missing or unable: run with BLAS's own threads
-        yield
-        return
-    with limiter:
-        yield
 
 
 # ------------------------------------------------------------------ public functions

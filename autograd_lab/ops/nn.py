@@ -7,7 +7,7 @@ import numpy as np
 from .. import kernels as K
 from ..function import Function
 from ..grad_mode import is_grad_enabled
-from ..kernels.conv import serial_blas
+from ..kernels.blas import serial_blas
 from ._util import wrap
 from .activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh  # noqa: F401
 from .conv import Conv2d, MaxPool2d  # noqa: F401
