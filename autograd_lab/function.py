@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import itertools
 import weakref
 from typing import Any, Callable
 
@@ -24,9 +23,6 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
           "are freed when you call .backward() or al.grad(). Specify retain_graph=True if you need "
           "to backward through the graph a second time or if you need to access saved variables "
           "after calling backward.")
-
-
-_ALL_ZERO = itertools.repeat(0)  # the versions of Variables saved before any in-place change
 
 
 class _SavedOutput:
@@ -93,11 +89,17 @@ class Node:
             if self._released:
                 raise BackwardError(_FREED)
             return ()
-        for t, version in zip(saved, self._saved_versions or _ALL_ZERO):
-            if t is not None:
-                vc = t._vc
-                if (0 if vc is None else vc.value) != version:
-                    self._modified(t, version)
+        versions = self._saved_versions
+        if versions is None:  # all saved at version 0: only a counter made since can differ
+            for t in saved:
+                if t is not None and t._vc is not None and t._vc.value:
+                    self._modified(t, 0)
+        else:
+            for t, version in zip(saved, versions):
+                if t is not None:
+                    vc = t._vc
+                    if (0 if vc is None else vc.value) != version:
+                        self._modified(t, version)
         if self._saves_outputs:
             return tuple(self._rebuild(t) if type(t) is _SavedOutput else t for t in saved)
         return tuple(saved)

@@ -76,6 +76,8 @@ class _Plan:
         self.root_value = returns[0][0]
         self.root_slot = first[loss.grad_fn] + loss._output_nr
         self.nodes = [e.node for e in entries if e.node is not None]
+        self.program = [((e.cls.forward if e.kwargs is None and not e.cls._setup_style and not e.is_tuple
+                          else None), e.template, e.links, e.node, e) for e in entries]
         self.leaves = leaves  # [(Variable, shape, dtype)]: the parameters gradients flow into
 
     def still_fits(self, key: tuple) -> bool:
@@ -288,38 +290,43 @@ def _replay(plan: _Plan, inputs: list) -> list:
     vals = list(inputs)
     STATE.enabled = False  # as inside any forward: nothing is recorded
     try:
-        for e in plan.entries:
-            args = e.template
-            if e.links:
-                args = list(args)
-                for i, k in e.links:
+        for forward, template, links, ctx, e in plan.program:
+            args = template
+            if links:
+                args = list(template)
+                for i, k in links:
                     args[i] = vals[k]
-            ctx = e.node if e.node is not None else _PlainCtx()
-            cls = e.cls
-            if e.kwargs is None and not cls._setup_style:
-                result = cls.forward(ctx, *args)
+            if forward is not None:  # the common case: positional arguments, one output
+                result = forward(ctx if ctx is not None else _PlainCtx(), *args)
+                vals.append(result if type(result) is Variable else _wrap_outputs(e.cls, result))
             else:
-                result = _call_forward(cls, ctx, args, e.kwargs or {})
-            if e.is_tuple:
-                result = _wrap_outputs(cls, result)
-                if not isinstance(result, tuple) or len(result) != e.n_out:
-                    raise CaptureError(
-                        f"{cls.__name__} returned {len(result) if isinstance(result, tuple) else 1} "
-                        f"outputs on replay, {e.n_out} when captured; call step.reset() (the step "
-                        "takes another path now)."
-                    )
-                vals.extend(result)
-            else:
-                vals.append(result if type(result) is Variable else _wrap_outputs(cls, result))
+                _replay_general(e, args, vals)
     finally:
         STATE.enabled = True
     return vals
 
 
+def _replay_general(e: _Entry, args: Any, vals: list) -> None:
+    """One traced call with keyword arguments, setup_context or several outputs."""
+    cls = e.cls
+    result = _call_forward(cls, e.node if e.node is not None else _PlainCtx(), args, e.kwargs or {})
+    result = _wrap_outputs(cls, result)
+    if not e.is_tuple:
+        vals.append(result)
+        return
+    if not isinstance(result, tuple) or len(result) != e.n_out:
+        raise CaptureError(
+            f"{cls.__name__} returned {len(result) if isinstance(result, tuple) else 1} outputs on "
+            f"replay, {e.n_out} when captured; call step.reset() (the step takes another path now)."
+        )
+    vals.extend(result)
+
+
 def _backward_steps(order: list) -> tuple[list, dict]:
     """The engine's order as a list of steps over numbered gradient slots (one per node output):
-    ``(node, first_slot, n_slots, edges)`` with ``edges = ((input_index, slot, shape, dtype), ...)``
-    for the inputs that get a gradient, or ``(None, variable, slot)`` for a parameter's leaf."""
+    ``(node, first_slot, n_slots, edges, backward, n_inputs)`` with ``edges = ((input_index, slot,
+    shape, dtype), ...)`` for the inputs that get a gradient, or ``(None, variable, slot)`` for a
+    parameter's leaf."""
     first: dict = {}
     n = 0
     for node in order:
@@ -332,7 +339,8 @@ def _backward_steps(order: list) -> tuple[list, dict]:
             continue
         edges = tuple((i, first[nxt] + nr) + tuple(nxt._output_meta[nr])
                       for i, (nxt, nr) in enumerate(node.next_functions) if nxt is not None)
-        steps.append((node, first[node], max(len(node._output_meta), 1), edges))
+        steps.append((node, first[node], max(len(node._output_meta), 1), edges,
+                      node._forward_cls.backward, len(node.next_functions)))
     return steps, first
 
 
@@ -350,12 +358,12 @@ def _backward(plan: _Plan, vals: list) -> None:
                 if g is not None:
                     _accumulate_leaf(step[1], g, False)
                 continue
-            _, first, n_out, edges = step
+            _, first, n_out, edges, backward, n_in = step
             if n_out == 1:
                 g = grads[first]
                 if g is None:
                     continue
-                result = node._forward_cls.backward(node, g)
+                result = backward(node, g)
             else:
                 buf = grads[first:first + n_out]
                 if all(g is None for g in buf):
@@ -365,10 +373,10 @@ def _backward(plan: _Plan, vals: list) -> None:
                         if g is None and node._output_meta[nr] is not None:
                             shape, dtype = node._output_meta[nr]
                             buf[nr] = Variable._make(np.zeros(shape, dtype))
-                result = node._forward_cls.backward(node, *buf)
+                result = backward(node, *buf)
             if type(result) is not tuple:
                 result = (result,)
-            if len(result) != len(node.next_functions):
+            if len(result) != n_in:
                 result = one_per_input(node, result)
             for i, slot, shape, dtype in edges:
                 g = result[i]

@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
 
     jobs = [
         lambda: fg.engine_chain(reps),
+        lambda: fg.engine_chain(reps, captured=True),
         lambda: fg.bias_act("relu", reps),
         lambda: fg.bias_act("sigmoid", reps),
         lambda: fg.bias_act("tanh", reps),

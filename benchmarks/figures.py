@@ -51,8 +51,9 @@ def _t(a: np.ndarray, requires_grad: bool = False):
 
 
 # ------------------------------------------------------------------ engine overhead
-def engine_chain(repeats: int = 15, length: int = 1000) -> Figure:
-    """A chain of ``length`` multiplications on a (4,) vector, forward and backward."""
+def engine_chain(repeats: int = 15, length: int = 1000, captured: bool = False) -> Figure:
+    """A chain of ``length`` multiplications on a (4,) vector, forward and backward; with
+    ``captured=True`` the same chain as an ``al.capture`` step, replayed."""
     x0 = np.linspace(0.5, 1.0, 4)
 
     def ours():
@@ -62,6 +63,22 @@ def engine_chain(repeats: int = 15, length: int = 1000) -> Figure:
             y = y * 1.0001
         y.sum().backward()
         return x.grad
+
+    if captured:
+        leaf = al.Variable(x0, requires_grad=True)
+
+        def chain(scale):
+            y = leaf * scale
+            for _ in range(length - 1):
+                y = y * 1.0001
+            return y.sum()
+
+        step, one = al.capture(chain), al.Variable(np.full(1, 1.0001))
+
+        def ours():  # noqa: F811 - the captured variant of the same chain
+            leaf.grad = None
+            step(one)  # leaf * 1.0001, then 999 more: the same chain
+            return leaf.grad
 
     def theirs():
         x = torch.tensor(x0, requires_grad=True)
@@ -73,7 +90,9 @@ def engine_chain(repeats: int = 15, length: int = 1000) -> Figure:
 
     tim = compare({"ours": ours, "torch": theirs if torch is not None else None},
                   repeats=repeats, sample_seconds=0.05)
-    fig = Figure(f"engine overhead: chain of {length} ops on (4,), fwd+bwd", "torch", 0.8, tim)
+    name = f"engine overhead: chain of {length} ops on (4,), fwd+bwd"
+    fig = Figure(name + (", captured step (al.capture)" if captured else ""), "torch", 0.8, tim)
+    fig.extra["grad"] = ours().data.copy()
     fig.extra["us_per_op"] = {k: v.median / length * 1e6 for k, v in tim.items()}
     fig.extra["cpu_us_per_op"] = {k: v.cpu_median / length * 1e6 for k, v in tim.items()}
     return fig

@@ -9,6 +9,7 @@ from benchmarks.report import previous_ratios, render  # noqa: E402
 
 def test_figures_run_and_render(tmp_path):
     figs = [figures.engine_chain(repeats=1, length=20),
+            figures.engine_chain(repeats=1, length=20, captured=True),
             figures.softmax_ce(8, 5, repeats=1),
             figures.conv(2, 1, 2, 6, 0.5, repeats=1)]
     for f in figs:
@@ -21,6 +22,9 @@ def test_figures_run_and_render(tmp_path):
     cold = {"empty_cache": {"import": 0.1, "kernels": 5.0, "total": 5.1},
             "warm_cache": {"import": 0.1, "kernels": 0.5, "total": 0.6}}
     text = render(figs, cold, info, None, 1.0)
+    assert figs[0].name != figs[1].name and "captured step" in figs[1].name
+    # both chains give d(sum of 20 multiplications)/dx the same way
+    assert math.isclose(float(figs[1].extra["grad"][0]), float(figs[0].extra["grad"][0]), rel_tol=1e-12)
     assert "| figure |" in text and "softmax-cross-entropy" in text and "warm cache" in text
 
 
