@@ -80,10 +80,12 @@ def evaluate(model: Any, loader: Iterable, loss_fn: Callable) -> tuple[float, fl
 
 def fit(model: Any, loader: Iterable, loss_fn: Callable, optimizer: Any, epochs: int = 1,
         val_loader: Iterable | None = None, progress: bool = True, scheduler: Any = None,
-        max_loss: float | None = None) -> dict[str, list[float]]:
+        max_loss: float | None = None, capture: bool = False) -> dict[str, list[float]]:
     """Train for ``epochs`` passes over ``loader``; return the history per epoch.
 
     Each batch: forward, loss, ``optimizer.zero_grad()``, ``loss.backward()``, ``optimizer.step()``.
+    ``capture=True`` runs forward, loss and backward as one ``al.capture`` step, captured once per
+    batch shape and replayed: the same numbers with less Python per batch (see ``replay.py``).
     The history has ``loss`` and ``accuracy`` (training batches, averaged over the epoch), and
     ``val_loss``/``val_accuracy`` when ``val_loader`` is given. ``progress=False`` hides the bar;
     ``scheduler.step()`` (e.g. a StepLR) runs after each epoch.
@@ -98,19 +100,33 @@ def fit(model: Any, loader: Iterable, loss_fn: Callable, optimizer: Any, epochs:
     total = int(epochs) * len(loader) if hasattr(loader, "__len__") else None
     bar = tqdm(total=total, disable=not progress, unit="batch", leave=True)
     first_loss: float | None = None
+    step = None
+    if capture:
+        from .replay import capture as capture_step
+
+        def forward(x: Any, y: Any) -> tuple:
+            out = model(x)
+            return loss_fn(out, y), out
+
+        step = capture_step(forward)
     try:
         for epoch in range(1, int(epochs) + 1):
             bar.set_description(f"epoch {epoch}/{epochs}")
             model.train()
             total_loss, correct, seen = 0.0, 0, 0
             for batch, (x, y) in enumerate(loader, 1):
-                out = model(x)
-                loss = loss_fn(out, y)
+                if step is not None:  # forward and backward in one replayed step
+                    optimizer.zero_grad()
+                    loss, out = step(x, y)
+                else:
+                    out = model(x)
+                    loss = loss_fn(out, y)
                 value = float(loss.item())
                 _check_loss(value, epoch, batch, first_loss, max_loss)
                 first_loss = value if first_loss is None else first_loss
-                optimizer.zero_grad()
-                loss.backward()
+                if step is None:
+                    optimizer.zero_grad()
+                    loss.backward()
                 optimizer.step()
                 n = len(x)
                 total_loss += value * n
@@ -179,10 +195,12 @@ def make_model(name: str, seed: int = 0) -> Any:
 
 
 def train_digits(model_name: str = "mlp", epochs: int = 20, seed: int = 0, batch_size: int | None = None,
-                 lr: float | None = None, progress: bool = True) -> tuple[Any, dict[str, list[float]], float]:
+                 lr: float | None = None, progress: bool = True,
+                 capture: bool = False) -> tuple[Any, dict[str, list[float]], float]:
     """Train one of ``make_model``'s networks on the digits with SGD (momentum 0.9); return
     ``(model, history, test_accuracy)``; the history's val_* entries are on the test split.
-    ``batch_size`` and ``lr`` default to ``DEFAULT_BATCH`` and ``DEFAULT_LR`` for the model."""
+    ``batch_size`` and ``lr`` default to ``DEFAULT_BATCH`` and ``DEFAULT_LR`` for the model;
+    ``capture=True`` replays a captured step (``fit``'s option; the same numbers)."""
     from . import nn
     from .data import DataLoader, TensorDataset, load_digits
     from .optim import SGD
@@ -195,7 +213,7 @@ def train_digits(model_name: str = "mlp", epochs: int = 20, seed: int = 0, batch
     optimizer = SGD(model.parameters(), lr=lr if lr is not None else DEFAULT_LR[model_name], momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
     history = fit(model, train_loader, loss_fn, optimizer, epochs, val_loader=test_loader, progress=progress,
-                  max_loss=MAX_LOSS)
+                  max_loss=MAX_LOSS, capture=capture)
     _, test_acc = evaluate(model, test_loader, loss_fn)
     return model, history, float(test_acc)
 
@@ -270,6 +288,9 @@ def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--out", type=image_path, default="training.png",
                    help="where to write the curves, in an existing folder (default: training.png)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument("--capture", action="store_true",
+                   help="capture the training step once and replay it (al.capture): the same "
+                        "numbers, less Python per batch")
     p.set_defaults(func=run_train)
     return p
 
@@ -294,7 +315,7 @@ def run_train(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         _, history, test_acc = train_digits(args.model, args.epochs, args.seed, args.batch_size, lr,
-                                            progress=not args.no_progress)
+                                            progress=not args.no_progress, capture=args.capture)
     except TrainingDiverged as err:
         print(f"autograd-lab train: error: {err} For example: --lr {lr / 10:g}", file=sys.stderr)
         return 1

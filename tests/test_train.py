@@ -98,6 +98,22 @@ def test_make_model_names():
         make_model("resnet")
 
 
+@pytest.mark.parametrize("kind, epochs", [("mlp", 2), ("cnn", 1)])
+def test_training_with_a_captured_step_gives_the_same_run(kind, epochs):
+    from autograd_lab.train import train_digits
+    runs = [train_digits(kind, epochs=epochs, seed=2, progress=False, capture=c) for c in (False, True)]
+    (m1, h1, acc1), (m2, h2, acc2) = runs
+    assert h1 == h2 and acc1 == acc2  # every loss and accuracy, exactly
+    for p, q in zip(m1.parameters(), m2.parameters()):
+        assert np.array_equal(p.data, q.data)
+
+
+def test_train_command_with_capture(tmp_path, capsys):
+    out = tmp_path / "curves.png"
+    assert train_main(["--epochs", "1", "--capture", "--out", str(out), "--no-progress"]) == 0
+    assert "mlp: test accuracy" in capsys.readouterr().out and out.exists()
+
+
 def test_train_command_writes_a_png(tmp_path, capsys):
     out = tmp_path / "curves.png"
     assert train_main(["--model", "mlp", "--epochs", "2", "--out", str(out), "--no-progress"]) == 0
@@ -109,10 +125,11 @@ def test_train_command_writes_a_png(tmp_path, capsys):
 def test_training_benchmark_runs():
     bench = pytest.importorskip("benchmarks.training")
     rows = bench.bench_model("mlp", seeds=(0,), epochs=1, repeats=1, with_torch=False)
-    assert [r["contender"] for r in rows] == ["autograd_lab", "numpy (hand backprop)"]
+    assert [r["contender"] for r in rows] == ["autograd_lab", "autograd_lab (captured)", "numpy (hand backprop)"]
     assert all(r["seconds"] > 0 and 0.0 <= r["accuracy_mean"] <= 1.0 for r in rows)
     # same initial weights and batches: one epoch of ours and of the hand-written backprop agree
-    assert rows[0]["accuracy_fixed_split_mean"] == pytest.approx(rows[1]["accuracy_mean"], abs=0.02)
+    assert rows[0]["accuracy_fixed_split_mean"] == pytest.approx(rows[2]["accuracy_mean"], abs=0.02)
+    assert rows[1]["note"] == "weights equal to the ordinary path's"
     assert "autograd_lab" in bench.format_rows(rows)
 
 
@@ -193,6 +210,7 @@ def test_fit_max_loss_is_optional(digits):
 def test_one_epoch_run_says_epoch_and_plots_whole_epochs(tmp_path):
     import matplotlib
     matplotlib.use("Agg")
+    import matplotlib.figure
     from matplotlib.ticker import FixedLocator  # noqa: F401
     import argparse
 
@@ -211,7 +229,7 @@ def test_one_epoch_run_says_epoch_and_plots_whole_epochs(tmp_path):
         matplotlib.figure.Figure.savefig = lambda fig, *a, **k: figures.append(fig)
         for epochs in (1, 3):
             args = argparse.Namespace(model="mlp", epochs=epochs, seed=0, lr=None, batch_size=64,
-                                      out=tmp_path / "x.png", no_progress=True)
+                                      out=tmp_path / "x.png", no_progress=True, capture=False)
             assert train_module.run_train(args) == 0
     finally:
         matplotlib.figure.Figure.savefig = real_savefig
