@@ -18,8 +18,9 @@ What a replay cannot see, it repeats as it was captured (as CUDA graphs do):
 - Python decisions: an ``if`` on a value, ``model.train()``/``eval()``, a different loss.
   Call ``step.reset()`` after such a change, so that the next call captures again.
 - Values that reach the loss without a recorded operation: ``.item()``, ``.numpy()``,
-  comparisons, and Variables made inside ``fn`` (``al.randn`` noise is frozen; a Function that
-  draws inside its forward, such as dropout, draws anew on every replay).
+  comparisons, what ``fn`` computes under ``al.no_grad()``, and Variables made inside ``fn``
+  (``al.randn`` noise is frozen; a Function that draws inside its forward, such as dropout,
+  draws anew on every replay).
 - ``fn`` must only compute: no ``backward()``, no optimizer step, no in-place change of a
   parameter inside it (a captured in-place operation is refused).
 
@@ -29,6 +30,7 @@ makes the next call capture again too. ``step.captures`` counts the captures.
 """
 from __future__ import annotations
 
+import gc
 import threading
 from typing import Any, Callable
 
@@ -77,7 +79,10 @@ class _Plan:
         self.root_slot = first[loss.grad_fn] + loss._output_nr
         self.nodes = [e.node for e in entries if e.node is not None]
         self.program = [((e.cls.forward if e.kwargs is None and not e.cls._setup_style and not e.is_tuple
-                          else None), e.template, e.links, e.node, e) for e in entries]
+                          else None), e.template,
+                         # (value, constant) calls keep just the value's slot
+                         e.links[0][1] if len(e.template) == 2 and len(e.links) == 1 and e.links[0][0] == 0
+                         else e.links, e.node, e) for e in entries]
         self.leaves = leaves  # [(Variable, shape, dtype)]: the parameters gradients flow into
 
     def still_fits(self, key: tuple) -> bool:
@@ -123,9 +128,19 @@ class CapturedStep:
             plan = self._plans.get(key)
             if plan is None or not plan.still_fits(key):
                 plan, vals = self._capture(inputs, key)
+                _backward(plan, vals)
             else:
-                vals = _replay(plan, inputs)
-            _backward(plan, vals)
+                # A replay makes no reference cycle (its values carry no grad_fn), so there is
+                # nothing for the cyclic garbage collector to find while it runs: pause it, as its
+                # passes over every live object would cost about 5 % of a replayed chain.
+                collecting = gc.isenabled()
+                gc.disable()
+                try:
+                    vals = _replay(plan, inputs)
+                    _backward(plan, vals)
+                finally:
+                    if collecting:
+                        gc.enable()
             slots, is_tuple = plan.returns
             out = tuple(vals[k].detach() for k in slots)
         return out if is_tuple else out[0]
@@ -291,19 +306,26 @@ def _replay(plan: _Plan, inputs: list) -> list:
     STATE.enabled = False  # as inside any forward: nothing is recorded
     try:
         for forward, template, links, ctx, e in plan.program:
-            args = template
-            if links:
-                args = list(template)
-                for i, k in links:
-                    args[i] = vals[k]
-            if forward is not None:  # the common case: positional arguments, one output
-                result = forward(ctx if ctx is not None else _PlainCtx(), *args)
-                vals.append(result if type(result) is Variable else _wrap_outputs(e.cls, result))
+            if forward is None:  # keyword arguments, setup_context or several outputs
+                _replay_general(e, _arguments(template, links, vals), vals)
+                continue
+            if type(links) is int:  # (an earlier value, a constant): the most common call
+                result = forward(ctx if ctx is not None else _PlainCtx(), vals[links], template[1])
             else:
-                _replay_general(e, args, vals)
+                result = forward(ctx if ctx is not None else _PlainCtx(), *_arguments(template, links, vals))
+            vals.append(result if type(result) is Variable else _wrap_outputs(e.cls, result))
     finally:
         STATE.enabled = True
     return vals
+
+
+def _arguments(template: tuple, links: tuple, vals: list) -> Any:
+    if not links:
+        return template
+    args = list(template)
+    for i, k in links:
+        args[i] = vals[k]
+    return args
 
 
 def _replay_general(e: _Entry, args: Any, vals: list) -> None:

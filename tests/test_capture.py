@@ -168,6 +168,28 @@ def test_a_changed_parameter_or_reset_captures_again():
     assert step.captures == 3  # the capture that raised is not counted
 
 
+def test_a_replay_leaves_the_garbage_collector_as_it_found_it():
+    import gc
+    w = al.tensor([1.0, 2.0], requires_grad=True)
+    step = al.capture(lambda x: (w * x).sum())
+    step(al.tensor([1.0, 1.0]))
+    assert gc.isenabled()
+    step(al.tensor([1.0, 1.0]))  # replayed with the collector paused
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        step(al.tensor([1.0, 1.0]))
+        assert not gc.isenabled()  # a caller's choice is kept
+    finally:
+        gc.enable()
+    logits = al.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    ce = al.capture(lambda t: F.cross_entropy(logits * 1.0, t))
+    ce(al.tensor([2]))
+    with pytest.raises(ValueError, match="class indices"):  # raised inside the replay ...
+        ce(al.tensor([7]))
+    assert gc.isenabled()  # ... which still restarts the collector
+
+
 def test_nothing_saved_stays_alive_between_calls():
     model = make_model("mlp", 0)
     step = al.capture(lambda xb, yb: F.cross_entropy(model(xb), yb))
