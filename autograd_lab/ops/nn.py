@@ -9,7 +9,7 @@ from ..function import Function
 from ..grad_mode import is_grad_enabled
 from ..kernels.blas import serial_blas
 from ._util import wrap
-from .activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh  # noqa: F401
+from .activation import _FLOATS, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh  # noqa: F401
 from .conv import Conv2d, MaxPool2d  # noqa: F401
 from .loss import CrossEntropy, MSELoss  # noqa: F401
 
@@ -47,7 +47,7 @@ class Linear(Function):
             gw = (g2.T @ x.data.reshape(-1, x.shape[-1])) if need_w else None
         gb = None
         if need_b and ctx.has_bias:
-            gb = K.sum_rows(g2, parallel=False) if g2.dtype in (np.float32, np.float64) else g2.sum(axis=0)
+            gb = K.sum_rows(g2, parallel=False) if g2.dtype in _FLOATS else g2.sum(axis=0)
         return gx, gw, gb
 
 
