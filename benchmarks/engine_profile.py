@@ -1,4 +1,5 @@
-"""Where the time of one recorded op goes: the 1000-op chain of ``figures.engine_chain`` in parts.
+"""Where the time of one recorded op goes: the 1000-op chain of ``figures.engine_chain`` in parts,
+recorded and built as usual, and replayed as an ``al.capture`` step.
 
     python -m benchmarks.engine_profile [--repeats 25]
 
@@ -64,6 +65,36 @@ def _torch() -> object:
     return _chain(torch, torch.tensor)
 
 
+# the same chain as an al.capture step (benchmarks.figures.engine_chain(captured=True))
+_LEAF = al.Variable(X0, requires_grad=True)
+_SCALE = al.Variable(np.full(1, 1.0001))
+
+
+def _captured_chain(scale: al.Variable) -> al.Variable:
+    y = _LEAF * scale
+    for _ in range(N - 1):
+        y = y * 1.0001
+    return y.sum()
+
+
+_STEP = al.capture(_captured_chain)
+
+
+def _replay_parts() -> tuple[float, float]:
+    """Seconds of the replayed forward and of the replayed backward of one call."""
+    from autograd_lab import replay
+
+    if not _STEP._plans:
+        _STEP(_SCALE)  # the capture
+    plan = next(iter(_STEP._plans.values()))
+    _LEAF.grad = None
+    t = time.perf_counter()
+    vals = replay._replay(plan, [_SCALE])
+    middle = time.perf_counter()
+    replay._backward(plan, vals)
+    return middle - t, time.perf_counter() - middle
+
+
 def tracked_per_op() -> float:
     """Objects the garbage collector tracks that one recorded op keeps alive until backward."""
     _ours()
@@ -79,7 +110,8 @@ def split(repeats: int) -> dict[str, float]:
     """Microseconds per op of each part, medians, the collector off."""
     parts: dict[str, list[float]] = {k: [] for k in (
         "numpy: the two multiplications", "ours: the same, nothing recorded",
-        "ours: forward, recorded", "ours: backward", "torch: forward", "torch: backward")}
+        "ours: forward, recorded", "ours: backward", "captured: forward, replayed",
+        "captured: backward, replayed", "torch: forward", "torch: backward")}
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -99,6 +131,9 @@ def split(repeats: int) -> dict[str, float]:
                 loss.backward()
                 parts[f"{who}: backward"].append(time.perf_counter() - t)
                 del loss
+            forward, backward = _replay_parts()
+            parts["captured: forward, replayed"].append(forward)
+            parts["captured: backward, replayed"].append(backward)
             gc.collect()
     finally:
         if enabled:
@@ -108,14 +143,19 @@ def split(repeats: int) -> dict[str, float]:
 
 def with_collector(repeats: int) -> dict[str, float]:
     """Forward + backward per op with the collector on (what a user pays), ours and torch."""
+    def captured() -> None:
+        _LEAF.grad = None
+        _STEP(_SCALE)
+
     out = {}
-    for who, build in (("ours", _ours), ("torch", _torch if torch is not None else None)):
-        if build is None:
+    for who, run in (("ours", lambda: _ours().backward()), ("captured", captured),
+                     ("torch", (lambda: _torch().backward()) if torch is not None else None)):
+        if run is None:
             continue
         samples = []
         for _ in range(repeats):
             t = time.perf_counter()
-            build().backward()
+            run()
             samples.append(time.perf_counter() - t)
         out[who] = statistics.median(samples) / N * 1e6
     return out
