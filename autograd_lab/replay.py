@@ -11,7 +11,7 @@ The first call runs ``fn`` on the ordinary path and writes down which Function r
 traced Functions' ``forward`` on the new inputs, then their ``backward`` in the order the engine
 used, reusing the nodes of the first call. No module is called, no node, edge or metadata is made,
 and no topological order is computed; the numbers are the ordinary path's, bit for bit (the tests
-compare them). It is the idea behind CUDA graphs and ``torch.compile``, in a few lines of Python.
+compare them). It is the idea behind CUDA graphs and ``torch.compile``, in plain Python.
 
 What a replay cannot see, it repeats as it was captured (as CUDA graphs do):
 
