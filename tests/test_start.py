@@ -118,6 +118,45 @@ def test_bad_start_options_get_starts_usage(tmp_path, capsys, args, message) -> 
 
 
 # -- a real JupyterLab ----------------------------------------------------------------------------
+class _FakeChild:
+    """Stands in for the JupyterLab process: a pid, and poll() saying whether it ended."""
+
+    def __init__(self, pid: int = 424242, ended: bool = False) -> None:
+        self.pid, self.ended = pid, ended
+
+    def poll(self):
+        return 1 if self.ended else None
+
+
+def test_start_waits_for_the_port_not_only_for_the_runtime_file(monkeypatch):
+    """jupyter_server writes its jpserver-*.json before its event loop binds the port: the URL is
+    shown only once the port takes connections (a test that connected at once was refused)."""
+    import jupyter_server.serverapp as serverapp
+
+    placeholder = socket.socket()
+    placeholder.bind(("127.0.0.1", 0))  # bound, not listening: connecting is refused
+    port = placeholder.getsockname()[1]
+    info = {"pid": 424242, "port": port, "url": f"http://127.0.0.1:{port}/", "token": "t"}
+    monkeypatch.setattr(serverapp, "list_running_servers", lambda: [info])
+    assert not start_module.accepts_connections(info)
+    assert start_module.wait_until_serving(_FakeChild(), timeout=1.0) is None  # never listened
+
+    def listen_later():
+        time.sleep(0.6)
+        placeholder.listen()
+
+    threading.Thread(target=listen_later).start()
+    begin = time.monotonic()
+    try:
+        assert start_module.wait_until_serving(_FakeChild(), timeout=20) == info
+        assert time.monotonic() - begin >= 0.5  # it waited for the port
+        assert start_module.accepts_connections(info)
+    finally:
+        placeholder.close()
+    assert start_module.wait_until_serving(_FakeChild(ended=True), timeout=5) is None  # it exited
+    assert start_module.accepts_connections({"sock": "/tmp/jupyter.sock", "port": 0})
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -19,9 +19,11 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -176,9 +178,31 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child before e
         pass
 
 
+def accepts_connections(info: dict[str, Any]) -> bool:
+    """Whether the server of ``info`` (a jpserver-*.json) takes TCP connections yet.
+
+    jupyter_server writes that file before its event loop binds the port, so the file alone
+    does not mean a browser (or a test) can connect."""
+    if info.get("sock"):  # a Unix socket: there is no port to try
+        return True
+    host = urllib.parse.urlsplit(str(info.get("url", ""))).hostname or "127.0.0.1"
+    try:
+        port = int(info.get("port") or 0)
+    except (TypeError, ValueError):
+        return True  # nothing to try: trust the file, as before
+    for candidate in dict.fromkeys((host, "127.0.0.1")):
+        try:
+            with socket.create_connection((candidate, port), timeout=1.0):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def wait_until_serving(child: subprocess.Popen, timeout: float = READY_TIMEOUT
                        ) -> dict[str, Any] | None:
-    """The runtime info of the server ``child`` started, once it serves (None if it exited)."""
+    """The runtime info of the server ``child`` started, once it serves: its runtime file is
+    written and its port takes connections (None if it exited or the time ran out)."""
     from jupyter_server.serverapp import list_running_servers
 
     deadline = time.monotonic() + timeout
@@ -186,7 +210,7 @@ def wait_until_serving(child: subprocess.Popen, timeout: float = READY_TIMEOUT
         if child.poll() is not None:
             return None
         for info in list_running_servers():
-            if info.get("pid") == child.pid:
+            if info.get("pid") == child.pid and accepts_connections(info):
                 return info
         time.sleep(0.2)
     return None
