@@ -209,12 +209,19 @@ def one_per_input(node: Node, result: tuple) -> tuple:
     )
 
 
-def _run_node(node: Node, buf: list, buffers: dict, retain_graph: bool) -> None:
-    if len(buf) > 1 and node.materialize_grads:  # a single output always has its gradient
+def materialize(node: Node, buf: list) -> None:
+    """Zeros for the outputs of a multi-output node that got no gradient (unless the Function
+    asked for None with ``ctx.set_materialize_grads(False)``)."""
+    if node.materialize_grads:
         for nr, g in enumerate(buf):
             if g is None and node._output_meta[nr] is not None:
                 shape, dtype = node._output_meta[nr]
                 buf[nr] = Variable._make(np.zeros(shape, dtype))
+
+
+def _run_node(node: Node, buf: list, buffers: dict, retain_graph: bool) -> None:
+    if len(buf) > 1:  # a single output always has its gradient
+        materialize(node, buf)
     result = node._forward_cls.backward(node, *buf)
     if not isinstance(result, tuple):
         result = (result,)

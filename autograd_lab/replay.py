@@ -37,7 +37,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import function
-from .engine import _accumulate_leaf, _add, _as_grad, one_per_input, topological_order
+from .engine import _accumulate_leaf, _add, _as_grad, materialize, one_per_input, topological_order
 from .errors import AutogradLabError
 from .function import AccumulateGrad, _call_forward, _interned, _NO_EDGE, _PlainCtx, _wrap_outputs
 from .grad_mode import STATE
@@ -390,11 +390,7 @@ def _backward(plan: _Plan, vals: list) -> None:
                 buf = grads[first:first + n_out]
                 if all(g is None for g in buf):
                     continue
-                if node.materialize_grads:
-                    for nr, g in enumerate(buf):
-                        if g is None and node._output_meta[nr] is not None:
-                            shape, dtype = node._output_meta[nr]
-                            buf[nr] = Variable._make(np.zeros(shape, dtype))
+                materialize(node, buf)
                 result = backward(node, *buf)
             if type(result) is not tuple:
                 result = (result,)

@@ -38,29 +38,21 @@ def _accuracy(logits: np.ndarray, y: np.ndarray) -> float:
 
 
 # ---- the three contenders ------------------------------------------------------------------------------
-def train_ours(model: nn.Module, x: np.ndarray, y: np.ndarray, order: list, lr: float = LR) -> nn.Module:
+def train_ours(model: nn.Module, x: np.ndarray, y: np.ndarray, order: list, lr: float = LR,
+               capture: bool = False) -> nn.Module:
+    """SGD with momentum over ``order``; ``capture=True`` runs forward and backward as an
+    ``al.capture`` step (captured once per batch shape, then replayed: the same weights)."""
     opt = SGD(model.parameters(), lr=lr, momentum=MOMENTUM)
     loss_fn = nn.CrossEntropyLoss()
+    step = al.capture(lambda xb, yb: loss_fn(model(xb), yb)) if capture else None
     for epoch in order:
         for idx in epoch:
-            loss = loss_fn(model(al.Variable._make(x[idx])), al.Variable._make(y[idx]))
+            xb, yb = al.Variable._make(x[idx]), al.Variable._make(y[idx])
             opt.zero_grad()
-            loss.backward()
-            opt.step()
-    return model
-
-
-def train_ours_captured(model: nn.Module, x: np.ndarray, y: np.ndarray, order: list,
-                        lr: float = LR) -> nn.Module:
-    """``train_ours`` with the step captured once per batch shape and replayed (``al.capture``):
-    the same weights at the end, bit for bit."""
-    opt = SGD(model.parameters(), lr=lr, momentum=MOMENTUM)
-    loss_fn = nn.CrossEntropyLoss()
-    step = al.capture(lambda xb, yb: loss_fn(model(xb), yb))
-    for epoch in order:
-        for idx in epoch:
-            opt.zero_grad()
-            step(al.Variable._make(x[idx]), al.Variable._make(y[idx]))
+            if step is not None:
+                step(xb, yb)
+            else:
+                loss_fn(model(xb), yb).backward()
             opt.step()
     return model
 
@@ -193,8 +185,8 @@ def bench_model(kind: str, seeds: tuple[int, ...] = (0, 1, 2, 3, 4), epochs: int
     torch = _torch() if with_torch else None
     contenders: dict[str, Callable[[], Any]] = {
         "autograd_lab": lambda: train_ours(make_model(kind, 0), x_train, y_train, order, lr),
-        "autograd_lab (captured)": lambda: train_ours_captured(make_model(kind, 0), x_train, y_train,
-                                                               order, lr)}
+        "autograd_lab (captured)": lambda: train_ours(make_model(kind, 0), x_train, y_train, order, lr,
+                                                      capture=True)}
     if kind == "mlp":
         init = [p.data.copy() for p in make_model("mlp", 0).parameters()]
         contenders["numpy (hand backprop)"] = lambda: train_numpy_mlp(init, x_train, y_train, order, lr)
@@ -203,7 +195,7 @@ def bench_model(kind: str, seeds: tuple[int, ...] = (0, 1, 2, 3, 4), epochs: int
                                                                          y_train, order, lr)
     warm = order[:1]  # one epoch each first: JIT compilation, caches, allocator
     train_ours(make_model(kind, 0), x_train, y_train, warm, lr)
-    train_ours_captured(make_model(kind, 0), x_train, y_train, warm, lr)
+    train_ours(make_model(kind, 0), x_train, y_train, warm, lr, capture=True)
     if kind == "mlp":
         train_numpy_mlp(init, x_train, y_train, warm, lr)
     if torch is not None:
