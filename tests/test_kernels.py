@@ -188,6 +188,30 @@ def test_cross_entropy_rejects_bad_targets():
         S.softmax_fwd(np.zeros((2, 3, 4)))
 
 
+def test_unchecked_cross_entropy_reads_nothing_out_of_range():
+    """check=False leaves the range check to the caller: a target outside [0, classes) gives a
+    NaN loss in its row (and no read outside the row), the other rows are as checked."""
+    x = rng.standard_normal((4, 3))
+    t = np.array([0, 3, 2, -1], dtype=np.int64)
+    loss, stats = S.cross_entropy_fwd(x, t, check=False)
+    assert np.isnan(loss[1]) and np.isnan(loss[3])
+    good, _ = S.cross_entropy_fwd(x[[0, 2]], t[[0, 2]])
+    np.testing.assert_array_equal(loss[[0, 2]], good)
+
+
+def test_cross_entropy_bwd_takes_one_grad_for_every_row():
+    x = rng.standard_normal((5, 4)).astype(np.float32)
+    t = np.array([0, 3, 2, 1, 1], dtype=np.int64)
+    _, stats = S.cross_entropy_fwd(x, t)
+    rows = S.cross_entropy_bwd(x, t, stats, np.full(5, 0.25, np.float32))
+    for g in (0.25, np.float32(0.25), np.array(0.25)):
+        np.testing.assert_array_equal(S.cross_entropy_bwd(x, t, stats, g), rows)
+        np.testing.assert_array_equal(S.cross_entropy_bwd(x, t, stats, g, check=False), rows)
+    np.testing.assert_allclose(rows, S.cross_entropy_bwd_ref(x, t, stats, 0.25), rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match=r"a number or have shape \(5,\)"):
+        S.cross_entropy_bwd(x, t, stats, np.ones(1, np.float32))
+
+
 @settings(max_examples=25, deadline=None)
 @given(rows=st.integers(1, 40), cols=st.integers(1, 70), scale=st.sampled_from([0.1, 3.0, 300.0]))
 def test_log_softmax_property(rows, cols, scale):

@@ -259,12 +259,26 @@ def _leaves(y):
 
 
 # ------------------------------------------------------------------ errors
+def test_cross_entropy_of_nan_logits_is_nan_not_an_error():
+    """The range of the targets is checked only when a loss is NaN; NaN logits with good targets
+    give NaN, as in PyTorch."""
+    x = al.tensor([[0.0, np.nan], [1.0, 2.0]], requires_grad=True)
+    loss = F.cross_entropy(x, np.array([1, 0]))
+    assert np.isnan(loss.item())
+    assert np.isnan(F.cross_entropy(x, np.array([1, 0]), reduction="none").data[0])
+    loss.backward()
+    assert np.isnan(x.grad.data[0]).all() and np.isfinite(x.grad.data[1]).all()
+
+
 def test_cross_entropy_rejects_bad_targets():
     x = var(3, 4)
     with pytest.raises(ValueError, match=r"class indices in \[0, 4\)"):
         F.cross_entropy(x, np.array([0, 4, 1]))
-    with pytest.raises(ValueError, match=r"class indices in \[0, 4\)"):
-        F.cross_entropy(x, np.array([0, -1, 1]))
+    for reduction in ("mean", "sum", "none"):
+        with pytest.raises(ValueError, match=r"class indices in \[0, 4\)"):
+            F.cross_entropy(x, np.array([0, -1, 1]), reduction=reduction)
+        with pytest.raises(ValueError, match=r"class indices in \[0, 4\).*from 0 to 7"):
+            F.cross_entropy(x.reshape(3, 4, 1), np.array([[0], [7], [1]]), reduction=reduction)
     with pytest.raises(ShapeError, match=r"target of shape \(3,\)"):
         F.cross_entropy(x, np.array([0, 1]))
     with pytest.raises(TypeError, match="integer class indices"):

@@ -119,7 +119,8 @@ def _cross_entropy_fwd_k(x, target, stats, loss, nchunks):
     """loss[i] = (max_i - x[i, t_i]) + log(sum(exp(x_i - max_i))); stats = (max, log-sum) rows.
 
     Adding the small log-sum last keeps float32 losses accurate for logits of 1e4
-    (``logsumexp - x[t]`` would cancel to an error of 1e-3).
+    (``logsumexp - x[t]`` would cancel to an error of 1e-3). A target outside [0, classes)
+    reads nothing: its row's loss is NaN (the wrapper's caller reports it).
     """
     for c in prange(nchunks):
         lo, hi = _bounds(c, nchunks, x.shape[0])
@@ -129,18 +130,21 @@ def _cross_entropy_fwd_k(x, target, stats, loss, nchunks):
             ls = np.log(_sum_exp_jit(x[i], m))
             stats[0, i] = m
             stats[1, i] = ls
-            loss[i] = (m - x[i, target[i]]) + ls
+            t = target[i]
+            loss[i] = (m - x[i, t]) + ls if 0 <= t < x.shape[1] else np.nan
 
 
 def _cross_entropy_bwd_k(x, target, stats, grad_loss, out, nchunks):
-    """out[i, j] = grad_loss[i] * (softmax(x)[i, j] - [j == target[i]])."""
+    """out[i, j] = grad_loss[i] * (softmax(x)[i, j] - [j == target[i]]); a grad_loss of one
+    element is every row's."""
+    step = 1 if grad_loss.shape[0] > 1 else 0
     for c in prange(nchunks):
         lo, hi = _bounds(c, nchunks, x.shape[0])
         for i in range(lo, hi):
             row, orow = x[i], out[i]
             m = stats[0, i]
             ls = stats[1, i]
-            gi = grad_loss[i]
+            gi = grad_loss[i * step]
             for j in range(row.shape[0]):
                 orow[j] = gi * fast_exp((row[j] - m) - ls)
             orow[target[i]] -= gi
@@ -240,8 +244,8 @@ def cross_entropy_fwd(x: np.ndarray, target: np.ndarray, check: bool = True
     """(loss, stats): per-row loss logsumexp(x_i) - x_i[target_i], and the (2, rows) array of
     row maxima and log-sums of exp(x - max) that ``cross_entropy_bwd`` needs.
 
-    ``check=False`` skips the range check of ``target`` (for callers that did it already);
-    an out-of-range target then reads out of bounds."""
+    ``check=False`` skips the checks of ``target`` (for callers that made it an int64 array of
+    one index per row already); a target out of range then gives a NaN loss in its row."""
     x = _rows(x)
     t = _targets(target, *x.shape) if check else np.ascontiguousarray(target, dtype=np.int64)
     stats = np.empty((2, x.shape[0]), dtype=x.dtype)
@@ -252,19 +256,27 @@ def cross_entropy_fwd(x: np.ndarray, target: np.ndarray, check: bool = True
 
 def cross_entropy_bwd(x: np.ndarray, target: np.ndarray, stats: np.ndarray,
                       grad_loss: np.ndarray | float, check: bool = True) -> np.ndarray:
-    """d(sum_i grad_loss_i * loss_i)/dx = grad_loss_i * (softmax(x_i) - onehot(target_i))."""
+    """d(sum_i grad_loss_i * loss_i)/dx = grad_loss_i * (softmax(x_i) - onehot(target_i)).
+
+    ``check=False`` is for the arrays ``cross_entropy_fwd(check=False)`` took and returned, as they
+    were: it converts and checks nothing but ``grad_loss`` (a number, or one per row)."""
+    if not check:
+        gl = np.asarray(grad_loss, dtype=x.dtype).reshape(-1)  # one element stands for every row
+        out = np.empty_like(x)
+        _run(_CE_BWD, x.shape, x, target, stats, gl, out)
+        return out
     x = _rows(x)
-    t = _targets(target, *x.shape) if check else np.ascontiguousarray(target, dtype=np.int64)
+    t = _targets(target, *x.shape)
     gl = np.asarray(grad_loss, dtype=x.dtype)
-    gl = np.full(x.shape[0], gl, dtype=x.dtype) if gl.ndim == 0 else np.ascontiguousarray(gl)
-    if gl.shape != (x.shape[0],):
+    if gl.shape != (x.shape[0],) and gl.ndim != 0:
         raise ValueError(f"grad_loss must be a number or have shape ({x.shape[0]},), got {gl.shape}")
+    gl = gl.reshape(-1)
     stats = np.ascontiguousarray(stats, dtype=x.dtype)
     if stats.shape != (2, x.shape[0]):
         raise ValueError(f"stats must be the (2, {x.shape[0]}) array cross_entropy_fwd returned, "
                          f"got shape {stats.shape}")
     out = np.empty_like(x)
-    _run(_CE_BWD, x.shape, x, t, stats, gl, out)
+    _run(_CE_BWD, x.shape, x, t, stats, np.ascontiguousarray(gl), out)
     return out
 
 

@@ -22,8 +22,9 @@ def check_reduction(reduction: str) -> str:
     return reduction
 
 
-def class_targets(logits_shape: tuple[int, ...], target: Any) -> np.ndarray:
-    """Validate integer class targets against logits of shape (N, C, d1, ...) or (C,)."""
+def class_targets(logits_shape: tuple[int, ...], target: Any, check_range: bool = True) -> np.ndarray:
+    """Validate integer class targets against logits of shape (N, C, d1, ...) or (C,): their dtype,
+    their shape and (unless ``check_range=False``) that each is a class index."""
     t = np.asarray(target.data if isinstance(target, Variable) else target)
     if t.dtype.kind not in "iu":
         if t.dtype.kind == "f" and t.shape == logits_shape:
@@ -36,7 +37,7 @@ def class_targets(logits_shape: tuple[int, ...], target: Any) -> np.ndarray:
         raise ShapeError(f"cross_entropy: input of shape {logits_shape} needs a target of shape "
                          f"{expected} (one class index per row), got target of shape {t.shape}")
     classes = logits_shape[1] if len(logits_shape) >= 2 else logits_shape[0]
-    if t.size and (t.min() < 0 or t.max() >= classes):
+    if check_range and t.size and (t.min() < 0 or t.max() >= classes):
         raise ValueError(f"cross_entropy: target values must be class indices in [0, {classes}) for "
                          f"input with {classes} classes, got values from {t.min()} to {t.max()}")
     return t
@@ -66,14 +67,21 @@ class CrossEntropy(Function):
     def forward(ctx, x, target, reduction):
         data = _float_data(x)
         rows = _rows(data)
-        target = class_targets(data.shape, target)  # here, not in the caller: a replay checks too
+        # checked here, not in the caller, so that a replay checks too; the range costs two
+        # passes over the targets, so it is checked only when a loss came out NaN (the kernel
+        # gives NaN for a target that is not a class index, and reads nothing out of range)
+        target = class_targets(data.shape, target, check_range=False)
         t = np.ascontiguousarray(target.reshape(-1), dtype=np.int64)  # as the kernels take it, once
-        loss, stats = K.cross_entropy_fwd(rows, t, check=False)  # the targets were just checked
+        loss, stats = K.cross_entropy_fwd(rows, t, check=False)
         ctx.save_for_backward(x)
         ctx.stats, ctx.target, ctx.reduction = stats, t, reduction
         if reduction == "none":
+            if np.isnan(loss).any():
+                class_targets(data.shape, target)  # raises if a target was out of range
             return wrap(loss.reshape(target.shape))
         total = loss.sum(dtype=np.float64)
+        if total != total:  # NaN: a bad target, or NaN in the logits
+            class_targets(data.shape, target)
         if reduction == "mean":
             total = total / loss.size if loss.size else np.nan
         return wrap(np.asarray(total, dtype=data.dtype))
@@ -95,7 +103,8 @@ class CrossEntropy(Function):
             return g * (Softmax.apply(x, dim) - Variable(onehot)), None, None
         gl = grad.data.astype(x.dtype, copy=False)
         gl = gl.reshape(-1) * scale if ctx.reduction == "none" else gl * scale
-        gx = K.cross_entropy_bwd(_rows(_float_data(x)), ctx.target, ctx.stats, gl, check=False)
+        rows = np.ascontiguousarray(_rows(_float_data(x)))  # as the forward's kernel took them
+        gx = K.cross_entropy_bwd(rows, ctx.target, ctx.stats, gl, check=False)
         return _unrows(gx, x.shape), None, None
 
 
