@@ -5,6 +5,8 @@ import pytest
 import autograd_lab as al
 from autograd_lab.errors import BackwardError
 
+from ._oracle import needs_torch, torch
+
 
 def test_no_grad_context_and_decorator():
     x = al.ones(2, requires_grad=True)
@@ -128,3 +130,60 @@ def test_detach_shares_data_and_version():
     assert h.data[0] == 2.0
     with pytest.raises(BackwardError, match="inplace"):
         y.backward()
+
+
+# Which operand a product or a quotient keeps for backward decides whether changing it in place
+# afterwards is an error. As in PyTorch, each keeps only what a gradient reads:
+# a * b keeps b for a's gradient and a for b's; a / b keeps b for either, a for b's.
+# (case, operand changed in place, expected outcome), on h = w * 1 (requires grad) and c (does not)
+SAVED_CASES = [
+    ("h * 2.0", "h", "runs"),
+    ("h * c", "h", "runs"),
+    ("h * c", "c", "raises"),
+    ("c * h", "h", "runs"),
+    ("h * h", "h", "raises"),
+    ("h / c", "h", "runs"),
+    ("h / c", "c", "raises"),
+    ("c / h", "h", "raises"),
+    ("c / h", "c", "raises"),
+    ("h / 2.0", "h", "runs"),
+    ("2.0 / h", "h", "raises"),  # a quotient keeps its divisor (PyTorch: see below)
+]
+# PyTorch computes number / h as reciprocal(h) * number, whose backward reads the reciprocal it
+# saved, not h; here it is one division, which keeps h (and rounds once, not twice).
+NOT_LIKE_PYTORCH = {"2.0 / h"}
+
+
+def _saved_case(lib, make, expr, changed):
+    w = make([1.0, 2.0, 4.0], requires_grad=True)
+    h = w * 1
+    c = make([0.5, 2.0, 3.0])
+    y = eval(expr, {}, {"h": h, "c": c})
+    {"h": h, "c": c}[changed].add_(1)
+    try:
+        y.sum().backward()
+    except RuntimeError:
+        return "raises", None
+    return "runs", np.asarray(w.grad.detach().numpy() if lib is torch else w.grad.data)
+
+
+@pytest.mark.parametrize("expr, changed, expected", SAVED_CASES)
+def test_products_keep_only_what_their_gradients_read(expr, changed, expected):
+    outcome, grad = _saved_case(al, al.tensor, expr, changed)
+    assert outcome == expected
+    if outcome == "runs":  # the gradient uses the operand as it was kept, not as changed
+        c = np.array([0.5, 2.0, 3.0])
+        wants = {"h * 2.0": 2.0, "h * c": c, "c * h": c, "h / c": 1 / c, "h / 2.0": 0.5}[expr]
+        np.testing.assert_allclose(grad, np.broadcast_to(wants, (3,)))
+
+
+@needs_torch
+@pytest.mark.parametrize("expr, changed, expected", [c for c in SAVED_CASES if c[0] not in NOT_LIKE_PYTORCH])
+def test_products_keep_what_pytorch_keeps(expr, changed, expected):
+    ours = _saved_case(al, al.tensor, expr, changed)
+    theirs = _saved_case(torch, lambda d, requires_grad=False: torch.tensor(d, dtype=torch.float64,
+                                                                            requires_grad=requires_grad),
+                         expr, changed)
+    assert ours[0] == theirs[0] == expected
+    if ours[0] == "runs":
+        np.testing.assert_allclose(ours[1], theirs[1])

@@ -13,11 +13,25 @@ from ..variable import Variable
 from ._util import broadcasting, raw, shape_of, variable_arg, wrap
 
 
-def _save_operands(ctx: Any, a: Any, b: Any) -> None:
-    """Save Variable operands for backward; keep plain numbers as ``ctx.consts``."""
+def _save_operands(ctx: Any, a: Any, b: Any, keep_a: Any, keep_b: Any) -> None:
+    """Keep for backward only the operands its gradients read, as PyTorch does: an operand that no
+    gradient reads may then change in place before backward. Variables are saved (their versions
+    are checked), plain numbers go to ``ctx.consts``, and the shapes of the operands that need a
+    gradient to ``ctx.shapes`` (for sum_to)."""
+    need = ctx.needs_input_grad
+    if not need:  # nothing is recorded
+        return
+    ctx.shapes = (a._data.shape if need[0] else None, b._data.shape if need[1] else None)
     a_var, b_var = isinstance(a, Variable), isinstance(b, Variable)
-    ctx.save_for_backward(a if a_var else None, b if b_var else None)
-    ctx.consts = (None if a_var else a, None if b_var else b)
+    ctx.save_for_backward(a if keep_a and a_var else None, b if keep_b and b_var else None)
+    ctx.consts = (a if keep_a and not a_var else None, b if keep_b and not b_var else None)
+
+
+def _operands(ctx: Any) -> tuple[Any, Any]:
+    """The operands ``_save_operands`` kept (None for one it did not)."""
+    a, b = ctx.saved_tensors
+    consts = ctx.consts
+    return (consts[0] if a is None else a), (consts[1] if b is None else b)
 
 
 class Sub(Function):
@@ -41,16 +55,16 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        _save_operands(ctx, a, b)
+        need = ctx.needs_input_grad  # (empty when nothing is recorded)
+        _save_operands(ctx, a, b, keep_a=need and need[1], keep_b=need and need[0])
         return wrap(broadcasting(np.multiply, a, b, "mul"))
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        a = ctx.consts[0] if a is None else a
-        b = ctx.consts[1] if b is None else b
-        ga = sum_to(grad * b, shape_of(a)) if ctx.needs_input_grad[0] else None
-        gb = sum_to(grad * a, shape_of(b)) if ctx.needs_input_grad[1] else None
+        a, b = _operands(ctx)  # b if a needs a gradient, a if b does
+        sa, sb = ctx.shapes
+        ga = sum_to(grad * b, sa) if ctx.needs_input_grad[0] else None
+        gb = sum_to(grad * a, sb) if ctx.needs_input_grad[1] else None
         return ga, gb
 
 
@@ -59,16 +73,16 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        _save_operands(ctx, a, b)
+        need = ctx.needs_input_grad
+        _save_operands(ctx, a, b, keep_a=need and need[1], keep_b=need and (need[0] or need[1]))
         return wrap(broadcasting(np.true_divide, a, b, "div"))
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        a = ctx.consts[0] if a is None else a
-        b = ctx.consts[1] if b is None else b
-        ga = sum_to(grad / b, shape_of(a)) if ctx.needs_input_grad[0] else None
-        gb = sum_to(-grad * a / (b * b), shape_of(b)) if ctx.needs_input_grad[1] else None
+        a, b = _operands(ctx)  # b always, a if b needs a gradient
+        sa, sb = ctx.shapes
+        ga = sum_to(grad / b, sa) if ctx.needs_input_grad[0] else None
+        gb = sum_to(-grad * a / (b * b), sb) if ctx.needs_input_grad[1] else None
         return ga, gb
 
 
