@@ -20,6 +20,8 @@ import numpy as np
 
 import autograd_lab as al
 
+from .figures import captured_chain
+
 try:
     import torch
 except ImportError:  # pragma: no cover - torch is optional
@@ -65,19 +67,8 @@ def _torch() -> object:
     return _chain(torch, torch.tensor)
 
 
-# the same chain as an al.capture step (benchmarks.figures.engine_chain(captured=True))
-_LEAF = al.Variable(X0, requires_grad=True)
-_SCALE = al.Variable(np.full(1, 1.0001))
-
-
-def _captured_chain(scale: al.Variable) -> al.Variable:
-    y = _LEAF * scale
-    for _ in range(N - 1):
-        y = y * 1.0001
-    return y.sum()
-
-
-_STEP = al.capture(_captured_chain)
+# the same chain as an al.capture step (as benchmarks.figures.engine_chain(captured=True) times it)
+_STEP, _LEAF, _SCALE = captured_chain(N, X0)
 
 
 def _replay_parts() -> tuple[float, float]:

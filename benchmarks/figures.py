@@ -51,34 +51,47 @@ def _t(a: np.ndarray, requires_grad: bool = False):
 
 
 # ------------------------------------------------------------------ engine overhead
-def engine_chain(repeats: int = 15, length: int = 1000, captured: bool = False) -> Figure:
-    """A chain of ``length`` multiplications on a (4,) vector, forward and backward; with
-    ``captured=True`` the same chain as an ``al.capture`` step, replayed."""
-    x0 = np.linspace(0.5, 1.0, 4)
+def captured_chain(length: int = 1000, x0: np.ndarray | None = None) -> tuple[al.CapturedStep, al.Variable, al.Variable]:
+    """The chain as an ``al.capture`` step: ``(step, leaf, scale)``. ``step(scale)`` computes
+    leaf * scale, then ``length - 1`` more products by 1.0001, and fills ``leaf.grad``; the
+    scale is a Variable holding 1.0001, so that the chain has an argument to replay on."""
+    leaf = al.Variable(np.linspace(0.5, 1.0, 4) if x0 is None else x0, requires_grad=True)
 
-    def ours():
+    def chain(scale: al.Variable) -> al.Variable:
+        y = leaf * scale
+        for _ in range(length - 1):
+            y = y * 1.0001
+        return y.sum()
+
+    return al.capture(chain), leaf, al.Variable(np.full(1, 1.0001))
+
+
+def _recorded_chain(x0: np.ndarray, length: int) -> Callable[[], al.Variable]:
+    def ours() -> al.Variable:
         x = al.Variable(x0, requires_grad=True)
         y = x
         for _ in range(length):
             y = y * 1.0001
         y.sum().backward()
         return x.grad
+    return ours
 
-    if captured:
-        leaf = al.Variable(x0, requires_grad=True)
 
-        def chain(scale):
-            y = leaf * scale
-            for _ in range(length - 1):
-                y = y * 1.0001
-            return y.sum()
+def _replayed_chain(x0: np.ndarray, length: int) -> Callable[[], al.Variable]:
+    step, leaf, scale = captured_chain(length, x0)
 
-        step, one = al.capture(chain), al.Variable(np.full(1, 1.0001))
+    def ours() -> al.Variable:
+        leaf.grad = None
+        step(scale)  # the same chain, replayed after its first call
+        return leaf.grad
+    return ours
 
-        def ours():  # noqa: F811 - the captured variant of the same chain
-            leaf.grad = None
-            step(one)  # leaf * 1.0001, then 999 more: the same chain
-            return leaf.grad
+
+def engine_chain(repeats: int = 15, length: int = 1000, captured: bool = False) -> Figure:
+    """A chain of ``length`` multiplications on a (4,) vector, forward and backward; with
+    ``captured=True`` the same chain as an ``al.capture`` step, replayed."""
+    x0 = np.linspace(0.5, 1.0, 4)
+    ours = (_replayed_chain if captured else _recorded_chain)(x0, length)
 
     def theirs():
         x = torch.tensor(x0, requires_grad=True)
