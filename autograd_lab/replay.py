@@ -400,7 +400,9 @@ def _backward(plan: _Plan, vals: list) -> None:
                 g = result[i]
                 if g is None:
                     continue
-                if not (type(g) is Variable and g._data.shape == shape and g._data.dtype == dtype):
+                if type(g) is np.ndarray and g.shape == shape and g.dtype == dtype:
+                    g = Variable._make(g)  # as the library's backwards return them
+                elif not (type(g) is Variable and g._data.shape == shape and g._data.dtype == dtype):
                     g = _as_grad(g, node, i, (shape, dtype))
                 cur = grads[slot]
                 grads[slot] = g if cur is None else _add(cur, g)
