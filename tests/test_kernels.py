@@ -195,8 +195,11 @@ def test_unchecked_cross_entropy_reads_nothing_out_of_range():
     t = np.array([0, 3, 2, -1], dtype=np.int64)
     loss, stats = S.cross_entropy_fwd(x, t, check=False)
     assert np.isnan(loss[1]) and np.isnan(loss[3])
-    good, _ = S.cross_entropy_fwd(x[[0, 2]], t[[0, 2]])
+    good, good_stats = S.cross_entropy_fwd(x[[0, 2]], t[[0, 2]])
     np.testing.assert_array_equal(loss[[0, 2]], good)
+    gx = S.cross_entropy_bwd(x, t, stats, 1.0, check=False)  # writes nothing outside its rows
+    assert np.isnan(gx[[1, 3]]).all()
+    np.testing.assert_array_equal(gx[[0, 2]], S.cross_entropy_bwd(x[[0, 2]], t[[0, 2]], good_stats, 1.0))
 
 
 def test_cross_entropy_bwd_takes_one_grad_for_every_row():

@@ -136,7 +136,7 @@ def _cross_entropy_fwd_k(x, target, stats, loss, nchunks):
 
 def _cross_entropy_bwd_k(x, target, stats, grad_loss, out, nchunks):
     """out[i, j] = grad_loss[i] * (softmax(x)[i, j] - [j == target[i]]); a grad_loss of one
-    element is every row's."""
+    element is every row's. A target outside [0, classes) writes nothing: its row is NaN."""
     step = 1 if grad_loss.shape[0] > 1 else 0
     for c in prange(nchunks):
         lo, hi = _bounds(c, nchunks, x.shape[0])
@@ -145,9 +145,13 @@ def _cross_entropy_bwd_k(x, target, stats, grad_loss, out, nchunks):
             m = stats[0, i]
             ls = stats[1, i]
             gi = grad_loss[i * step]
-            for j in range(row.shape[0]):
-                orow[j] = gi * fast_exp((row[j] - m) - ls)
-            orow[target[i]] -= gi
+            t = target[i]
+            if 0 <= t < row.shape[0]:
+                for j in range(row.shape[0]):
+                    orow[j] = gi * fast_exp((row[j] - m) - ls)
+                orow[t] -= gi
+            else:
+                orow[:] = np.nan
 
 
 _row_max_jit = njit(**JIT_OPTIONS)(_row_max)
@@ -259,7 +263,8 @@ def cross_entropy_bwd(x: np.ndarray, target: np.ndarray, stats: np.ndarray,
     """d(sum_i grad_loss_i * loss_i)/dx = grad_loss_i * (softmax(x_i) - onehot(target_i)).
 
     ``check=False`` is for the arrays ``cross_entropy_fwd(check=False)`` took and returned, as they
-    were: it converts and checks nothing but ``grad_loss`` (a number, or one per row)."""
+    were: it converts and checks nothing but ``grad_loss`` (a number, or one per row). A target
+    out of range gives a NaN row, as in the forward."""
     if not check:
         gl = np.asarray(grad_loss, dtype=x.dtype).reshape(-1)  # one element stands for every row
         out = np.empty_like(x)
