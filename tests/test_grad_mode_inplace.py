@@ -133,8 +133,8 @@ def test_detach_shares_data_and_version():
 
 
 # Which operand a product or a quotient keeps for backward decides whether changing it in place
-# afterwards is an error. As in PyTorch, each keeps only what a gradient reads:
-# a * b keeps b for a's gradient and a for b's; a / b keeps b for either, a for b's.
+# afterwards is an error. As in PyTorch, each keeps only what a gradient reads: a * b and a @ b
+# keep b for a's gradient and a for b's; a / b keeps b for either, a for b's.
 # (case, operand changed in place, expected outcome), on h = w * 1 (requires grad) and c (does not)
 SAVED_CASES = [
     ("h * 2.0", "h", "runs"),
@@ -148,6 +148,10 @@ SAVED_CASES = [
     ("c / h", "c", "raises"),
     ("h / 2.0", "h", "runs"),
     ("2.0 / h", "h", "raises"),  # a quotient keeps its divisor (PyTorch: see below)
+    ("h @ c", "h", "runs"),
+    ("h @ c", "c", "raises"),
+    ("c @ h", "h", "runs"),
+    ("h @ h", "h", "raises"),
 ]
 # PyTorch computes number / h as reciprocal(h) * number, whose backward reads the reciprocal it
 # saved, not h; here it is one division, which keeps h (and rounds once, not twice).
@@ -173,7 +177,8 @@ def test_products_keep_only_what_their_gradients_read(expr, changed, expected):
     assert outcome == expected
     if outcome == "runs":  # the gradient uses the operand as it was kept, not as changed
         c = np.array([0.5, 2.0, 3.0])
-        wants = {"h * 2.0": 2.0, "h * c": c, "c * h": c, "h / c": 1 / c, "h / 2.0": 0.5}[expr]
+        wants = {"h * 2.0": 2.0, "h * c": c, "c * h": c, "h / c": 1 / c, "h / 2.0": 0.5,
+                 "h @ c": c, "c @ h": c}[expr]
         np.testing.assert_allclose(grad, np.broadcast_to(wants, (3,)))
 
 

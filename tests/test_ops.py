@@ -108,6 +108,19 @@ def test_binary_gradient_matches_torch(name):
     np.testing.assert_allclose(y.grad.data, ty.grad.numpy(), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("op", [lambda p, c: p * c, lambda p, c: c * p, lambda p, c: p / c,
+                                lambda p, c: c / p, lambda p, c: p * 3.0, lambda p, c: 3.0 / p])
+def test_products_keeping_one_operand_are_twice_differentiable(op):
+    """Mul and Div keep only the operands their gradients read; with a constant operand (a
+    Variable that does not require grad, or a number) the kept one must still be enough for
+    the second derivative."""
+    r = np.random.default_rng(5)
+    x = al.Variable(r.uniform(0.5, 2.0, (3, 2)), requires_grad=True)
+    c = al.Variable(r.uniform(0.5, 2.0, (2,)))
+    assert al.gradcheck(lambda p: op(p, c), (x,))
+    assert al.gradgradcheck(lambda p: op(p, c) ** 2, (x,))
+
+
 @pytest.mark.parametrize("sa,sb", [((3, 4), (4, 5)), ((4,), (4, 2)), ((3, 4), (4,)), ((4,), (4,)),
                                    ((2, 3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)), ((5, 1, 3, 4), (2, 4, 2))])
 def test_matmul_shapes_values_gradcheck(sa, sb):
@@ -116,6 +129,11 @@ def test_matmul_shapes_values_gradcheck(sa, sb):
     x, y = al.Variable(a, requires_grad=True), al.Variable(b, requires_grad=True)
     np.testing.assert_allclose((x @ y).data, a @ b, rtol=1e-12)
     assert al.gradcheck(lambda p, q: p @ q, (x, y))
+    assert al.gradgradcheck(lambda p, q: p @ q, (x, y))
+    # one operand a constant: the product keeps only the other, and the gradients still check
+    assert al.gradcheck(lambda p: p @ al.Variable(b), (x,))
+    assert al.gradgradcheck(lambda p: (p @ al.Variable(b)) ** 2, (x,))
+    assert al.gradgradcheck(lambda q: (al.Variable(a) @ q) ** 2, (y,))
 
 
 @needs_torch

@@ -76,7 +76,8 @@ VISIBLE_SNIPPETS = ("a", "b", "c", "d", "e", "f")
 # rule and where to look, not the verdict of any other snippet.
 RULES: dict[str, str] = {
     "a": "Look at what each operation saved and when: `sum` saves nothing but a shape, and "
-         "the product saved its input x. Which saved tensor does the in-place line change?",
+         "`x * 2` keeps only what x's gradient reads, the 2. Which saved tensor does the "
+         "in-place line change?",
     "b": "`detach()` shares memory *and* the version counter with the tensor it came from, so "
          "a change through the detached alias counts as a change of that tensor. What does "
          "`log` save for its backward?",

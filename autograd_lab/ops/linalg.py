@@ -28,7 +28,10 @@ class MatMul(Function):
                 f"first ({k_a}) must equal the {'second-to-last' if b.ndim > 1 else 'only'} dimension "
                 f"of the second ({k_b}). Did you mean to transpose one of them (x.T)?"
             )
-        ctx.save_for_backward(a, b)
+        need = ctx.needs_input_grad  # (empty when nothing is recorded)
+        if need:  # keep what each gradient reads, as PyTorch does: b for a's, a for b's
+            ctx.shapes = (a.shape, b.shape)
+            ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
         try:
             return wrap(np.matmul(a.data, b.data))
         except ValueError:
@@ -36,16 +39,18 @@ class MatMul(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        a2 = a if a.ndim > 1 else reshape(a, (1, a.shape[0]))
-        b2 = b if b.ndim > 1 else reshape(b, (b.shape[0], 1))
-        g_shape = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2]) + (a2.shape[-2], b2.shape[-1])
-        g = reshape(grad, g_shape)
+        a, b = ctx.saved_tensors  # b if a needs a gradient, a if b does
+        sa, sb = ctx.shapes
+        sa2 = sa if len(sa) > 1 else (1, sa[0])  # 1-d operands as a row and a column
+        sb2 = sb if len(sb) > 1 else (sb[0], 1)
+        g = reshape(grad, np.broadcast_shapes(sa2[:-2], sb2[:-2]) + (sa2[-2], sb2[-1]))
         ga = gb = None
         if ctx.needs_input_grad[0]:
-            ga = reshape(sum_to(g @ transpose(b2, -1, -2), a2.shape), a.shape)
+            b2 = b if len(sb) > 1 else reshape(b, sb2)
+            ga = reshape(sum_to(g @ transpose(b2, -1, -2), sa2), sa)
         if ctx.needs_input_grad[1]:
-            gb = reshape(sum_to(transpose(a2, -1, -2) @ g, b2.shape), b.shape)
+            a2 = a if len(sa) > 1 else reshape(a, sa2)
+            gb = reshape(sum_to(transpose(a2, -1, -2) @ g, sb2), sb)
         return ga, gb
 
 
