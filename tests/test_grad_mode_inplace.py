@@ -192,3 +192,38 @@ def test_products_keep_what_pytorch_keeps(expr, changed, expected):
     assert ours[0] == theirs[0] == expected
     if ours[0] == "runs":
         np.testing.assert_allclose(ours[1], theirs[1])
+
+
+# Linear keeps x for W's gradient and W for x's: a weight stepped between forward and backward is
+# harmless in a first layer (its input needs no gradient), an error in a later one.
+# (input, weight, value changed in place, expected): x needs no gradient, h does; W is a
+# parameter, c a constant weight
+LINEAR_CASES = [("x", "W", "W", "runs"), ("h", "W", "W", "raises"), ("h", "W", "h", "raises"),
+                ("h", "c", "h", "runs"), ("h", "c", "c", "raises")]
+
+
+def _linear_case(lib, make, inp, weight, changed):
+    values = {"W": make(np.arange(6.0).reshape(2, 3) / 6, requires_grad=True),
+              "c": make(np.ones((2, 3))),
+              "x": make(np.linspace(-1, 1, 12).reshape(4, 3)),
+              "h": make(np.linspace(1, 2, 12).reshape(4, 3), requires_grad=True) * 1}
+    y = lib.nn.functional.linear(values[inp], values[weight])
+    with lib.no_grad():
+        values[changed].sub_(0.5)
+    try:
+        y.sum().backward()
+    except RuntimeError:
+        return "raises"
+    return "runs"
+
+
+@pytest.mark.parametrize("inp, weight, changed, expected", LINEAR_CASES)
+def test_linear_keeps_only_what_its_gradients_read(inp, weight, changed, expected):
+    assert _linear_case(al, al.tensor, inp, weight, changed) == expected
+
+
+@needs_torch
+@pytest.mark.parametrize("inp, weight, changed, expected", LINEAR_CASES)
+def test_linear_keeps_what_pytorch_keeps(inp, weight, changed, expected):
+    make = lambda d, requires_grad=False: torch.tensor(d, dtype=torch.float64, requires_grad=requires_grad)  # noqa: E731
+    assert _linear_case(torch, make, inp, weight, changed) == expected

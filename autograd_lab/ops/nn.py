@@ -19,7 +19,9 @@ class Linear(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias):
-        ctx.save_for_backward(x, weight)
+        need = ctx.needs_input_grad  # (empty when nothing is recorded)
+        if need:  # keep what the gradients read, as PyTorch does: W for x's, x for W's
+            ctx.save_for_backward(x if need[1] else None, weight if need[0] else None)
         ctx.has_bias = bias is not None
         x2 = x.data.reshape(-1, x.shape[-1])
         with serial_blas(2 * x2.size * weight.shape[0]):  # small products: one BLAS thread
@@ -32,20 +34,20 @@ class Linear(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        x, weight = ctx.saved_tensors
+        x, weight = ctx.saved_tensors  # x if W needs a gradient, W if x does
         need_x, need_w, need_b = ctx.needs_input_grad
         if is_grad_enabled():  # differentiable path (create_graph=True)
-            g2 = grad.reshape((-1, weight.shape[0]))
-            x2 = x.reshape((-1, x.shape[-1]))
+            g2 = grad.reshape((-1, grad.shape[-1]))
             gx = (grad @ weight) if need_x else None
-            gw = (g2.T @ x2) if need_w else None
+            gw = (g2.T @ x.reshape((-1, x.shape[-1]))) if need_w else None
             gb = g2.sum(axis=0) if need_b and ctx.has_bias else None
             return gx, gw, gb
-        g2 = grad.data.reshape(-1, weight.shape[0])
-        with serial_blas(2 * g2.shape[0] * weight.size):
-            gx = (grad.data @ weight.data) if need_x else None
-            gw = (g2.T @ x.data.reshape(-1, x.shape[-1])) if need_w else None
-        gb = None
+        g2 = grad.data.reshape(-1, grad.shape[-1])
+        gx = gw = gb = None
+        if need_x or need_w:
+            with serial_blas(2 * g2.size * (weight if need_x else x).shape[-1]):
+                gx = (grad.data @ weight.data) if need_x else None
+                gw = (g2.T @ x.data.reshape(-1, x.shape[-1])) if need_w else None
         if need_b and ctx.has_bias:
             gb = K.sum_rows(g2, parallel=False) if g2.dtype in _FLOATS else g2.sum(axis=0)
         return gx, gw, gb
