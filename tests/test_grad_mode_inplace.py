@@ -5,7 +5,7 @@ import pytest
 import autograd_lab as al
 from autograd_lab.errors import BackwardError
 
-from ._oracle import needs_torch, torch
+from ._oracle import needs_torch, to_torch, torch
 
 
 def test_no_grad_context_and_decorator():
@@ -158,6 +158,11 @@ SAVED_CASES = [
 NOT_LIKE_PYTORCH = {"2.0 / h"}
 
 
+def _torch_tensor(data, requires_grad=False):
+    """al.tensor's signature, for PyTorch (float64, as the cases' numbers are)."""
+    return to_torch(data, requires_grad)
+
+
 def _saved_case(lib, make, expr, changed):
     w = make([1.0, 2.0, 4.0], requires_grad=True)
     h = w * 1
@@ -186,9 +191,7 @@ def test_products_keep_only_what_their_gradients_read(expr, changed, expected):
 @pytest.mark.parametrize("expr, changed, expected", [c for c in SAVED_CASES if c[0] not in NOT_LIKE_PYTORCH])
 def test_products_keep_what_pytorch_keeps(expr, changed, expected):
     ours = _saved_case(al, al.tensor, expr, changed)
-    theirs = _saved_case(torch, lambda d, requires_grad=False: torch.tensor(d, dtype=torch.float64,
-                                                                            requires_grad=requires_grad),
-                         expr, changed)
+    theirs = _saved_case(torch, _torch_tensor, expr, changed)
     assert ours[0] == theirs[0] == expected
     if ours[0] == "runs":
         np.testing.assert_allclose(ours[1], theirs[1])
@@ -225,5 +228,4 @@ def test_linear_keeps_only_what_its_gradients_read(inp, weight, changed, expecte
 @needs_torch
 @pytest.mark.parametrize("inp, weight, changed, expected", LINEAR_CASES)
 def test_linear_keeps_what_pytorch_keeps(inp, weight, changed, expected):
-    make = lambda d, requires_grad=False: torch.tensor(d, dtype=torch.float64, requires_grad=requires_grad)  # noqa: E731
-    assert _linear_case(torch, make, inp, weight, changed) == expected
+    assert _linear_case(torch, _torch_tensor, inp, weight, changed) == expected
