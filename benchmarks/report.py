@@ -90,7 +90,7 @@ NOTES = {
               "cache-sized chunks), prange gathers between multi-threaded BLAS calls (numba's OpenMP "
               "workers and OpenBLAS's workers spin against each other: 10-80x slower on 2 busy "
               "cores), one prange region per image calling BLAS from numba (4x slower than the "
-              "chunks), direct convolution loops (PERF-NOTES: 4.4x numpy at the large size). Small "
+              "chunks), direct convolution loops (4.4x numpy at the large size, measured on an earlier machine). Small "
               "images gather their columns through an index table made once per shape, and "
               "products under 16 MFLOP run with one BLAS thread (a second thread only waits there).",
     "max-pool": "Forward records the argmax per window (an unrolled kernel for 2x2 windows, 5x faster "
