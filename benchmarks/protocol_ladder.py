@@ -25,10 +25,11 @@ The rungs are deliberately small: each implements only what the chain needs, wit
 messages, hooks or ``retain_grad``. They are a floor, not a library.
 
 The second part does the same for the digits MLP step of ``benchmarks.training``: the
-hand-written numpy backprop, then the same numpy lines as Functions on the last rung (a graph
-recorded and walked each step, the leaves' ``.grad`` updated as the optimizer does; the weights
-come out equal to the hand-written ones bit for bit), then the library, captured and recorded,
-and PyTorch. ``benchmarks/PROFILE.md`` (section 6) quotes both tables.
+hand-written numpy backprop; the same numpy lines as Functions on the last rung, recorded as a
+graph each step, and replayed in a fixed order on ctx objects made once (the leaves' ``.grad``
+updated as the optimizer does; both come out with the hand-written weights bit for bit); then
+the library, captured and recorded, and PyTorch. ``benchmarks/PROFILE.md`` (section 6) quotes
+both tables.
 """
 from __future__ import annotations
 
@@ -471,12 +472,23 @@ class _DCrossEntropy:
         return _VarD((p - onehot) / len(p) * g.data), None, None
 
 
+def _momentum_update(leaves: list, bufs: list, lr: float) -> None:
+    """The hand-written step's SGD with momentum, from each leaf's ``.grad``."""
+    from .training import MOMENTUM
+
+    for k, p in enumerate(leaves):
+        if bufs[k] is None:
+            bufs[k] = p.grad.data.copy()
+        else:
+            bufs[k] *= MOMENTUM
+            bufs[k] += p.grad.data
+        p.data -= lr * bufs[k]
+
+
 def train_floor_mlp(params: list[np.ndarray], x: np.ndarray, y: np.ndarray, order: list,
                     lr: float) -> list[np.ndarray]:
     """``training.train_numpy_mlp``'s step on the last rung: the same numpy lines as Functions,
     recorded and walked backwards, the same momentum update on the leaves' ``.grad``."""
-    from .training import MOMENTUM
-
     w1, b1, w2, b2 = leaves = [_VarD(p.copy(), requires_grad=True) for p in params]
     bufs: list[np.ndarray | None] = [None] * 4
     eye = np.eye(w2.data.shape[0], dtype=x.dtype)
@@ -487,13 +499,50 @@ def train_floor_mlp(params: list[np.ndarray], x: np.ndarray, y: np.ndarray, orde
             h = _diff_apply(_DLinear, _VarD(x[idx]), w1, b1)
             z = _diff_apply(_DLinear, _diff_apply(_DReLU, h), w2, b2)
             _diff_backward(_diff_apply(_DCrossEntropy, z, y[idx], eye))
-            for k, p in enumerate(leaves):
-                if bufs[k] is None:
-                    bufs[k] = p.grad.data.copy()
-                else:
-                    bufs[k] *= MOMENTUM
-                    bufs[k] += p.grad.data
-                p.data -= lr * bufs[k]
+            _momentum_update(leaves, bufs, lr)
+    return [p.data for p in leaves]
+
+
+def _checked(g: _VarD, like: _VarD) -> _VarD:
+    if g.data.shape != like.data.shape or g.data.dtype != like.data.dtype:
+        raise ValueError("gradient of the wrong shape or dtype")
+    return g
+
+
+def train_replay_floor_mlp(params: list[np.ndarray], x: np.ndarray, y: np.ndarray, order: list,
+                           lr: float) -> list[np.ndarray]:
+    """The same step replayed, at its floor: the four Functions' ``forward`` and ``backward``
+    called in a fixed order on ctx objects made once, with no node, edge or order made per step
+    (what ``al.capture`` does). Each gradient is still checked, the saved values are freed and
+    the leaves get a ``.grad`` of their own."""
+    w1, b1, w2, b2 = leaves = [_VarD(p.copy(), requires_grad=True) for p in params]
+    bufs: list[np.ndarray | None] = [None] * 4
+    eye = np.eye(w2.data.shape[0], dtype=x.dtype)
+    lin1 = _NodeD(_DLinear, (None, None, None), (False, True, True))  # the edges are not walked
+    relu = _NodeD(_DReLU, (None,), (True,))
+    lin2 = _NodeD(_DLinear, (None, None, None), (True, True, True))
+    loss_fn = _NodeD(_DCrossEntropy, (None, None, None), (True, False, False))
+    for epoch in order:
+        for idx in epoch:
+            for p in leaves:
+                p.grad = None
+            _Mode.enabled = False
+            try:
+                h = _DLinear.forward(lin1, _VarD(x[idx]), w1, b1)
+                a = _DReLU.forward(relu, h)
+                z = _DLinear.forward(lin2, a, w2, b2)
+                loss = _DCrossEntropy.forward(loss_fn, z, y[idx], eye)
+                gz = _checked(_DCrossEntropy.backward(loss_fn, _VarD(np.ones_like(loss.data)))[0], z)
+                ga, gw2, gb2 = _DLinear.backward(lin2, gz)
+                gh = _checked(_DReLU.backward(relu, _checked(ga, a))[0], h)
+                _, gw1, gb1 = _DLinear.backward(lin1, gh)
+            finally:
+                _Mode.enabled = True
+                for node in (lin1, relu, lin2, loss_fn):
+                    node.saved = None
+            for p, g in zip(leaves, (gw1, gb1, gw2, gb2)):
+                p.grad = _VarD(_checked(g, p).data.copy())
+            _momentum_update(leaves, bufs, lr)
     return [p.data for p in leaves]
 
 
@@ -559,6 +608,7 @@ def mlp_contenders(epochs: int) -> tuple[dict[str, Callable[[], Any] | None], in
     out: dict[str, Callable[[], Any] | None] = {
         "numpy (hand backprop)": lambda: train_numpy_mlp(init, x, y, order, LR),
         "+ differentiable": lambda: train_floor_mlp(init, x, y, order, LR),
+        "+ differentiable, replayed": lambda: train_replay_floor_mlp(init, x, y, order, LR),
         "autograd_lab, captured": lambda: train_ours(make_model("mlp", 0), x, y, order, LR, capture=True),
         "autograd_lab, recorded": lambda: train_ours(make_model("mlp", 0), x, y, order, LR),
         "torch": (lambda: train_torch(to_torch(make_model("mlp", 0)), x, y, order, LR)) if torch else None,
@@ -566,18 +616,22 @@ def mlp_contenders(epochs: int) -> tuple[dict[str, Callable[[], Any] | None], in
     return out, sum(len(epoch) for epoch in order)
 
 
-def _table(timings: dict, per: int, unit: str, base: str | None, prev_skip: tuple) -> None:
-    ref = timings[base].median if base in timings else None
-    print(f"| contender | {unit} | vs {base} | step from the row above |")
-    print("| --- | --- | --- | --- |")
+def _table(timings: dict, per: int, unit: str, bases: tuple, step_skip: tuple | None) -> None:
+    """One row per contender: the median (min–max), its ratio to each of ``bases`` and, unless
+    ``step_skip`` is None, the step from the row above (rows named in it are not steps)."""
+    refs = [(b, timings[b].median) for b in bases if b in timings]
+    head = [unit] + [f"vs {b}" for b, _ in refs] + ([] if step_skip is None else ["step from the row above"])
+    print("| contender | " + " | ".join(head) + " |")
+    print("| --- " * (len(head) + 1) + "|")
     prev = None
     for name, t in timings.items():
         each, lo, hi = (1e6 * v / per for v in (t.median, t.min, t.max))
-        ratio = f"{t.median / ref:.2f}" if ref else "-"
-        step = "" if prev is None or name in prev_skip else f"+{each - prev:.2f}"
-        print(f"| {name} | {each:.2f} ({lo:.2f}–{hi:.2f}) | {ratio} | {step} |")
-        if name not in prev_skip:
-            prev = each
+        cells = [f"{each:.2f} ({lo:.2f}–{hi:.2f})"] + [f"{t.median / r:.2f}" for _, r in refs]
+        if step_skip is not None:
+            cells.append("" if prev is None or name in step_skip else f"+{each - prev:.2f}")
+            if name not in step_skip:
+                prev = each
+        print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -593,13 +647,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.part in ("chain", "both"):
         timings = compare(contenders(args.length), repeats=args.repeats)
         print(f"chain of {args.length} ops: µs per op, median (min–max) over {args.repeats} repeats")
-        _table(timings, args.length, "µs per op", "torch", ("autograd_lab, captured", "torch"))
+        _table(timings, args.length, "µs per op", ("torch",), ("autograd_lab, captured", "torch"))
     if args.part in ("mlp", "both"):
         runs, steps = mlp_contenders(args.epochs)
         timings = compare(runs, repeats=args.repeats)
         print(f"\ndigits MLP, {args.epochs} epoch(s): µs per step, median (min–max) over "
               f"{args.repeats} repeats")
-        _table(timings, steps, "µs per step", "numpy (hand backprop)", ("torch",))
+        _table(timings, steps, "µs per step", ("numpy (hand backprop)", "torch"), None)
     return 0
 
 

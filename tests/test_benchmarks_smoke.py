@@ -69,17 +69,18 @@ def test_every_rung_of_the_protocol_ladder_computes_the_chains_gradient(capsys):
 
 
 def test_the_mlp_floor_trains_exactly_as_the_hand_written_numpy_step():
-    """The ladder's MLP step on its last rung runs the hand-written numpy lines as Functions:
-    after an epoch its weights equal the hand-written step's bit for bit, and the library's
-    (other kernels, same arithmetic) agree to float32 rounding."""
+    """The ladder's MLP step on its last rung runs the hand-written numpy lines as Functions,
+    recorded or replayed: after an epoch its weights equal the hand-written step's bit for bit,
+    and the library's (other kernels, same arithmetic) agree to float32 rounding."""
     import numpy as np
 
     ladder = pytest.importorskip("benchmarks.protocol_ladder")
     runs, steps = ladder.mlp_contenders(1)
     assert steps > 10
     want = runs["numpy (hand backprop)"]()
-    floor = runs["+ differentiable"]()
-    assert all(np.array_equal(a, b) for a, b in zip(want, floor))
+    for name in ("+ differentiable", "+ differentiable, replayed"):
+        floor = runs[name]()
+        assert all(np.array_equal(a, b) for a, b in zip(want, floor)), name
     for name in ("autograd_lab, recorded", "autograd_lab, captured"):
         got = [p.data for p in runs[name]().parameters()]
         for a, b in zip(want, got):
