@@ -1,6 +1,6 @@
 """What each part of a PyTorch-style Function protocol costs per op, rung by rung.
 
-    python -m benchmarks.protocol_ladder [--repeats 15] [--part chain|mlp|both] [--epochs 10]
+    python -m benchmarks.protocol_ladder [--repeats 15] [--part chain|mlp|both] [--epochs 10] [--threads 1]
 
 Issue 14 asks the recorded 1000-op chain of ``figures.engine_chain`` (``y = y * 1.0001`` on a
 (4,) vector, then ``y.sum().backward()``) to run in 0.8x PyTorch's time. This module times the
@@ -640,10 +640,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--length", type=int, default=1000, help="ops in the chain")
     parser.add_argument("--epochs", type=int, default=10, help="MLP epochs per timed run")
     parser.add_argument("--part", choices=("chain", "mlp", "both"), default="both")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="cap BLAS/numba/torch threads (default 1, as the issue's one-thread "
+                             "figures; 0 leaves each library's default)")
     args = parser.parse_args(argv)
     from .training import _limit_threads
 
-    _limit_threads(1)  # one thread everywhere, as the issue's one-thread figures
+    _limit_threads(args.threads or None)
     if args.part in ("chain", "both"):
         timings = compare(contenders(args.length), repeats=args.repeats)
         print(f"chain of {args.length} ops: µs per op, median (min–max) over {args.repeats} repeats")
