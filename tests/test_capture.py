@@ -267,3 +267,107 @@ def test_a_capture_inside_a_capture_is_refused():
     y = (W * al.tensor([1.0, 1.0])).sum()
     assert y.grad_fn is not None
     assert al.capture(lambda x: (W * x).sum())(al.tensor([1.0, 1.0])).item() == 3.0
+
+
+# ---- the code a replay runs ----------------------------------------------------------------------
+def test_step_code_is_the_straight_line_program_a_replay_runs():
+    model = make_model("mlp", 0)
+    step = al.capture(lambda xb, yb: F.cross_entropy(model(xb), yb))
+    with pytest.raises(al.CaptureError, match="call the step once"):
+        step.code
+    rng = np.random.default_rng(0)
+    step(al.Variable(rng.standard_normal((8, 64)).astype(np.float32)), al.Variable(rng.integers(0, 10, 8)))
+    code = step.code
+    compile(code, "<step.code>", "exec")  # plain Python, as printed
+    forward, backward = code.split("def backward(loss):")
+    assert forward.startswith("def forward(v0, v1):")
+    calls = [line.split("=")[1].split(".forward")[0].strip() for line in forward.splitlines() if ".forward(" in line]
+    assert calls == ["Linear", "ReLU", "Linear", "CrossEntropy"]
+    assert [line.split("r = ")[1].split(".")[0] for line in backward.splitlines() if ".backward(" in line] == \
+        ["CrossEntropy", "Linear", "ReLU", "Linear"]  # the engine's order
+    assert sorted(line.split("(")[1].split(",")[0] for line in backward.splitlines()
+                  if "accumulate(" in line) == ["p0", "p1", "p2", "p3"]  # every parameter's .grad
+    step.reset()
+    with pytest.raises(al.CaptureError, match="call the step once"):
+        step.code
+
+
+class _Scale(al.Function):
+    """x * c, written as user code often is: numpy out, numpy gradients, surplus Nones."""
+
+    @staticmethod
+    def forward(ctx, x, c):
+        ctx.c = c
+        return x.data * c  # an array: the replay makes it a Variable, as apply does
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.data * ctx.c, None, None  # one None more than forward had arguments
+
+
+def test_names_of_the_step_cannot_shadow_the_names_the_code_uses():
+    """Functions named like the code's own names (its locals, helpers and builtins) replay right."""
+    names = ("len", "type", "r", "g", "g1", "v0", "Variable", "ones", "checked", "forward", "loss")
+    classes = [type(name, (_Scale,), {}) for name in names]
+    w = al.tensor([1.0, -2.0, 3.0], requires_grad=True)
+
+    def loss_of(x):
+        y = w * x
+        for k, cls in enumerate(classes):
+            y = cls.apply(y, 1.0 + k / 10)
+        return (y * y).sum()
+
+    step = al.capture(loss_of)
+    for seed in range(3):
+        x = al.tensor(np.random.default_rng(seed).standard_normal(3))
+        w.grad = None
+        loss = step(x)
+        got = w.grad.data.copy()
+        w.grad = None
+        want = loss_of(x)
+        want.backward()
+        assert loss.item() == want.item()
+        np.testing.assert_array_equal(got, w.grad.data)
+    assert step.captures == 1
+    code = step.code
+    assert "len_.forward(" in code and " Variable.forward(" not in code and " r.forward(" not in code
+
+
+class _NoGrad(al.Function):
+    """x * 2 whose backward gives its input no gradient (None), as a user's Function may."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return None
+
+
+class _WrongShape(al.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.ones(7)
+
+
+def test_a_none_gradient_and_a_wrong_gradient_act_as_on_the_ordinary_path():
+    w = al.tensor([1.0, 2.0], requires_grad=True)
+    v = al.tensor([3.0, 4.0], requires_grad=True)
+    step = al.capture(lambda x: (_NoGrad.apply(w * x) + v * x).sum())
+    for _ in range(2):  # captured, then replayed
+        w.grad = v.grad = None
+        step(al.tensor([1.0, 1.0]))
+        assert w.grad is None  # no gradient reached it, as with loss.backward()
+        np.testing.assert_array_equal(v.grad.data, [1.0, 1.0])
+    with pytest.raises(Exception) as ordinary:
+        _WrongShape.apply(w * 1.0).sum().backward()
+    step = al.capture(lambda x: _WrongShape.apply(w * x).sum())
+    for _ in range(2):
+        with pytest.raises(type(ordinary.value)) as replayed:
+            step(al.tensor([1.0, 1.0]))
+        assert str(replayed.value) == str(ordinary.value)
