@@ -154,7 +154,7 @@ class CapturedStep:
 
     @property
     def code(self) -> str:
-        """The Python a replay of the last capture runs: ``print(step.code)``."""
+        """The Python that replays the last call's capture: ``print(step.code)``."""
         if self._last is None:
             raise CaptureError("nothing is captured yet: call the step once (it captures on its "
                                "first call), then read step.code")
