@@ -15,8 +15,8 @@ compare them). It is the idea behind CUDA graphs and ``torch.compile``, in plain
 
 The trace becomes straight-line Python, compiled once per capture: a ``forward`` that calls each
 Function's ``forward`` in turn and a ``backward`` that calls their ``backward`` in the engine's
-order. ``print(step.code)`` shows it. Compiling costs about 25 µs per line of that code, a few
-milliseconds for a small network and a few tenths of a second for a chain of 1000 operations.
+order. ``print(step.code)`` shows it. Compiling takes about a millisecond for the digits MLP and a
+few tenths of a second for a chain of 1000 operations.
 
 What a replay cannot see, it repeats as it was captured (as CUDA graphs do):
 
