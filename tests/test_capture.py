@@ -333,40 +333,38 @@ def test_names_of_the_step_cannot_shadow_the_names_the_code_uses():
     assert "len_.forward(" in code and " Variable.forward(" not in code and " r.forward(" not in code
 
 
-class _NoGrad(al.Function):
-    """x * 2 whose backward gives its input no gradient (None), as a user's Function may."""
+class _Twice(al.Function):
+    """x * 2, whose backward returns what the test asks for: what a user's Function may return."""
 
     @staticmethod
-    def forward(ctx, x):
+    def forward(ctx, x, gradient):
+        ctx.gradient = gradient
         return x * 2.0
 
     @staticmethod
     def backward(ctx, g):
-        return None
-
-
-class _WrongShape(al.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x * 2.0
-
-    @staticmethod
-    def backward(ctx, g):
-        return np.ones(7)
+        return ctx.gradient(g), None
 
 
 def test_a_none_gradient_and_a_wrong_gradient_act_as_on_the_ordinary_path():
     w = al.tensor([1.0, 2.0], requires_grad=True)
     v = al.tensor([3.0, 4.0], requires_grad=True)
-    step = al.capture(lambda x: (_NoGrad.apply(w * x) + v * x).sum())
-    for _ in range(2):  # captured, then replayed
+    def loss_of(x):
+        return (_Twice.apply(w * x, lambda g: None) + v * x).sum()
+
+    step = al.capture(loss_of)
+    for run in (loss_of, step, step):  # the ordinary path, a capture, a replay
         w.grad = v.grad = None
-        step(al.tensor([1.0, 1.0]))
-        assert w.grad is None  # no gradient reached it, as with loss.backward()
+        if run is loss_of:
+            loss_of(al.tensor([1.0, 1.0])).backward()
+        else:
+            step(al.tensor([1.0, 1.0]))
+        assert w.grad is None  # no gradient reached it
         np.testing.assert_array_equal(v.grad.data, [1.0, 1.0])
+    assert step.captures == 1
     with pytest.raises(Exception) as ordinary:
-        _WrongShape.apply(w * 1.0).sum().backward()
-    step = al.capture(lambda x: _WrongShape.apply(w * x).sum())
+        _Twice.apply(w * 1.0, lambda g: np.ones(7)).sum().backward()
+    step = al.capture(lambda x: _Twice.apply(w * x, lambda g: np.ones(7)).sum())
     for _ in range(2):
         with pytest.raises(type(ordinary.value)) as replayed:
             step(al.tensor([1.0, 1.0]))
