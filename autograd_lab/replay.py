@@ -360,7 +360,9 @@ class _Names:
         name = self._by_id.get(id(obj))
         if name is not None:
             return name
-        if not stem.isidentifier() or keyword.iskeyword(stem) or _LOCALS.match(stem) or hasattr(builtins, stem):
+        if not stem.isidentifier():  # a class may be given any __name__: the code only says "obj"
+            stem = "obj"
+        if keyword.iskeyword(stem) or _LOCALS.match(stem) or hasattr(builtins, stem):
             stem += "_"
         name, k = stem, 1
         while name in self.env:
@@ -433,7 +435,7 @@ def _backward_source(plan: _Plan, names: _Names) -> list[str]:
         node, first, n_out, edges, n_in = step
         ctx = names.of(node, "ctx")
         cls = names.of(node._forward_cls, node._forward_cls.__name__)
-        code.append(f"    # {type(node).__name__}")
+        code.append(f"    # {cls}'s backward")
         if n_out == 1:
             g = f"g{first}"
             code += [f"    if {g} is not None:", f"        r = {cls}.backward({ctx}, {g})"]

@@ -307,7 +307,8 @@ class _Scale(al.Function):
 
 def test_names_of_the_step_cannot_shadow_the_names_the_code_uses():
     """Functions named like the code's own names (its locals, helpers and builtins) replay right."""
-    names = ("len", "type", "r", "g", "g1", "v0", "Variable", "ones", "checked", "forward", "loss")
+    names = ("len", "type", "r", "g", "g1", "v0", "Variable", "ones", "checked", "forward", "loss",
+             "class", "print('not code')", "")
     classes = [type(name, (_Scale,), {}) for name in names]
     w = al.tensor([1.0, -2.0, 3.0], requires_grad=True)
 
@@ -331,6 +332,7 @@ def test_names_of_the_step_cannot_shadow_the_names_the_code_uses():
     assert step.captures == 1
     code = step.code
     assert "len_.forward(" in code and " Variable.forward(" not in code and " r.forward(" not in code
+    assert "class_.forward(" in code and "obj.forward(" in code and "print(" not in code
 
 
 class _Twice(al.Function):
