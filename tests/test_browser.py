@@ -63,18 +63,22 @@ def wait_for_idle_kernel(base: str, token: str, timeout: float) -> None:
     raise AssertionError(f"no idle kernel within {timeout} s")
 
 
-def output_of(page, marker: str, timeout: float) -> str:
-    """The output text of the code cell whose source contains ``marker``, once it has one."""
+def output_of(page, marker: str, until: str, timeout: float) -> str:
+    """The output text of the code cell whose source contains ``marker``, once it shows ``until``
+    (its output streams in line by line); what it showed by then if ``until`` never came."""
     cell = page.locator(".jp-Notebook .jp-CodeCell").filter(
         has=page.locator(".jp-InputArea", has_text=marker)).first
     out = cell.locator(".jp-OutputArea")
     deadline = time.monotonic() + timeout
+    text = ""
     while time.monotonic() < deadline:
         text = out.inner_text(timeout=5_000) if out.count() else ""
-        if text.strip():
+        if until in text:
             return text
         time.sleep(0.5)
-    raise AssertionError(f"the cell with {marker!r} showed no output within {timeout} s")
+    if not text.strip():
+        raise AssertionError(f"the cell with {marker!r} showed no output within {timeout} s")
+    return text
 
 
 @pytest.mark.skipif(_requirements() is not None, reason=str(_requirements()))
@@ -116,13 +120,13 @@ def test_a_learner_runs_chapter_00_in_jupyterlab(tmp_path) -> None:
                 page.locator("li.lm-Menu-item:has(.lm-Menu-itemLabel:text-is('Run All Cells'))"
                              ).click()
 
-                passed = output_of(page, "check.ch00_center_rows(", timeout=180)
+                passed = output_of(page, "check.ch00_center_rows(", "passed.", timeout=180)
                 assert "✓ a (3, 5) array" in passed
                 assert "All 5 cases of ch00-center-rows passed." in passed
                 assert "hidden" not in passed  # the student copy has no hidden tests
 
                 # the untouched exercise's check cell: ✗ with the stub's message
-                failed = output_of(page, "check.ch00_pairwise_sq_dists(", timeout=120)
+                failed = output_of(page, "check.ch00_pairwise_sq_dists(", "NotImplementedError", timeout=120)
                 assert "NotImplementedError" in failed
                 assert "Exercise ch00-pairwise-sq-dists" in failed
             finally:
