@@ -332,6 +332,28 @@ def test_max_pool_parity(case, dtype):
                                P.max_pool2d_bwd_ref(g, idx_ref, x.shape), **TOL[dtype])
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("shape,stride", [((4, 8, 28, 28), (2, 2)), ((3, 2, 7, 9), (1, 2)), ((2, 3, 6, 5), (1, 1))])
+def test_max_pool_2x2_kernel_keeps_the_general_kernels_nan_and_tie_rules(shape, stride, parallel):
+    # The 2x2 kernel scans with plain `>` and rescans only the planes that hold a nan: every
+    # plane, with or without nan, inf or ties, must give the general kernel's values and indices.
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(shape).astype(np.float32)
+    flat = x.reshape(-1)
+    for value in (np.nan, np.inf, -np.inf):
+        flat[rng.integers(0, x.size, 12)] = value
+    x[0, 0, :2, :2] = 3.0  # a window of ties: the first wins
+    x[1, 0, :2, :2] = np.nan  # a window of nans: the last wins
+    ho, wo = (shape[2] - 2) // stride[0] + 1, (shape[3] - 2) // stride[1] + 1
+    got = np.empty(shape[:2] + (ho, wo), np.float32), np.empty((shape[0], shape[1], ho, wo), np.int32)
+    want = np.empty_like(got[0]), np.empty_like(got[1])
+    P._FWD_2X2[parallel](x, *stride, *got)
+    P._FWD[0](x, 2, 2, *stride, *want)
+    np.testing.assert_array_equal(got[0], want[0])  # nan positions compared too
+    np.testing.assert_array_equal(got[1], want[1])
+    assert np.isnan(got[0]).any() and got[1][0, 0, 0, 0] == 0 and got[1][1, 0, 0, 0] == shape[3] + 1
+
+
 def test_max_pool_nan_wins_and_errors():
     x = np.zeros((1, 1, 2, 2))
     x[0, 0, 1, 0] = np.nan

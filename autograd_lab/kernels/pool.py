@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit_pair, pick, prange
+from ._jit import JIT_OPTIONS, jit_pair, njit, pick, prange
 from .activation import _float_array
 from .conv import _pair2, out_size
 
@@ -38,33 +38,71 @@ def _maxpool_fwd_k(x, kh, kw, sh, sw, out, idx):
                 idx[b, ch, oi, oj] = at
 
 
+def _window2x2_nan(x3, bc, sh, sw, ho, wo, out3, idx3):
+    """One (image, channel) plane of 2x2 windows under the nan rule: a nan wins, the last one."""
+    w = x3.shape[2]
+    for oi in range(ho):
+        i0 = oi * sh
+        for oj in range(wo):
+            j0 = oj * sw
+            m = x3[bc, i0, j0]
+            at = i0 * w + j0
+            v = x3[bc, i0, j0 + 1]
+            take = (v > m) | (v != v)
+            m = v if take else m
+            at = at + 1 if take else at
+            v = x3[bc, i0 + 1, j0]
+            take = (v > m) | (v != v)
+            m = v if take else m
+            at = (i0 + 1) * w + j0 if take else at
+            v = x3[bc, i0 + 1, j0 + 1]
+            take = (v > m) | (v != v)
+            m = v if take else m
+            at = (i0 + 1) * w + j0 + 1 if take else at
+            out3[bc, oi, oj] = m
+            idx3[bc, oi, oj] = at
+
+
+_WINDOW_2X2_NAN = njit(**JIT_OPTIONS)(_window2x2_nan)
+
+
 def _maxpool2x2_fwd_k(x, sh, sw, out, idx):
-    """The 2x2 window unrolled (2.8x faster than the general loop nest)."""
+    """The 2x2 window unrolled (2.8x faster than the general loop nest).
+
+    Each plane is first scanned with plain ``>``, which LLVM compiles to branch-free selects,
+    and notes whether it saw a nan; only a plane with a nan is scanned again under the nan rule.
+    With the nan test inside every comparison LLVM branched on the data, and each mispredicted
+    branch cost more than the comparison: 3.8 ms against 1.0 ms on a (64, 16, 28, 28) input."""
     n, c, h, w = x.shape
     ho, wo = out.shape[2], out.shape[3]
+    x3 = x.reshape(n * c, h, w)  # planes without a division per plane
+    out3 = out.reshape(n * c, ho, wo)
+    idx3 = idx.reshape(n * c, ho, wo)
     for bc in prange(n * c):
-        b = bc // c
-        ch = bc % c
+        nan = False
         for oi in range(ho):
             i0 = oi * sh
             for oj in range(wo):
                 j0 = oj * sw
-                m = x[b, ch, i0, j0]
+                m = x3[bc, i0, j0]
+                v1 = x3[bc, i0, j0 + 1]
+                v2 = x3[bc, i0 + 1, j0]
+                v3 = x3[bc, i0 + 1, j0 + 1]
+                nan |= (m != m) | (v1 != v1) | (v2 != v2) | (v3 != v3)
                 at = i0 * w + j0
-                v = x[b, ch, i0, j0 + 1]
-                take = (v > m) | (v != v)
-                m = v if take else m
+                take = v1 > m  # ties keep the first maximum
+                m = v1 if take else m
                 at = at + 1 if take else at
-                v = x[b, ch, i0 + 1, j0]
-                take = (v > m) | (v != v)
-                m = v if take else m
+                take = v2 > m
+                m = v2 if take else m
                 at = (i0 + 1) * w + j0 if take else at
-                v = x[b, ch, i0 + 1, j0 + 1]
-                take = (v > m) | (v != v)
-                m = v if take else m
+                take = v3 > m
+                m = v3 if take else m
                 at = (i0 + 1) * w + j0 + 1 if take else at
-                out[b, ch, oi, oj] = m
-                idx[b, ch, oi, oj] = at
+                out3[bc, oi, oj] = m
+                idx3[bc, oi, oj] = at
+        if nan:
+            _WINDOW_2X2_NAN(x3, bc, sh, sw, ho, wo, out3, idx3)
 
 
 def _maxpool_bwd_k(g, idx, dx):
