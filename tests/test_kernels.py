@@ -332,26 +332,44 @@ def test_max_pool_parity(case, dtype):
                                P.max_pool2d_bwd_ref(g, idx_ref, x.shape), **TOL[dtype])
 
 
+def _pool_nan_rule_ref(x, k, s):
+    """Max-pool by the rule the kernels keep: a nan in a window wins (the last one, as PyTorch),
+    else the first maximum. Written with numpy, independently of the kernels."""
+    win = np.lib.stride_tricks.sliding_window_view(x, (k, k), axis=(2, 3))[:, :, ::s[0], ::s[1]]
+    flat = win.reshape(win.shape[:4] + (k * k,))
+    isnan = np.isnan(flat)
+    last_nan = k * k - 1 - np.argmax(isnan[..., ::-1], axis=-1)
+    arg = np.where(isnan.any(axis=-1), last_nan, np.argmax(np.where(isnan, -np.inf, flat), axis=-1))
+    di, dj = np.divmod(arg, k)
+    rows = np.arange(flat.shape[2])[:, None] * s[0] + di
+    cols = np.arange(flat.shape[3])[None, :] * s[1] + dj
+    return np.take_along_axis(flat, arg[..., None], -1)[..., 0], rows * x.shape[3] + cols
+
+
 @pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("k", [2, 3])
 @pytest.mark.parametrize("shape,stride", [((4, 8, 28, 28), (2, 2)), ((3, 2, 7, 9), (1, 2)), ((2, 3, 6, 5), (1, 1))])
-def test_max_pool_2x2_kernel_keeps_the_general_kernels_nan_and_tie_rules(shape, stride, parallel):
-    # The 2x2 kernel scans with plain `>` and rescans only the planes that hold a nan: every
-    # plane, with or without nan, inf or ties, must give the general kernel's values and indices.
+def test_max_pool_kernels_keep_the_nan_and_tie_rules(shape, stride, k, parallel):
+    # The kernels scan with plain `>` and rescan only the planes that hold a nan: every plane,
+    # with or without nan, inf or ties, must follow the rule of the reference above.
     rng = np.random.default_rng(7)
     x = rng.standard_normal(shape).astype(np.float32)
     flat = x.reshape(-1)
     for value in (np.nan, np.inf, -np.inf):
         flat[rng.integers(0, x.size, 12)] = value
-    x[0, 0, :2, :2] = 3.0  # a window of ties: the first wins
-    x[1, 0, :2, :2] = np.nan  # a window of nans: the last wins
-    ho, wo = (shape[2] - 2) // stride[0] + 1, (shape[3] - 2) // stride[1] + 1
-    got = np.empty(shape[:2] + (ho, wo), np.float32), np.empty((shape[0], shape[1], ho, wo), np.int32)
-    want = np.empty_like(got[0]), np.empty_like(got[1])
-    P._FWD_2X2[parallel](x, *stride, *got)
-    P._FWD[0](x, 2, 2, *stride, *want)
-    np.testing.assert_array_equal(got[0], want[0])  # nan positions compared too
-    np.testing.assert_array_equal(got[1], want[1])
-    assert np.isnan(got[0]).any() and got[1][0, 0, 0, 0] == 0 and got[1][1, 0, 0, 0] == shape[3] + 1
+    x[0, 0, :3, :3] = 3.0  # a window of ties: the first wins
+    x[1, 0, :3, :3] = np.nan  # a window of nans: the last wins
+    x[2 % shape[0], 1, :3, :3] = -np.inf  # every value -inf: the first wins
+    ho, wo = (shape[2] - k) // stride[0] + 1, (shape[3] - k) // stride[1] + 1
+    out, idx = np.empty(shape[:2] + (ho, wo), np.float32), np.empty(shape[:2] + (ho, wo), np.int32)
+    if k == 2:
+        P._FWD_2X2[parallel](x, *stride, out, idx)
+    else:
+        P._FWD[parallel](x, k, k, *stride, out, idx)
+    want_out, want_idx = _pool_nan_rule_ref(x, k, stride)
+    np.testing.assert_array_equal(out, want_out)  # nan positions compared too
+    np.testing.assert_array_equal(idx, want_idx)
+    assert np.isnan(out).any() and idx[0, 0, 0, 0] == 0 and idx[1, 0, 0, 0] == (k - 1) * shape[3] + k - 1
 
 
 def test_max_pool_nan_wins_and_errors():
