@@ -78,15 +78,18 @@ def _col2im_k(dcols, kh, kw, sh, sw, ph, pw, ho, wo, dx):
 
 
 def _to_nchw_bias_k(y2, bias, out):
-    """out[b, co, q] = y2[co, b*P + q] + bias[co]  (out is the NCHW output viewed as (N, C, P))."""
+    """out[b, co, q] = y2[co, b*P + q] + bias[co]  (out is the NCHW output viewed as (N, C, P)).
+
+    The inner loop runs over two 1-d row slices: LLVM vectorises it, which it did not do with
+    the 2-d index arithmetic (on the digits CNN's maps: 34 -> 7 us and 29 -> 8 us per call)."""
     n, co, p = out.shape
-    for bc in prange(n * co):
-        b = bc // co
-        o = bc % co
-        bo = bias[o]
-        base = b * p
-        for q in range(p):
-            out[b, o, q] = y2[o, base + q] + bo
+    for b in prange(n):
+        for o in range(co):
+            src = y2[o, b * p:(b + 1) * p]
+            dst = out[b, o]
+            bo = bias[o]
+            for q in range(p):
+                dst[q] = src[q] + bo
 
 
 def _from_nchw_sum_k(g, g2, db):
@@ -107,27 +110,32 @@ def _from_nchw_sum_k(g, g2, db):
 
 
 # ---- im2col and col2im as gathers through index tables (see "tables" below)
+# The table entries are read as unsigned: numba then skips the test for a negative index on every
+# read, which made these gathers a third slower (the digits CNN's col2im: 64 -> 43 us per call).
+# The tables are built by _tables and hold indices in [0, len(src)) only.
 def _gather_k(src, idx, out):
     """out[i] = src[idx[i]] (flat arrays)."""
     for i in prange(idx.size):
-        out[i] = src[idx[i]]
+        out[i] = src[np.uint32(idx[i])]
 
 
 def _gather_sum_k(src, idx, out):
     """out[j] = sum over t of src[idx[j, t]], the taps added in table order."""
     n, taps = idx.shape
     for j in prange(n):
-        s = src[idx[j, 0]]
+        s = src[np.uint32(idx[j, 0])]
         for t in range(1, taps):
-            s += src[idx[j, t]]
+            s += src[np.uint32(idx[j, t])]
         out[j] = s
 
 
 def _gather_sum9_k(src, idx, out):
     """_gather_sum_k unrolled for 9 taps (a 3x3 kernel with stride 1): 2x faster."""
     for j in prange(idx.shape[0]):
-        out[j] = (src[idx[j, 0]] + src[idx[j, 1]] + src[idx[j, 2]] + src[idx[j, 3]] + src[idx[j, 4]]
-                  + src[idx[j, 5]] + src[idx[j, 6]] + src[idx[j, 7]] + src[idx[j, 8]])
+        r = idx[j]
+        out[j] = (src[np.uint32(r[0])] + src[np.uint32(r[1])] + src[np.uint32(r[2])]
+                  + src[np.uint32(r[3])] + src[np.uint32(r[4])] + src[np.uint32(r[5])]
+                  + src[np.uint32(r[6])] + src[np.uint32(r[7])] + src[np.uint32(r[8])])
 
 
 _IM2COL = jit_pair(_im2col_k)
