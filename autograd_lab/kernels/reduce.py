@@ -21,8 +21,9 @@ def _sum_rows_k(x, partial):
         for j in range(cols):
             acc[j] = 0
         for i in range(c * step, min(rows, (c + 1) * step)):
+            row = x[i]  # a 1-d slice vectorises; x[i, j] did not
             for j in range(cols):
-                acc[j] += x[i, j]
+                acc[j] += row[j]
 
 
 _SUM_ROWS = jit_pair(_sum_rows_k)
