@@ -15,6 +15,15 @@ cores other programs keep busy.
 
 numba's cache does not track imports: after editing ``_jit.py`` delete the ``__pycache__`` folders
 of this package so that dependent kernels recompile.
+
+Two things kept kernels here slow until they were measured (``benchmarks/PROFILE.md``, section 8):
+- A choice that depends on the data, such as ``(v > m) | (v != v)``, may compile to a branch,
+  and on random data about half the branches are mispredicted. A kernel timed alone on the same
+  array looks fast (the predictor learns it) and is slow on new data. Prefer a plain comparison
+  that compiles to a select, and handle the rare case (a nan) in a second pass.
+- numba tests every index for a negative value unless it can see that there is none. An index
+  computed from others (``y[o, b * p + q]``) or read from a table keeps the test, and the loop
+  is not vectorised. Loop over 1-d slices (``row = y[o]``) and read table entries as unsigned.
 """
 from .activation import (bias_act_bwd, bias_act_fwd, relu_bwd, relu_fwd, sigmoid_bwd,
                          sigmoid_fwd, tanh_bwd, tanh_fwd)
