@@ -332,26 +332,12 @@ def test_max_pool_parity(case, dtype):
                                P.max_pool2d_bwd_ref(g, idx_ref, x.shape), **TOL[dtype])
 
 
-def _pool_nan_rule_ref(x, k, s):
-    """Max-pool by the rule the kernels keep: a nan in a window wins (the last one, as PyTorch),
-    else the first maximum. Written with numpy, independently of the kernels."""
-    win = np.lib.stride_tricks.sliding_window_view(x, (k, k), axis=(2, 3))[:, :, ::s[0], ::s[1]]
-    flat = win.reshape(win.shape[:4] + (k * k,))
-    isnan = np.isnan(flat)
-    last_nan = k * k - 1 - np.argmax(isnan[..., ::-1], axis=-1)
-    arg = np.where(isnan.any(axis=-1), last_nan, np.argmax(np.where(isnan, -np.inf, flat), axis=-1))
-    di, dj = np.divmod(arg, k)
-    rows = np.arange(flat.shape[2])[:, None] * s[0] + di
-    cols = np.arange(flat.shape[3])[None, :] * s[1] + dj
-    return np.take_along_axis(flat, arg[..., None], -1)[..., 0], rows * x.shape[3] + cols
-
-
 @pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("k", [2, 3])
 @pytest.mark.parametrize("shape,stride", [((4, 8, 28, 28), (2, 2)), ((3, 2, 7, 9), (1, 2)), ((2, 3, 6, 5), (1, 1))])
 def test_max_pool_kernels_keep_the_nan_and_tie_rules(shape, stride, k, parallel):
     # The kernels scan with plain `>` and rescan only the planes that hold a nan: every plane,
-    # with or without nan, inf or ties, must follow the rule of the reference above.
+    # with or without nan, inf or ties, must follow the rule of the numpy reference.
     rng = np.random.default_rng(7)
     x = rng.standard_normal(shape).astype(np.float32)
     flat = x.reshape(-1)
@@ -366,7 +352,7 @@ def test_max_pool_kernels_keep_the_nan_and_tie_rules(shape, stride, k, parallel)
         P._FWD_2X2[parallel](x, *stride, out, idx)
     else:
         P._FWD[parallel](x, k, k, *stride, out, idx)
-    want_out, want_idx = _pool_nan_rule_ref(x, k, stride)
+    want_out, want_idx = P.max_pool2d_fwd_ref(x, k, stride)
     np.testing.assert_array_equal(out, want_out)  # nan positions compared too
     np.testing.assert_array_equal(idx, want_idx)
     assert np.isnan(out).any() and idx[0, 0, 0, 0] == 0 and idx[1, 0, 0, 0] == (k - 1) * shape[3] + k - 1

@@ -176,13 +176,15 @@ def max_pool2d_bwd(grad: np.ndarray, indices: np.ndarray, x_shape: tuple[int, ..
 
 
 def max_pool2d_fwd_ref(x: np.ndarray, kernel_size, stride=None) -> tuple[np.ndarray, np.ndarray]:
-    """Reference for max_pool2d_fwd (sliding windows and argmax)."""
+    """Reference for max_pool2d_fwd (sliding windows and argmax), with the kernels' nan rule."""
     kh, kw = _pair2(kernel_size, "kernel_size")
     sh, sw = (kh, kw) if stride is None else _pair2(stride, "stride")
     win = np.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(2, 3))[:, :, ::sh, ::sw]
     n, c, ho, wo = win.shape[:4]
     flat = win.reshape(n, c, ho, wo, kh * kw)
-    arg = np.argmax(flat, axis=-1)  # first maximum; nan counts as the maximum
+    isnan = np.isnan(flat)  # a nan wins, the last one (as in the kernels and PyTorch)
+    last_nan = kh * kw - 1 - np.argmax(isnan[..., ::-1], axis=-1)
+    arg = np.where(isnan.any(axis=-1), last_nan, np.argmax(flat, axis=-1))  # else the first maximum
     di, dj = np.divmod(arg, kw)
     rows = np.arange(ho)[:, None] * sh + di
     cols = np.arange(wo)[None, :] * sw + dj
