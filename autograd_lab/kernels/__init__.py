@@ -21,7 +21,7 @@ Two things kept kernels here slow until they were measured (``benchmarks/PROFILE
   and on random data about half the branches are mispredicted. A kernel timed alone on the same
   array looks fast (the predictor learns it) and is slow on new data. Prefer a plain comparison
   that compiles to a select, and handle the rare case (a nan) in a second pass.
-- numba tests every index for a negative value unless it can see that there is none. An index
+- numba tests every signed index for a negative value unless it can see that there is none. An index
   computed from others (``y[o, b * p + q]``) or read from a table keeps the test, and the loop
   is not vectorised. Loop over 1-d slices (``row = y[o]``) and read table entries as unsigned.
 """
