@@ -379,6 +379,19 @@ def test_sum_rows_parity(shape, dtype):
                                rtol=1e-6 if dtype == np.float32 else 1e-12, atol=1e-4)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 1), (64, 10), (64, 128), (3, 0), (0, 4)])
+def test_sum_rows_serial_adds_rows_in_order_in_float64_and_rounds_once(shape, dtype):
+    # the training notebooks' stored outputs were computed with exactly these sums
+    x = randn(shape, dtype)
+    acc = np.zeros(shape[1])
+    for row in x:
+        acc += row
+    got = R.sum_rows(x, parallel=False)
+    assert got.dtype == dtype and got.shape == (shape[1],)
+    np.testing.assert_array_equal(got, acc.astype(dtype))
+
+
 # ------------------------------------------------------------------ serial switch
 def test_set_parallel_false_keeps_every_kernel_serial_and_results_equal():
     from autograd_lab import kernels as K

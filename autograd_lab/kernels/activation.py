@@ -19,12 +19,18 @@ from ._jit import PARALLEL_MIN_SIZE, fast_exp, jit_pair, num_threads, pick, pran
 ACTIVATIONS = {"identity": 0, "relu": 1, "sigmoid": 2, "tanh": 3}
 
 
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # `in` then matches by identity
+
+
 def _float_array(x: np.ndarray, name: str = "x") -> np.ndarray:
-    x = np.asarray(x)
-    if x.dtype not in (np.float32, np.float64):
+    """x as a C-contiguous float32 or float64 array of at least one dimension (x itself when it
+    is one already; a 0-d array becomes shape (1,), as ``np.ascontiguousarray`` makes it)."""
+    if type(x) is not np.ndarray:
+        x = np.asarray(x)
+    if x.dtype not in _FLOAT_DTYPES:
         raise TypeError(f"{name} must be a float32 or float64 array, got dtype {x.dtype}; "
                         f"convert it first, e.g. {name}.astype(np.float32)")
-    return np.ascontiguousarray(x)
+    return x if x.ndim and x.flags.c_contiguous else np.ascontiguousarray(x)
 
 
 def _out_like(x: np.ndarray, out: np.ndarray | None) -> np.ndarray:

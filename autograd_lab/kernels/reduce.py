@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import PARALLEL_MIN_SIZE, jit_pair, num_threads, prange
+from ._jit import JIT_OPTIONS, PARALLEL_MIN_SIZE, jit_pair, njit, num_threads, prange
 from .activation import _float_array
 
 
@@ -26,7 +26,20 @@ def _sum_rows_k(x, partial):
                 acc[j] += row[j]
 
 
+def _sum_rows_1_k(x, out):
+    """One block: the float64 sums of every row, rounded once into ``out`` (x's dtype)."""
+    rows, cols = x.shape
+    acc = np.zeros(cols, dtype=np.float64)
+    for i in range(rows):
+        row = x[i]
+        for j in range(cols):
+            acc[j] += row[j]
+    for j in range(cols):
+        out[j] = acc[j]
+
+
 _SUM_ROWS = jit_pair(_sum_rows_k)
+_SUM_ROWS_1 = njit(**JIT_OPTIONS)(_sum_rows_1_k)
 
 
 def sum_rows(x: np.ndarray, parallel: bool = True) -> np.ndarray:
@@ -36,11 +49,13 @@ def sum_rows(x: np.ndarray, parallel: bool = True) -> np.ndarray:
     x = _float_array(x)
     if x.ndim != 2:
         raise ValueError(f"x must be 2-d, got shape {x.shape}")
-    big = parallel and x.size >= PARALLEL_MIN_SIZE and x.shape[0] >= 8 and num_threads() > 1
-    nblocks = num_threads() if big else 1
-    partial = np.empty((nblocks, x.shape[1]), dtype=np.float64)  # float64 accumulators
-    _SUM_ROWS[1 if big else 0](x, partial)
-    return (partial.sum(axis=0) if nblocks > 1 else partial[0]).astype(x.dtype)
+    if not (parallel and x.size >= PARALLEL_MIN_SIZE and x.shape[0] >= 8 and num_threads() > 1):
+        out = np.empty(x.shape[1], dtype=x.dtype)  # one block: no partial rows to add up
+        _SUM_ROWS_1(x, out)
+        return out
+    partial = np.empty((num_threads(), x.shape[1]), dtype=np.float64)  # float64 accumulators
+    _SUM_ROWS[1](x, partial)
+    return partial.sum(axis=0).astype(x.dtype)
 
 
 def sum_rows_ref(x: np.ndarray) -> np.ndarray:
