@@ -36,8 +36,8 @@ def _exercise(dtype) -> None:
     conv.col2im(conv.im2col(img, (3, 3), 1, 1), img.shape, (3, 3), 1, 1)
     out, idx = pool.max_pool2d_fwd(img, 2)
     pool.max_pool2d_bwd(out, idx, img.shape)
-    reduce.sum_rows(x)  # the one-block kernel; the blocks' pair is not used at this size, so
-    reduce._SUM_ROWS[0](x, np.empty((1, x.shape[1])))  # its signature is given here for the parallel one
+    reduce.sum_rows(x)  # its one-block kernel; a call this small does not reach its blocks' kernel,
+    reduce._SUM_ROWS[0](x, np.empty((1, x.shape[1])))  # so its signature is made here for `parallel`
 
 
 def warmup(dtypes=(np.float32, np.float64), parallel: bool = True) -> float:
