@@ -130,6 +130,66 @@ def test_shared_values_broadcasting_tuple_results_and_several_outputs():
     assert any(e.cls is _Halves and e.is_tuple and e.n_out == 2 for e in plan.entries)
 
 
+def _replays_equal_the_ordinary_path(loss_of, params, batches):
+    """Each batch through a captured step and through the ordinary path: the same results and
+    the same gradients, bit for bit. The step is returned for a look at its code."""
+    step = al.capture(loss_of)
+    for args in batches:
+        for p in params:
+            p.grad = None
+        got = step(*args)
+        got = got if isinstance(got, tuple) else (got,)
+        grads = [p.grad.data.copy() for p in params]
+        for p in params:
+            p.grad = None
+        want = loss_of(*args)
+        want = want if isinstance(want, tuple) else (want,)
+        want[0].backward()
+        _same([g.data for g in got], [w.data for w in want])
+        _same(grads, [p.grad.data for p in params])
+    assert step.captures == 1
+    return step
+
+
+def test_calls_replayed_on_arrays_and_on_variables_meet_in_one_step():
+    """Linear, ReLU and cross-entropy replay on numpy arrays (``*OnArrays`` in step.code); other
+    Functions on Variables. Values and gradients cross between the two in both directions: a
+    ReLU output read by a two-output user Function, by a Linear and twice by one Mul (its
+    gradients add up), an Add between Linears and the loss, and returned."""
+    al.manual_seed(3)
+    lin1, lin2, lin3 = nn.Linear(6, 8), nn.Linear(4, 5), nn.Linear(8, 5)
+    params = [p for m in (lin1, lin2, lin3) for p in m.parameters()]
+
+    def loss_of(x, y):
+        h = F.relu(lin1(x))
+        left, _ = _Halves.apply(h)
+        z = lin2(left) + lin3(h) + (h * h).mean()
+        return F.cross_entropy(z, y), z, h
+
+    rng = np.random.default_rng(7)
+    batches = [(al.Variable(rng.standard_normal((3, 6)).astype(np.float32)), al.Variable(rng.integers(0, 5, 3)))
+               for _ in range(3)]
+    code = _replays_equal_the_ordinary_path(loss_of, params, batches).code
+    for name in ("LinearOnArrays.forward", "ReLUOnArrays.forward", "CrossEntropyOnArrays.forward",
+                 "LinearOnArrays.backward", "CrossEntropyOnArrays.backward", "Add.forward", "Add.backward"):
+        assert name in code
+    assert "Variable._make(v" in code and "._data" in code  # values cross in both directions
+    assert "Mul.forward(ctx6, w3, w3)" in code  # one Variable for the ReLU's output, given twice
+
+
+def test_calls_the_arrays_would_compute_differently_replay_on_variables():
+    """A Linear on a 3-d input, or with a float64 input and float32 weights (whose gradient the
+    engine casts), replays through the Function itself."""
+    al.manual_seed(4)
+    lin = nn.Linear(5, 3)
+    rng = np.random.default_rng(8)
+    for x in (rng.standard_normal((2, 4, 5)).astype(np.float32), rng.standard_normal((4, 5))):
+        batches = [(al.Variable(x + k),) for k in range(3)]
+        code = _replays_equal_the_ordinary_path(lambda x: F.relu(lin(x)).sum(), list(lin.parameters()), batches).code
+        assert "Linear.forward(" in code and "LinearOnArrays" not in code
+        assert "ReLUOnArrays.forward" in code
+
+
 def test_dropout_draws_anew_on_every_replay_as_on_the_ordinary_path():
     runs = []
     for captured in (False, True):
@@ -282,9 +342,9 @@ def test_step_code_is_the_straight_line_program_a_replay_runs():
     forward, backward = code.split("def backward(loss):")
     assert forward.startswith("def forward(v0, v1):")
     calls = [line.split("=")[1].split(".forward")[0].strip() for line in forward.splitlines() if ".forward(" in line]
-    assert calls == ["Linear", "ReLU", "Linear", "CrossEntropy"]
+    assert calls == ["LinearOnArrays", "ReLUOnArrays", "LinearOnArrays", "CrossEntropyOnArrays"]
     assert [line.split("r = ")[1].split(".")[0] for line in backward.splitlines() if ".backward(" in line] == \
-        ["CrossEntropy", "Linear", "ReLU", "Linear"]  # the engine's order
+        ["CrossEntropyOnArrays", "LinearOnArrays", "ReLUOnArrays", "LinearOnArrays"]  # the engine's order
     assert sorted(line.split("(")[1].split(",")[0] for line in backward.splitlines()
                   if "accumulate(" in line) == ["p0", "p1", "p2", "p3"]  # every parameter's .grad
     step.reset()

@@ -11,7 +11,7 @@ from ..function import Function
 from ..grad_mode import is_grad_enabled
 from ..variable import Variable
 from ._util import wrap
-from .activation import Sigmoid, Softmax, _float_data
+from .activation import _FLOATS, Sigmoid, Softmax, _float_data
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -65,47 +65,78 @@ class CrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, x, target, reduction):
-        data = _float_data(x)
-        rows = _rows(data)
-        # checked here, not in the caller, so that a replay checks too; the range costs two
-        # passes over the targets, so it is checked only when a loss came out NaN (the kernel
-        # gives NaN for a target that is not a class index, and reads nothing out of range)
-        target = class_targets(data.shape, target, check_range=False)
-        t = np.ascontiguousarray(target.reshape(-1), dtype=np.int64)  # as the kernels take it, once
-        loss, stats = K.cross_entropy_fwd(rows, t, check=False)
         ctx.save_for_backward(x)
-        ctx.stats, ctx.target, ctx.reduction = stats, t, reduction
-        if reduction == "none":
-            if np.isnan(loss).any():
-                class_targets(data.shape, target)  # raises if a target was out of range
-            return wrap(loss.reshape(target.shape))
-        total = loss.sum(dtype=np.float64)
-        if total != total:  # NaN: a bad target, or NaN in the logits
-            class_targets(data.shape, target)
-        if reduction == "mean":
-            total = total / loss.size if loss.size else np.nan
-        return wrap(np.asarray(total, dtype=data.dtype))
+        return wrap(_cross_entropy(ctx, _float_data(x), target, reduction))
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        n = ctx.target.size
-        scale = 1.0 / n if ctx.reduction == "mean" and n else 1.0  # an empty batch has no gradient to scale
         if is_grad_enabled():  # differentiable: softmax(x) - onehot, scaled by grad
+            n = ctx.target.size
             onehot = np.zeros(x.shape, dtype=x.dtype)
             rows_view = _rows(onehot)
             rows_view[np.arange(n), ctx.target] = 1
             onehot = _unrows(rows_view, x.shape)
             dim = 1 if x.ndim > 1 else 0
-            g = grad * scale
+            g = grad * _scale(ctx)
             if ctx.reduction == "none":
                 g = g.reshape(x.shape[:1] + (1,) + x.shape[2:]) if x.ndim > 1 else g.reshape((1,))
             return g * (Softmax.apply(x, dim) - Variable(onehot)), None, None
-        gl = grad.data.astype(x.dtype, copy=False)
-        gl = gl.reshape(-1) * scale if ctx.reduction == "none" else gl * scale
-        rows = np.ascontiguousarray(_rows(_float_data(x)))  # as the forward's kernel took them
-        gx = K.cross_entropy_bwd(rows, ctx.target, ctx.stats, gl, check=False)
-        return _unrows(gx, x.shape), None, None
+        return _cross_entropy_grad(ctx, grad.data, _float_data(x)), None, None
+
+    @staticmethod
+    def _lower(x, target, reduction):
+        """For al.capture: the class that replays this call on numpy arrays, or None."""
+        return CrossEntropyOnArrays if x.data.dtype in _FLOATS else None
+
+
+def _cross_entropy(ctx, data, target, reduction):
+    """The loss on arrays (``data`` float32 or float64); keeps on ctx what the gradient reads."""
+    rows = _rows(data)
+    # checked here, not in the caller, so that a replay checks too; the range costs two
+    # passes over the targets, so it is checked only when a loss came out NaN (the kernel
+    # gives NaN for a target that is not a class index, and reads nothing out of range)
+    target = class_targets(data.shape, target, check_range=False)
+    t = np.ascontiguousarray(target.reshape(-1), dtype=np.int64)  # as the kernels take it, once
+    loss, stats = K.cross_entropy_fwd(rows, t, check=False)
+    ctx.stats, ctx.target, ctx.reduction = stats, t, reduction
+    if reduction == "none":
+        if np.isnan(loss).any():
+            class_targets(data.shape, target)  # raises if a target was out of range
+        return loss.reshape(target.shape)
+    total = loss.sum(dtype=np.float64)
+    if total != total:  # NaN: a bad target, or NaN in the logits
+        class_targets(data.shape, target)
+    if reduction == "mean":
+        total = total / loss.size if loss.size else np.nan
+    return np.asarray(total, dtype=data.dtype)
+
+
+def _scale(ctx) -> float:
+    n = ctx.target.size
+    return 1.0 / n if ctx.reduction == "mean" and n else 1.0  # an empty batch has no gradient to scale
+
+
+def _cross_entropy_grad(ctx, grad, data):
+    """The gradient on arrays, ``data`` as the loss took it (the logits, in a float dtype)."""
+    gl = grad.astype(data.dtype, copy=False)
+    gl = gl.reshape(-1) * _scale(ctx) if ctx.reduction == "none" else gl * _scale(ctx)
+    rows = np.ascontiguousarray(_rows(data))  # as the forward's kernel took them
+    return _unrows(K.cross_entropy_bwd(rows, ctx.target, ctx.stats, gl, check=False), data.shape)
+
+
+class CrossEntropyOnArrays:
+    """CrossEntropy's forward and backward on numpy arrays, as a replay (al.capture) calls them."""
+
+    @staticmethod
+    def forward(ctx, x, target, reduction):
+        ctx._saved = (x,)
+        return _cross_entropy(ctx, x, target, reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx._saved
+        return _cross_entropy_grad(ctx, grad, x), None, None
 
 
 class MSELoss(Function):
