@@ -119,8 +119,8 @@ def _scale(ctx) -> float:
 
 def _cross_entropy_grad(ctx, grad, data):
     """The gradient on arrays, ``data`` as the loss took it (the logits, in a float dtype)."""
-    gl = grad.astype(data.dtype, copy=False)
-    gl = gl.reshape(-1) * _scale(ctx) if ctx.reduction == "none" else gl * _scale(ctx)
+    gl, scale = grad.astype(data.dtype, copy=False), _scale(ctx)
+    gl = gl.reshape(-1) * scale if ctx.reduction == "none" else gl * scale
     rows = np.ascontiguousarray(_rows(data))  # as the forward's kernel took them
     return _unrows(K.cross_entropy_bwd(rows, ctx.target, ctx.stats, gl, check=False), data.shape)
 
