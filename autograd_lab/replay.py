@@ -18,9 +18,9 @@ Function's ``forward`` in turn and a ``backward`` that calls their ``backward`` 
 order. ``print(step.code)`` shows it. Where a library Function has a class that does its
 arithmetic on numpy arrays (``LinearOnArrays``, ``ReLUOnArrays``, ``CrossEntropyOnArrays``), for
 inputs on which that gives exactly its numbers, the code calls that class instead, and no
-Variable is made around the values between two such calls. Compiling takes about a millisecond for the digits MLP, and
-about 0.3 ms per operation for long graphs (0.3 s for a chain of 1000): a capture pays for itself
-after some tens of replays.
+Variable is made around the values between two such calls. Compiling takes about a millisecond
+for the digits MLP, and about 0.3 ms per operation for long graphs (0.3 s for a chain of 1000):
+a capture pays for itself after some tens of replays.
 
 What a replay cannot see, it repeats as it was captured (as CUDA graphs do):
 
@@ -420,8 +420,10 @@ def _forward_source(plan: _Plan, n_inputs: int, names: _Names) -> list[str]:
     code = [f"def forward({', '.join(f'v{k}' for k in range(n_inputs))}):"]
     slot = n_inputs  # the first output's value slot
     arrays: set[int] = set()  # the value slots that hold numpy arrays (the others hold Variables)
-    wrapped: set[int] = set()  # array slots given a Variable (w5) for calls on Variables: one each,
-                               # so that a call given one value twice gets one Variable twice
+    # array slots given a Variable (w5) for calls on Variables: one each, so that a call given one
+    # value twice gets one Variable twice
+    wrapped: set[int] = set()
+
     def arg(e: _Entry, k: int, i: int, a: Any, linked: dict) -> str:
         if i in linked:
             s = linked[i]
@@ -451,7 +453,8 @@ def _forward_source(plan: _Plan, n_inputs: int, names: _Names) -> list[str]:
             code.append(f"    {outs}= general({names.of(e, f'call{k}')}, [{args}])")
         slot += e.n_out
         if plan.drops[k]:  # values no later call reads: let go of them, as the ordinary path does
-            code.append(f"    del {', '.join(f'{c}{s}' for s in plan.drops[k] for c in ('vw' if s in wrapped else 'v'))}")
+            dropped = [f"{c}{s}" for s in plan.drops[k] for c in ("vw" if s in wrapped else "v")]
+            code.append(f"    del {', '.join(dropped)}")
     variables = [f"w{s}" if s in wrapped else f"Variable._make(v{s})" if s in arrays else f"v{s}"
                  for s in plan.returns[0]]
     code.append(f"    return ({''.join(f'{v}, ' for v in variables)})")
@@ -500,7 +503,8 @@ def _backward_source(plan: _Plan, names: _Names) -> list[str]:
                      f"        r = {names.of(on, on.__name__)}.backward({ctx}, {got})"]
         elif n_out == 1:
             g = f"g{first}"
-            code += [f"    # {cls}'s backward", f"    if {g} is not None:", f"        r = {cls}.backward({ctx}, {variable(first)})"]
+            code += [f"    # {cls}'s backward", f"    if {g} is not None:",
+                     f"        r = {cls}.backward({ctx}, {variable(first)})"]
         else:  # one gradient per output; materialize makes zeros for those that got none
             gs = [f"g{first + j}" for j in range(n_out)]
             g = " = ".join(gs)

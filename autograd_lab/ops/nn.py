@@ -46,9 +46,8 @@ class Linear(Function):
         """For al.capture: the class that replays this call on numpy arrays (a 2-d input and one
         float dtype throughout, where the gradients need no cast), or None."""
         dtype = weight.data.dtype
-        if x.data.ndim == 2 and dtype in _FLOATS and x.data.dtype == dtype and (bias is None or bias.data.dtype == dtype):
-            return LinearOnArrays
-        return None
+        one_dtype = x.data.dtype == dtype and (bias is None or bias.data.dtype == dtype)
+        return LinearOnArrays if x.data.ndim == 2 and dtype in _FLOATS and one_dtype else None
 
 
 def _linear(x2, w, b):
