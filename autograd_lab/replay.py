@@ -70,7 +70,7 @@ class _Entry:
 
     __slots__ = ("cls", "template", "links", "kwargs", "node", "is_tuple", "n_out", "arrays")
 
-    def __init__(self, cls, template, links, kwargs, node, is_tuple, n_out, arrays=None):
+    def __init__(self, cls, template, links, kwargs, node, is_tuple, n_out, arrays):
         self.cls = cls
         self.template = template  # the arguments as traced; linked positions are filled per call
         self.links = links  # (position, slot): arguments that are inputs or earlier outputs
@@ -91,6 +91,7 @@ class _Plan:
         self.returns = returns  # one value slot per value fn returned, and whether it was a tuple
         self.steps, first = _backward_steps(order)  # the engine's order over the pruned graph
         self.n_slots = sum(1 if s[0] is None else s[2] for s in self.steps)
+        self.root_node = loss.grad_fn
         self.root_slot = first[loss.grad_fn] + loss._output_nr
         self.nodes = [e.node for e in entries if e.node is not None]
         self.drops = _last_uses(key, entries, returns[0])
@@ -474,9 +475,8 @@ def _backward_source(plan: _Plan, names: _Names) -> list[str]:
     # a slot holds an array when one backward on arrays writes it, or when it is the gradient of
     # a loss whose backward works on arrays; the other slots hold Variables
     arrays = {s for s, w in writers.items() if w == [True]}
-    root = next(st for st in plan.steps if st[0] is not None and st[1] <= plan.root_slot < st[1] + st[2])
     ones = "ones(loss._data.shape, loss._data.dtype)"
-    if id(root[0]) in on_arrays:
+    if id(plan.root_node) in on_arrays:
         arrays.add(plan.root_slot)
         code.append(f"    g{plan.root_slot} = {ones}")
     else:
