@@ -50,6 +50,19 @@ def test_a_recorded_op_keeps_few_objects_alive():
     assert tracked_per_op() <= 6
 
 
+def test_the_engine_profile_splits_every_part(capsys):
+    """`python -m benchmarks.engine_profile` (PROFILE.md section 1 quotes it) times each part of
+    the chain, the replayed one too, and prints a positive figure for each."""
+    from benchmarks import engine_profile
+
+    assert engine_profile.main(["--repeats", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    parts = {name: float(us) for name, us, _ in (line.rsplit(maxsplit=2) for line in lines if line.endswith("µs/op"))}
+    for part in ("ours: forward, recorded", "ours: backward", "captured: forward, replayed",
+                 "captured: backward, replayed"):
+        assert parts[part] > 0, part
+
+
 def test_every_rung_of_the_protocol_ladder_computes_the_chains_gradient(capsys):
     """The ladder's minimal autograds time the chain only if they compute it: each rung, the
     library (recorded and captured) and PyTorch give d(sum of x * c**n)/dx = c**n."""
