@@ -140,11 +140,25 @@ def test_shared_values_broadcasting_tuple_results_and_several_outputs():
     assert any(e.cls is _Halves and e.is_tuple and e.n_out == 2 for e in plan.entries)
 
 
+class _Product(al.Function):
+    """a * b, as a user writes it: a Function of the course's kind, replayed on Variables."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return g * b, g * a
+
+
 def test_calls_replayed_on_arrays_and_on_variables_meet_in_one_step():
-    """Linear, ReLU and cross-entropy replay on numpy arrays (``*OnArrays`` in step.code); other
-    Functions on Variables. Values and gradients cross between the two in both directions: a
-    ReLU output read by a two-output user Function, by a Linear and twice by one Mul (its
-    gradients add up), an Add between Linears and the loss, and returned."""
+    """Linear, ReLU, cross-entropy, Add and Mul replay on numpy arrays (``*OnArrays`` in
+    step.code); other Functions on Variables. Values and gradients cross between the two in both
+    directions: a ReLU output read by a two-output user Function, by a Linear and twice by one user
+    Function (its gradients add up), Adds between Linears and a mean, and returned."""
     al.manual_seed(3)
     lin1, lin2, lin3 = nn.Linear(6, 8), nn.Linear(4, 5), nn.Linear(8, 5)
     params = [p for m in (lin1, lin2, lin3) for p in m.parameters()]
@@ -152,7 +166,7 @@ def test_calls_replayed_on_arrays_and_on_variables_meet_in_one_step():
     def loss_of(x, y):
         h = F.relu(lin1(x))
         left, _ = _Halves.apply(h)
-        z = lin2(left) + lin3(h) + (h * h).mean()
+        z = lin2(left) + lin3(h) + _Product.apply(h, h).mean()
         return F.cross_entropy(z, y), z, h
 
     rng = np.random.default_rng(7)
@@ -160,10 +174,39 @@ def test_calls_replayed_on_arrays_and_on_variables_meet_in_one_step():
                for _ in range(3)]
     code = _replays_equal_the_ordinary_path(loss_of, params, batches).code
     for name in ("LinearOnArrays.forward", "ReLUOnArrays.forward", "CrossEntropyOnArrays.forward",
-                 "LinearOnArrays.backward", "CrossEntropyOnArrays.backward", "Add.forward", "Add.backward"):
+                 "AddOnArrays.forward", "LinearOnArrays.backward", "CrossEntropyOnArrays.backward",
+                 "AddOnArrays.backward", "Mean.backward"):
         assert name in code
     assert "Variable._make(v" in code and "._data" in code  # values cross in both directions
-    assert "Mul.forward(ctx6, w3, w3)" in code  # one Variable for the ReLU's output, given twice
+    assert "general(call2, [w3])" in code  # the two-output Function
+    assert "_Product.forward(ctx6, w3, w3)" in code  # one Variable for the ReLU's output, given twice
+
+
+def test_products_and_sums_replay_on_arrays_where_their_gradients_need_no_cast():
+    """Mul and Add replay on arrays with numbers, broadcast operands (whose gradients are summed
+    back, as sum_to does) and a reflected operand; where the engine would cast a gradient (a
+    float32 parameter times a float64 input), or where numpy would give a scalar, not an array,
+    they replay through the Functions themselves. Bit for bit the ordinary path's, either way."""
+    rng = np.random.default_rng(11)
+    w = al.Variable(rng.standard_normal(4).astype(np.float32), requires_grad=True)
+    b = al.Variable(rng.standard_normal(1).astype(np.float32), requires_grad=True)
+    s = al.Variable(np.float32(0.5), requires_grad=True)
+
+    def loss_of(x):
+        y = 2.0 * (w * x) * 1.5 + b
+        return (y * s + y * y).sum()
+
+    batches = [(al.Variable(rng.standard_normal((3, 4)).astype(np.float32)),) for _ in range(3)]
+    code = _replays_equal_the_ordinary_path(loss_of, [w, b, s], batches).code
+    assert "MulOnArrays.backward" in code and "AddOnArrays.backward" in code
+    assert "Mul.forward(" not in code and "Add.forward(" not in code
+
+    def cast_or_scalar(x):
+        return (w * x).sum() + s * s
+
+    batches = [(al.Variable(rng.standard_normal(4)),) for _ in range(3)]  # float64
+    code = _replays_equal_the_ordinary_path(cast_or_scalar, [w, s], batches).code
+    assert code.count("Mul.forward(") == 2 and "MulOnArrays" not in code
 
 
 def test_calls_the_arrays_would_compute_differently_replay_on_variables():
