@@ -63,6 +63,25 @@ def test_the_engine_profile_splits_every_part(capsys):
         assert parts[part] > 0, part
 
 
+def test_the_engine_profile_takes_each_item_out_and_puts_it_back():
+    """``--ablate`` times the chain without one item at a time. Each stand-in must give the
+    chain's gradient bit for bit (ablation raises otherwise); afterwards the library's own code
+    is back in place. (What an item costs is measured, not asserted.)"""
+    import math
+
+    from autograd_lab import engine, function
+    from autograd_lab.ops import elementwise
+    from benchmarks import engine_profile
+
+    before = (function._record, function._interned, function.STATE, engine._run_node,
+              elementwise.Mul.__dict__["forward"], elementwise.Mul.__dict__["backward"])
+    costs = engine_profile.ablation(2)
+    assert set(costs) == set(engine_profile._ablations())
+    assert "all of the above" in costs and all(math.isfinite(t) for pair in costs.values() for t in pair)
+    assert before == (function._record, function._interned, function.STATE, engine._run_node,
+                      elementwise.Mul.__dict__["forward"], elementwise.Mul.__dict__["backward"])
+
+
 def test_every_rung_of_the_protocol_ladder_computes_the_chains_gradient(capsys):
     """The ladder's minimal autograds time the chain only if they compute it: each rung, the
     library (recorded and captured) and PyTorch give d(sum of x * c**n)/dx = c**n."""
