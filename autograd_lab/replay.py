@@ -16,8 +16,9 @@ compare them). It is the idea behind CUDA graphs and ``torch.compile``, in plain
 The trace becomes straight-line Python, compiled once per capture: a ``forward`` that calls each
 Function's ``forward`` in turn and a ``backward`` that calls their ``backward`` in the engine's
 order. ``print(step.code)`` shows it. Where a library Function has a class that does its
-arithmetic on numpy arrays (``LinearOnArrays``, ``ReLUOnArrays``, ``CrossEntropyOnArrays``), for
-inputs on which that gives exactly its numbers, the code calls that class instead, and no
+arithmetic on numpy arrays (``LinearOnArrays``, ``ReLUOnArrays``, ``CrossEntropyOnArrays``,
+``AddOnArrays``, ``MulOnArrays``), for inputs on which that gives exactly its numbers, the code
+calls that class instead, and no
 Variable is made around the values between two such calls. Compiling takes about a millisecond
 for the digits MLP, and about 0.3 ms per operation for long graphs (0.3 s for a chain of 1000):
 a capture pays for itself after some tens of replays.
