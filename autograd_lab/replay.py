@@ -99,9 +99,9 @@ class _Plan:
         self.leaves = leaves  # [(Variable, shape, dtype)]: the parameters gradients flow into
         self.forward, self.backward, self.code = _compile(self, len(key))
 
-    def still_fits(self, key: tuple) -> bool:
-        if key != self.key:
-            return False
+    def leaves_fit(self) -> bool:
+        """Whether every parameter still requires grad and has its shape and dtype (the inputs'
+        are the key the plan was found by)."""
         for var, shape, dtype in self.leaves:
             if not var._requires_grad or var._data.shape != shape or var._data.dtype != dtype:
                 return False
@@ -139,12 +139,13 @@ class CapturedStep:
                     "its data (inputs, targets); the step fills the .grad of the parameters it "
                     "reads. Pass x.detach(), or use loss.backward() for gradients of an input."
                 )
-        key = tuple((v._data.shape, v._data.dtype) for v in inputs)
+        key = tuple([(v._data.shape, v._data.dtype) for v in inputs])
         with self._lock:
             plan = self._plans.get(key)
-            if plan is None or not plan.still_fits(key):
+            if plan is None or not plan.leaves_fit():
                 plan, vals = self._capture(inputs, key)
-                values = _run(plan, None, tuple(vals[k] for k in plan.returns[0]))
+                # the capture's values carry its graph: the step returns them cut from it
+                values = tuple(v.detach() for v in _run(plan, None, tuple(vals[k] for k in plan.returns[0])))
             else:
                 # A replay makes no reference cycle (its values carry no grad_fn), so there is
                 # nothing for the cyclic garbage collector to find while it runs: pause it, as its
@@ -157,8 +158,7 @@ class CapturedStep:
                     if collecting:
                         gc.enable()
             self._last = plan
-        out = tuple(v.detach() for v in values)
-        return out if plan.returns[1] else out[0]
+        return values if plan.returns[1] else values[0]
 
     @property
     def code(self) -> str:
@@ -457,8 +457,8 @@ def _forward_source(plan: _Plan, n_inputs: int, names: _Names) -> list[str]:
         if plan.drops[k]:  # values no later call reads: let go of them, as the ordinary path does
             dropped = [f"{c}{s}" for s in plan.drops[k] for c in ("vw" if s in wrapped else "v")]
             code.append(f"    del {', '.join(dropped)}")
-    variables = [f"w{s}" if s in wrapped else f"Variable._make(v{s})" if s in arrays else f"v{s}"
-                 for s in plan.returns[0]]
+    # what the step returns, cut from any graph: an array gets a new Variable, a Variable is detached
+    variables = [f"Variable._make(v{s})" if s in arrays else f"v{s}.detach()" for s in plan.returns[0]]
     code.append(f"    return ({''.join(f'{v}, ' for v in variables)})")
     return code
 

@@ -94,6 +94,7 @@ def _replays_equal_the_ordinary_path(loss_of, params, batches):
             p.grad = None
         got = step(*args)
         got = got if isinstance(got, tuple) else (got,)
+        assert all(g.grad_fn is None and not g.requires_grad for g in got)  # cut from any graph
         grads = [p.grad.data.copy() for p in params]
         for p in params:
             p.grad = None
