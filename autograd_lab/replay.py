@@ -17,10 +17,11 @@ The trace becomes straight-line Python, compiled once per capture: a ``forward``
 Function's ``forward`` in turn and a ``backward`` that calls their ``backward`` in the engine's
 order. ``print(step.code)`` shows it. Where a library Function has a class that does its
 arithmetic on numpy arrays (``LinearOnArrays``, ``ReLUOnArrays``, ``CrossEntropyOnArrays``,
-``AddOnArrays``, ``MulOnArrays``), for inputs on which that gives exactly its numbers, the code
-calls that class instead, and no
-Variable is made around the values between two such calls. Compiling takes about a millisecond
-for the digits MLP, and about 0.3 ms per operation for long graphs (0.3 s for a chain of 1000):
+``Conv2dOnArrays``, ``MaxPool2dOnArrays``, ``ReshapeOnArrays``, ``AddOnArrays``,
+``MulOnArrays``), for inputs on which that gives exactly its numbers, the code calls that class
+instead, and no Variable is made around the values between two such calls. Compiling takes
+about a millisecond for the digits MLP, and about 0.3 ms per operation for long graphs (0.3 s
+for a chain of 1000):
 a capture pays for itself after some tens of replays.
 
 What a replay cannot see, it repeats as it was captured (as CUDA graphs do):

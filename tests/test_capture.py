@@ -62,6 +62,10 @@ def test_training_with_a_captured_step_equals_the_ordinary_path(kind):
     _same(params_a, params_b)
     assert step.captures == 2  # one per batch shape; the other three calls were replays
     assert loss_a[0] != loss_a[2]  # the replays did read the new batches
+    # every Function of the two models replays on arrays: no Variable between the input and the loss
+    names = {"mlp": ["LinearOnArrays", "ReLUOnArrays", "CrossEntropyOnArrays"],
+             "cnn": ["Conv2dOnArrays", "MaxPool2dOnArrays", "ReshapeOnArrays", "LinearOnArrays"]}[kind]
+    assert all(f"{name}.backward" in step.code for name in names) and "checked(" not in step.code
 
 
 def test_a_replay_does_not_call_the_function_and_reads_new_inputs():
@@ -221,6 +225,25 @@ def test_calls_the_arrays_would_compute_differently_replay_on_variables():
         code = _replays_equal_the_ordinary_path(lambda x: F.relu(lin(x)).sum(), list(lin.parameters()), batches).code
         assert "Linear.forward(" in code and "LinearOnArrays" not in code
         assert "ReLUOnArrays.forward" in code
+
+
+def test_convolutions_the_arrays_would_compute_differently_replay_on_variables():
+    """A convolution with a float64 input and float32 weights (whose gradients the Function casts)
+    replays through Conv2d itself; one without a bias, whose input needs a gradient, on arrays.
+    Bit for bit the ordinary path's either way."""
+    al.manual_seed(5)
+    conv = nn.Conv2d(2, 3, 3, padding=1)
+    bare = nn.Conv2d(2, 2, 3, bias=False)
+    rng = np.random.default_rng(9)
+    x64 = [(al.Variable(rng.standard_normal((2, 2, 5, 5)) + k),) for k in range(3)]
+    params = list(conv.parameters())
+    code = _replays_equal_the_ordinary_path(lambda x: F.max_pool2d(conv(x), 2).sum(), params, x64).code
+    assert "Conv2d.forward(" in code and "Conv2dOnArrays" not in code
+
+    x32 = [(al.Variable(rng.standard_normal((2, 2, 6, 6)).astype(np.float32)),) for _ in range(3)]
+    params = list(conv.parameters()) + list(bare.parameters())
+    code = _replays_equal_the_ordinary_path(lambda x: bare(conv(x).relu()[:, :2]).mean(), params, x32).code
+    assert code.count("Conv2dOnArrays.backward") == 2 and ", None, (1, 1), (0, 0))" in code
 
 
 def test_dropout_draws_anew_on_every_replay_as_on_the_ordinary_path():
