@@ -21,8 +21,7 @@ arithmetic on numpy arrays (``LinearOnArrays``, ``ReLUOnArrays``, ``CrossEntropy
 ``MulOnArrays``), for inputs on which that gives exactly its numbers, the code calls that class
 instead, and no Variable is made around the values between two such calls. Compiling takes
 about a millisecond for the digits MLP, and about 0.3 ms per operation for long graphs (0.3 s
-for a chain of 1000):
-a capture pays for itself after some tens of replays.
+for a chain of 1000): a capture pays for itself after some tens of replays.
 
 What a replay cannot see, it repeats as it was captured (as CUDA graphs do):
 

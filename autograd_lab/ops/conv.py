@@ -8,9 +8,7 @@ import numpy as np
 from .. import kernels as K
 from ..function import Function, once_differentiable
 from ._util import wrap
-
-
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+from .activation import _FLOATS
 
 
 class Conv2d(Function):
