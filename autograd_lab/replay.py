@@ -99,6 +99,13 @@ class _Plan:
         self.leaves = leaves  # [(Variable, shape, dtype)]: the parameters gradients flow into
         self.forward, self.backward, self.code = _compile(self, len(key))
 
+    def free_saved(self) -> None:
+        """Let go of what the forwards saved, until the next call."""
+        for node in self.nodes:
+            node._saved = None
+            if node._saves_outputs:  # the capture's saved outputs were kept as parts; replays
+                node._saves_outputs = False  # save plain Variables (no grad_fn: no cycle)
+
     def leaves_fit(self) -> bool:
         """Whether every parameter still requires grad and has its shape and dtype (the inputs'
         are the key the plan was found by)."""
@@ -593,10 +600,7 @@ def _run(plan: _Plan, inputs: list | None, captured: tuple | None = None) -> tup
         plan.backward(values[0])
     finally:
         STATE.enabled = True
-        for node in plan.nodes:  # free what the forwards saved, until the next call
-            node._saved = None
-            if node._saves_outputs:  # the capture's saved outputs were kept as parts; replays
-                node._saves_outputs = False  # save plain Variables (no grad_fn: no cycle)
+        plan.free_saved()
     return values
 
 

@@ -94,8 +94,7 @@ def _replay_parts() -> tuple[float, float]:
         end = time.perf_counter()
     finally:
         STATE.enabled = True
-        for node in plan.nodes:
-            node._saved = None
+        plan.free_saved()
     return middle - t, end - middle
 
 

@@ -10,6 +10,7 @@ import autograd_lab.functional as F
 from autograd_lab import nn
 from autograd_lab.optim import SGD
 from autograd_lab.train import make_model
+from tests.test_fidelity_silent import MulFn  # a * b as a user writes it: replayed on Variables
 
 
 def _batches(x, y, sizes, seed=0):
@@ -145,20 +146,6 @@ def test_shared_values_broadcasting_tuple_results_and_several_outputs():
     assert any(e.cls is _Halves and e.is_tuple and e.n_out == 2 for e in plan.entries)
 
 
-class _Product(al.Function):
-    """a * b, as a user writes it: a Function of the course's kind, replayed on Variables."""
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return a * b
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.saved_tensors
-        return g * b, g * a
-
-
 def test_calls_replayed_on_arrays_and_on_variables_meet_in_one_step():
     """Linear, ReLU, cross-entropy, Add and Mul replay on numpy arrays (``*OnArrays`` in
     step.code); other Functions on Variables. Values and gradients cross between the two in both
@@ -171,7 +158,7 @@ def test_calls_replayed_on_arrays_and_on_variables_meet_in_one_step():
     def loss_of(x, y):
         h = F.relu(lin1(x))
         left, _ = _Halves.apply(h)
-        z = lin2(left) + lin3(h) + _Product.apply(h, h).mean()
+        z = lin2(left) + lin3(h) + MulFn.apply(h, h).mean()
         return F.cross_entropy(z, y), z, h
 
     rng = np.random.default_rng(7)
@@ -184,7 +171,7 @@ def test_calls_replayed_on_arrays_and_on_variables_meet_in_one_step():
         assert name in code
     assert "Variable._make(v" in code and "._data" in code  # values cross in both directions
     assert "general(call2, [w3])" in code  # the two-output Function
-    assert "_Product.forward(ctx6, w3, w3)" in code  # one Variable for the ReLU's output, given twice
+    assert "MulFn.forward(ctx6, w3, w3)" in code  # one Variable for the ReLU's output, given twice
 
 
 def test_products_and_sums_replay_on_arrays_where_their_gradients_need_no_cast():
