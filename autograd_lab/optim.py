@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from .kernels.optim import sgd_momentum_
 from .variable import Variable
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "StepLR"]
@@ -150,6 +151,7 @@ class SGD(Optimizer):
         for group in self.param_groups:
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             wd, nesterov = group["weight_decay"], group["nesterov"]
+            plain = wd == 0 and dampening == 0 and not nesterov  # the kernel's update, in one pass
             for p in group["params"]:
                 if p._grad is None:
                     continue
@@ -163,6 +165,9 @@ class SGD(Optimizer):
                         self.state[p] = {"momentum_buffer": buf}
                     else:
                         buf = state["momentum_buffer"]
+                        if plain and sgd_momentum_(p._data, buf, d_p, lr, momentum):
+                            p._bump_version()  # the kernel did this branch and the update below
+                            continue
                         buf *= momentum
                         if dampening == 0:
                             buf += d_p

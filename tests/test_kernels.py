@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from autograd_lab.kernels import activation as A
 from autograd_lab.kernels import conv as C
+from autograd_lab.kernels import optim as O
 from autograd_lab.kernels import pool as P
 from autograd_lab.kernels import reduce as R
 from autograd_lab.kernels import softmax as S
@@ -390,6 +391,43 @@ def test_sum_rows_serial_adds_rows_in_order_in_float64_and_rounds_once(shape, dt
     got = R.sum_rows(x, parallel=False)
     assert got.dtype == dtype and got.shape == (shape[1],)
     np.testing.assert_array_equal(got, acc.astype(dtype))
+
+
+# ------------------------------------------------------------------ SGD's momentum update
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(), (1,), (10,), (128, 64), (3, 4, 5)])
+def test_sgd_momentum_equals_numpy_bit_for_bit(shape, dtype):
+    # every rounding as numpy's: in the dtype, one at a time (a fused multiply-add fails this)
+    p, buf, g = (np.array(randn(shape, dtype, scale)) for scale in (1, 1, 1e-3))  # 0-d: arrays too
+    p_ref, buf_ref = p.copy(), buf.copy()
+    data = p
+    for lr, momentum in ((0.1, 0.9), (0.05, 0.5), (1, 1), (0.003, 0.99), (0.7, 0.3)):
+        assert O.sgd_momentum_(p, buf, g, lr, momentum) is True
+        O.sgd_momentum_ref(p_ref, buf_ref, g, lr, momentum)
+        np.testing.assert_array_equal(buf, buf_ref)
+        np.testing.assert_array_equal(p, p_ref)
+    assert p is data and p.dtype == dtype and p.shape == shape
+
+
+def test_sgd_momentum_leaves_what_it_would_compute_differently_to_numpy():
+    p, buf, g = randn((4, 3), np.float32), randn((4, 3), np.float32), randn((4, 3), np.float32)
+    read_only = p.copy()
+    read_only.flags.writeable = False
+    refused = {
+        "a float64 gradient": (p, buf, g.astype(np.float64), 0.1, 0.9),
+        "integer arrays": (p.astype(np.int64), buf.astype(np.int64), g.astype(np.int64), 1, 1),
+        "another shape": (p, buf, g[:2], 0.1, 0.9),
+        "a column-major parameter": (np.asfortranarray(p), buf, g, 0.1, 0.9),
+        "a strided gradient": (p[:, :2], buf[:, :2], g[:, ::2], 0.1, 0.9),
+        "a read-only parameter": (read_only, buf, g, 0.1, 0.9),
+        "a numpy float64 learning rate": (p, buf, g, np.float64(0.1), 0.9),
+        "a numpy momentum": (p, buf, g, 0.1, np.float32(0.9)),
+    }
+    for why, args in refused.items():
+        before = [a.copy() for a in args[:3]]
+        assert O.sgd_momentum_(*args) is False, why
+        for a, b in zip(args[:3], before):
+            np.testing.assert_array_equal(a, b, err_msg=why)
 
 
 # ------------------------------------------------------------------ serial switch

@@ -6,8 +6,9 @@ nothing.  Under ``NUMBA_DISABLE_JIT=1`` every kernel runs as plain Python, slowl
 
 Modules: ``activation`` (relu/sigmoid/tanh, bias + activation), ``softmax`` (softmax,
 log-softmax, cross-entropy), ``conv`` (im2col/col2im, conv2d), ``pool`` (max-pool), ``reduce``
-(column sums); ``warmup()`` compiles them all ahead of use.  ``blas`` sets how many threads BLAS
-uses: one for small products (``serial_blas``, used by conv and ``Linear``).
+(column sums), ``optim`` (SGD's momentum update); ``warmup()`` compiles them all ahead of use.
+``blas`` sets how many threads BLAS uses: one for small products (``serial_blas``, used by conv
+and ``Linear``).
 
 Large inputs run multi-threaded (``prange``) kernels; ``set_parallel(False)`` or the environment
 variable ``AUTOGRAD_LAB_PARALLEL=0`` keeps everything serial, which is faster on a machine whose
@@ -29,6 +30,7 @@ from .activation import (bias_act_bwd, bias_act_fwd, relu_bwd, relu_fwd, sigmoid
                          sigmoid_fwd, tanh_bwd, tanh_fwd)
 from .conv import col2im, conv2d_bwd, conv2d_fwd, im2col, out_size
 from .pool import max_pool2d_bwd, max_pool2d_fwd
+from .optim import sgd_momentum_
 from .reduce import sum_rows
 from ._jit import parallel_enabled, set_parallel
 from .warm import warmup
@@ -41,5 +43,5 @@ __all__ = [
     "softmax_fwd", "softmax_bwd", "log_softmax_fwd", "log_softmax_bwd", "logsumexp",
     "cross_entropy_fwd", "cross_entropy_bwd",
     "im2col", "col2im", "conv2d_fwd", "conv2d_bwd", "out_size",
-    "max_pool2d_fwd", "max_pool2d_bwd", "sum_rows", "warmup", "set_parallel", "parallel_enabled",
+    "max_pool2d_fwd", "max_pool2d_bwd", "sum_rows", "sgd_momentum_", "warmup", "set_parallel", "parallel_enabled",
 ]

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from . import activation, conv, pool, reduce, softmax
+from . import activation, conv, optim, pool, reduce, softmax
 from ._jit import REGISTRY
 
 
@@ -37,6 +37,7 @@ def _exercise(dtype) -> None:
     out, idx = pool.max_pool2d_fwd(img, 2)
     pool.max_pool2d_bwd(out, idx, img.shape)
     reduce.sum_rows(x)
+    optim.sgd_momentum_(x.copy(), x.copy(), g, 0.1, 0.9)
 
 
 def warmup(dtypes=(np.float32, np.float64), parallel: bool = True) -> float:
