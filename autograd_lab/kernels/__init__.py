@@ -43,5 +43,6 @@ __all__ = [
     "softmax_fwd", "softmax_bwd", "log_softmax_fwd", "log_softmax_bwd", "logsumexp",
     "cross_entropy_fwd", "cross_entropy_bwd",
     "im2col", "col2im", "conv2d_fwd", "conv2d_bwd", "out_size",
-    "max_pool2d_fwd", "max_pool2d_bwd", "sum_rows", "sgd_momentum_", "warmup", "set_parallel", "parallel_enabled",
+    "max_pool2d_fwd", "max_pool2d_bwd", "sum_rows", "sgd_momentum_",
+    "warmup", "set_parallel", "parallel_enabled",
 ]
