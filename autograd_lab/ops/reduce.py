@@ -2,6 +2,7 @@
 ``keepdims=`` and ``keepdim=``."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,7 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdims):
         ctx.in_shape, ctx.axes = x.shape, axes
-        ctx.count = x.data.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
+        ctx.count = _count(x, axes)
         return wrap(np.asarray(x.data.mean(axis=axes, keepdims=keepdims)))
 
     @staticmethod
@@ -176,7 +177,7 @@ def norm(x: Variable, p: Any = "fro", dim: Any = None, keepdim: bool = False, *,
 
 
 def _count(x: Variable, axes: Any) -> int:
-    return x.data.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
+    return x.data.size if axes is None else math.prod([x.shape[a] for a in axes])  # np.prod: 2 µs more
 
 
 def var(x: Variable, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,

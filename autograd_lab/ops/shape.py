@@ -1,6 +1,7 @@
 """Shape operations: broadcasting and its inverse, reshape, transpose, indexing, joining."""
 from __future__ import annotations
 
+import math
 from builtins import max as builtins_max
 from typing import Any, Sequence
 
@@ -250,7 +251,7 @@ def flatten(x: Variable, start_dim: int = 0, end_dim: int = -1) -> Variable:
     x = variable_arg(x, "flatten")
     shape = x.shape
     s, e = start_dim % max(x.ndim, 1), end_dim % max(x.ndim, 1)
-    new = shape[:s] + (int(np.prod(shape[s:e + 1])),) + shape[e + 1:]
+    new = shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:]  # np.prod: 2 µs more
     return reshape(x, new)
 
 
