@@ -1,7 +1,8 @@
 """Parity of every numba kernel with its plain-numpy reference, on random shapes and edge cases.
 
 Run also with NUMBA_DISABLE_JIT=1: then the same kernels run as Python and must agree too.
-Shapes include sizes on both sides of the serial/parallel switch, so both versions are checked.
+Shapes include sizes on both sides of the serial/parallel switch, so both versions are checked:
+the switch is pinned at the thresholds as written, whatever the machine's wake-up costs.
 """
 import numpy as np
 import pytest
@@ -14,12 +15,19 @@ from autograd_lab.kernels import optim as O
 from autograd_lab.kernels import pool as P
 from autograd_lab.kernels import reduce as R
 from autograd_lab.kernels import softmax as S
+from autograd_lab.kernels import _jit
 from autograd_lab.kernels._jit import PARALLEL_MIN_SIZE
 
 rng = np.random.default_rng(1234)
 DTYPES = [np.float32, np.float64]
 TOL = {np.float32: dict(rtol=2e-5, atol=2e-6), np.float64: dict(rtol=1e-12, atol=1e-13)}
 SIZES = [0, 1, 7, 1000, PARALLEL_MIN_SIZE + 17]
+
+
+@pytest.fixture(autouse=True)
+def thresholds_as_written(monkeypatch):
+    """pick()'s thresholds unscaled, so that the sizes above them reach the parallel kernels."""
+    monkeypatch.setattr(_jit, "_scale", 1.0)
 
 
 def randn(shape, dtype, scale=1.0):
@@ -431,6 +439,33 @@ def test_sgd_momentum_leaves_what_it_would_compute_differently_to_numpy():
 
 
 # ------------------------------------------------------------------ serial switch
+def test_thresholds_grow_with_the_wake_up_measured_once(monkeypatch):
+    pair = ("serial", "parallel")
+    measured = []
+    monkeypatch.setattr(_jit, "_scale", None)
+    monkeypatch.setattr(_jit, "wake_up_us", lambda: measured.append(1) or 12.0)  # idle CPUs sleep deeply
+    assert _jit.pick(pair, PARALLEL_MIN_SIZE - 1) == "serial" and not measured  # small work: nothing to measure
+    assert _jit.pick(pair, 6 * PARALLEL_MIN_SIZE - 1) == "serial"
+    assert _jit.pick(pair, 6 * PARALLEL_MIN_SIZE) == "parallel"
+    assert _jit.wake_up_scale() == 6.0 and len(measured) == 1
+    monkeypatch.setattr(_jit, "_scale", None)
+    monkeypatch.setattr(_jit, "wake_up_us", lambda: 2000.0)  # a probe that a busy moment slowed
+    assert _jit.wake_up_scale() == 10.0
+    assert _jit.pick(pair, 10 * PARALLEL_MIN_SIZE) == "parallel"
+    monkeypatch.setattr(_jit, "_scale", None)
+    monkeypatch.setattr(_jit, "wake_up_us", lambda: 0.5)  # faster than where the thresholds were set
+    assert _jit.wake_up_scale() == 1.0
+    assert _jit.pick(pair, PARALLEL_MIN_SIZE - 1) == "serial"
+    assert _jit.pick(pair, PARALLEL_MIN_SIZE) == "parallel"
+
+
+def test_the_wake_up_is_a_duration_in_microseconds():
+    us = _jit.wake_up_us(repeats=5)
+    assert us >= 0.0 and us < 1e6
+    if _jit.config.DISABLE_JIT:
+        assert us == 0.0
+
+
 def test_set_parallel_false_keeps_every_kernel_serial_and_results_equal():
     from autograd_lab import kernels as K
     from autograd_lab.kernels._jit import pick

@@ -12,7 +12,9 @@ and ``Linear``).
 
 Large inputs run multi-threaded (``prange``) kernels; ``set_parallel(False)`` or the environment
 variable ``AUTOGRAD_LAB_PARALLEL=0`` keeps everything serial, which is faster on a machine whose
-cores other programs keep busy.
+cores other programs keep busy. Where waking the threads is slow (some virtual machines), the
+sizes at which kernels go parallel grow with it, up to tenfold: the first kernel that could go
+parallel measures the wake-up once (``_jit.wake_up_scale``).
 
 numba's cache does not track imports: after editing ``_jit.py`` delete the ``__pycache__`` folders
 of this package so that dependent kernels recompile.

@@ -9,6 +9,8 @@ units in the last place for float32 and float64.  Under ``NUMBA_DISABLE_JIT=1`` 
 from __future__ import annotations
 
 import os
+import statistics
+import time
 import types as _pytypes
 import warnings
 from typing import Callable
@@ -132,8 +134,60 @@ def num_threads() -> int:
 
 
 def pick(pair: tuple[Callable, Callable], size: int, min_size: int = PARALLEL_MIN_SIZE) -> Callable:
-    """The serial kernel for small work, the parallel one from ``min_size`` elements on."""
-    return pair[1] if size >= min_size and _PARALLEL else pair[0]
+    """The serial kernel for small work, the parallel one from ``min_size`` elements on, times
+    ``wake_up_scale()``. Only kernels that compute each element or row the same way on either
+    path come here, so the choice changes the time and never the numbers."""
+    if size < min_size or not _PARALLEL:
+        return pair[0]
+    return pair[1] if size >= min_size * (_scale or wake_up_scale()) else pair[0]
+
+
+# A parallel loop first wakes numba's other threads, which wait passively. The thresholds were
+# measured where that took about 2 us. On a virtual machine whose idle CPUs sleep deeply it took
+# 40-50 us (benchmarks/PROFILE.md, section 13), and a kernel just above its threshold ran ten times
+# slower in parallel than serially. So the first kernel that could run in parallel measures the
+# wake-up once, and every threshold grows in proportion, by at most 10x: a probe that a busy
+# moment slowed must not keep a whole process off its threads.
+_WAKE_UP_REFERENCE_US = 2.0
+_MAX_SCALE = 10.0
+_scale: float | None = None  # set by wake_up_scale() on first use
+
+
+def _probe_k(x):
+    for i in prange(x.size):
+        x[i] += 1.0
+
+
+_PROBE = jit_pair(_probe_k)
+
+
+def wake_up_us(repeats: int = 15) -> float:
+    """What starting a parallel loop costs here, in microseconds: the median time of a parallel
+    loop over 64 numbers minus that of the serial one, alternating (0 without JIT)."""
+    if config.DISABLE_JIT:
+        return 0.0
+    serial, parallel = _PROBE
+    x = np.zeros(64)
+    serial(x), parallel(x)  # compiled (or loaded from the cache) before anything is timed
+    clock = time.perf_counter
+    serial_times, parallel_times = [], []
+    for _ in range(repeats):
+        start = clock()
+        serial(x)
+        middle = clock()
+        parallel(x)
+        serial_times.append(middle - start)
+        parallel_times.append(clock() - middle)
+    return max(0.0, (statistics.median(parallel_times) - statistics.median(serial_times)) * 1e6)
+
+
+def wake_up_scale() -> float:
+    """By how much the thresholds between serial and parallel kernels grow on this machine: the
+    measured wake-up over the 2 us they were measured with, from 1 to 10. Measured once per process."""
+    global _scale
+    if _scale is None:
+        _scale = min(_MAX_SCALE, max(1.0, wake_up_us() / _WAKE_UP_REFERENCE_US))
+    return _scale
 
 
 # ---------------------------------------------------------------- vectorisable exp
