@@ -459,11 +459,28 @@ def test_thresholds_grow_with_the_wake_up_measured_once(monkeypatch):
     assert _jit.pick(pair, PARALLEL_MIN_SIZE) == "parallel"
 
 
-def test_the_wake_up_is_a_duration_in_microseconds():
-    us = _jit.wake_up_us(repeats=5)
-    assert us >= 0.0 and us < 1e6
+def test_the_wake_up_is_the_median_parallel_time_over_the_serial_one(monkeypatch):
     if _jit.config.DISABLE_JIT:
-        assert us == 0.0
+        assert _jit.wake_up_us() == 0.0  # nothing runs in parallel
+        return
+    # a clock on which each serial probe takes 1 us and each parallel one 41 (one 500 us outlier)
+    ticks = []
+    for k in range(5):
+        parallel = 500e-6 if k == 2 else 41e-6
+        ticks += [k * 1e-3, k * 1e-3 + 1e-6, k * 1e-3 + 1e-6 + parallel]
+    clock = iter(ticks)
+    monkeypatch.setattr(_jit.time, "perf_counter", lambda: next(clock))
+    assert _jit.wake_up_us(repeats=5) == pytest.approx(40.0)
+
+
+def test_softmax_rows_go_parallel_by_the_same_rule(monkeypatch):
+    ran = []
+    pair = (lambda *args: ran.append("serial"), lambda *args: ran.append("parallel"))
+    monkeypatch.setattr(S, "num_threads", lambda: 2)
+    monkeypatch.setattr(_jit, "_scale", 6.0)
+    S._run(pair, (1000, 6 * S._ROWS_MIN_SIZE // 1000 - 1))
+    S._run(pair, (1000, 6 * S._ROWS_MIN_SIZE // 1000))
+    assert ran == ["serial", "parallel"]
 
 
 def test_set_parallel_false_keeps_every_kernel_serial_and_results_equal():

@@ -113,32 +113,30 @@ def test_float32_parameters_stay_float32():
         assert p.dtype == np.float32
 
 
-def _train_sgd(params, grads, kernel, **kw):
+def _train_sgd(monkeypatch, params, grads, kernel, **kw):
     """SGD over ``params`` with the gradient sequence ``grads``, the momentum kernel on or off;
     returns how many updates the kernel made."""
     import autograd_lab.optim as optim
     made = []
+    optim_kernel = optim.sgd_momentum_
 
     def counted(*args):
         done = kernel and optim_kernel(*args)
         made.append(done)
         return done
 
-    optim_kernel = optim.sgd_momentum_
-    optim.sgd_momentum_ = counted
-    try:
+    with monkeypatch.context() as patch:
+        patch.setattr(optim, "sgd_momentum_", counted)
         opt = SGD(params, **kw)
         for step in grads:
             for p, g in zip(params, step):
                 p.grad = g
             opt.step()
-    finally:
-        optim.sgd_momentum_ = optim_kernel
     return sum(made)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_sgd_momentum_kernel_updates_exactly_as_numpy(dtype):
+def test_sgd_momentum_kernel_updates_exactly_as_numpy(dtype, monkeypatch):
     # the training notebooks' stored numbers were computed by the numpy update
     rng = np.random.default_rng(3)
     shapes = [(128, 64), (128,), (10, 128), (10,), ()]
@@ -146,8 +144,8 @@ def test_sgd_momentum_kernel_updates_exactly_as_numpy(dtype):
     grads = [[np.asarray(rng.standard_normal(s).astype(dtype)) for s in shapes] for _ in range(5)]
     fast, plain = ([param(w.copy(), dtype) for w in start] for _ in range(2))
     versions = [p._version for p in fast]
-    made = _train_sgd(fast, grads, kernel=True, lr=0.05, momentum=0.9)
-    assert _train_sgd(plain, grads, kernel=False, lr=0.05, momentum=0.9) == 0
+    made = _train_sgd(monkeypatch, fast, grads, kernel=True, lr=0.05, momentum=0.9)
+    assert _train_sgd(monkeypatch, plain, grads, kernel=False, lr=0.05, momentum=0.9) == 0
     assert made == 4 * len(shapes)  # every step after the first, which makes the buffers
     for a, b in zip(fast, plain):
         assert a.dtype == dtype
@@ -155,17 +153,17 @@ def test_sgd_momentum_kernel_updates_exactly_as_numpy(dtype):
     assert [p._version for p in fast] == [v + 5 for v in versions]
 
 
-def test_sgd_momentum_kernel_leaves_other_updates_to_numpy():
+def test_sgd_momentum_kernel_leaves_other_updates_to_numpy(monkeypatch):
     rng = np.random.default_rng(4)
     grads = [[rng.standard_normal((3, 2))] for _ in range(3)]
     for kw in (dict(lr=0.1, momentum=0.9, dampening=0.5), dict(lr=0.1, momentum=0.9, nesterov=True),
                dict(lr=0.1, momentum=0.9, weight_decay=0.01), dict(lr=np.float64(0.1), momentum=0.9)):
         p = param(np.ones((3, 2)))
-        assert _train_sgd([p], grads, kernel=True, **kw) == 0, kw
+        assert _train_sgd(monkeypatch, [p], grads, kernel=True, **kw) == 0, kw
     p, q = param(np.ones((3, 2))), param(np.ones((3, 2)))
     fortran = [[np.asfortranarray(g) for g in step] for step in grads]  # a gradient the kernel refuses
-    assert _train_sgd([p], fortran, kernel=True, lr=0.1, momentum=0.9) == 0
-    _train_sgd([q], grads, kernel=False, lr=0.1, momentum=0.9)
+    assert _train_sgd(monkeypatch, [p], fortran, kernel=True, lr=0.1, momentum=0.9) == 0
+    _train_sgd(monkeypatch, [q], grads, kernel=False, lr=0.1, momentum=0.9)
     np.testing.assert_array_equal(p.data, q.data)
 
 

@@ -133,13 +133,16 @@ def num_threads() -> int:
     return get_num_threads() if _PARALLEL else 1
 
 
+def big_enough(size: int, min_size: int = PARALLEL_MIN_SIZE) -> bool:
+    """Whether ``size`` elements pay for threads: from ``min_size`` on, times ``wake_up_scale()``.
+    Only kernels that compute each element or row the same way on either path ask, so the answer
+    changes their time and never their numbers."""
+    return size >= min_size and _PARALLEL and size >= min_size * (_scale or wake_up_scale())
+
+
 def pick(pair: tuple[Callable, Callable], size: int, min_size: int = PARALLEL_MIN_SIZE) -> Callable:
-    """The serial kernel for small work, the parallel one from ``min_size`` elements on, times
-    ``wake_up_scale()``. Only kernels that compute each element or row the same way on either
-    path come here, so the choice changes the time and never the numbers."""
-    if size < min_size or not _PARALLEL:
-        return pair[0]
-    return pair[1] if size >= min_size * (_scale or wake_up_scale()) else pair[0]
+    """The serial kernel for small work, the parallel one where ``big_enough``."""
+    return pair[1] if big_enough(size, min_size) else pair[0]
 
 
 # A parallel loop first wakes numba's other threads, which wait passively. The thresholds were

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import JIT_OPTIONS, REDUCE_OPTIONS, fast_exp, jit_pair, njit, num_threads, prange
+from ._jit import JIT_OPTIONS, REDUCE_OPTIONS, big_enough, fast_exp, jit_pair, njit, num_threads, prange
 from .activation import _float_array
 
 
@@ -171,7 +171,7 @@ _ROWS_MIN_SIZE = 16_000
 
 def _run(pair, shape: tuple[int, int], *args) -> None:
     rows, cols = shape
-    if rows * cols >= _ROWS_MIN_SIZE and rows >= 2 and num_threads() > 1:
+    if rows >= 2 and num_threads() > 1 and big_enough(rows * cols, _ROWS_MIN_SIZE):
         pair[1](*args, min(rows, 4 * num_threads()))
     else:
         pair[0](*args, 1)
