@@ -414,7 +414,7 @@ def test_broken_torch_makes_torch_tests_skip(tmp_path):
     env = {k: v for k, v in os.environ.items()}
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), ROOT])
     res = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:nbval", "-p", "no:cacheprovider", "-rs",
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:nbval", "-p", "no:cacheprovider", "-rs",
          "tests/test_optim.py", "tests/test_ops.py", "-k", "torch"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout[-3000:]

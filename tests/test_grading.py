@@ -140,10 +140,17 @@ def test_no_student_folders_is_a_clear_error(tmp_path: Path) -> None:
         grade(tmp_path / "subs", tmp_path / "out", solutions=tmp_path / "sol")
 
 
-def test_prelude_sends_warnings_to_stdout_so_nbgrader_does_not_zero_the_cell(capsys) -> None:
+def test_prelude_sends_warnings_to_stdout_so_nbgrader_does_not_zero_the_cell(capsys, monkeypatch) -> None:
+    import sys
     import warnings
 
+    import autograd_lab
     from autograd_lab.course.autograde import PRELUDE
+    # The prelude takes the checkers out of sys.modules and imports them afresh. Put the old ones
+    # back afterwards, so the tests that run later in this process patch the modules the checkers use.
+    for name in [n for n in sys.modules if n.startswith("autograd_lab.exercises")]:
+        monkeypatch.setitem(sys.modules, name, sys.modules[name])
+    monkeypatch.setattr(autograd_lab, "exercises", autograd_lab.exercises)
     saved = warnings.showwarning
     try:
         exec(PRELUDE, {})
