@@ -483,6 +483,45 @@ def test_softmax_rows_go_parallel_by_the_same_rule(monkeypatch):
     assert ran == ["serial", "parallel"]
 
 
+def _spied(pair, ran, blocks):
+    """The pair's kernels, each noting in ``ran`` which one ran and over how many blocks of rows."""
+    def spy(kind, kernel):
+        def run(*args):
+            ran.append((kind, blocks(args)))
+            return kernel(*args)
+        return run
+    return spy("serial", pair[0]), spy("parallel", pair[1])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_column_sums_keep_their_blocks_and_numbers_when_the_wake_up_keeps_them_serial(monkeypatch, dtype):
+    """The reductions' blocks (one per thread above PARALLEL_MIN_SIZE) set their numbers; a slow
+    wake-up only runs the same blocks on one thread, so sums and gradients stay bit for bit. The
+    fused backward does more per value than the sums, so threads pay for it sooner."""
+    ran = []
+    for module in (R, A):
+        monkeypatch.setattr(module, "num_threads", lambda: 2)
+    monkeypatch.setattr(R, "_SUM_ROWS", _spied(R._SUM_ROWS, ran, lambda args: args[1]))  # (x, blocks, out)
+    monkeypatch.setattr(A, "_BIAS_ACT_BWD",  # (y, g, code, gz, partial): a partial row per block
+                        _spied(A._BIAS_ACT_BWD, ran, lambda args: args[-1].shape[0]))
+    x = randn((PARALLEL_MIN_SIZE // 64 + 1, 64), dtype, scale=3.0)
+    y, g = A.sigmoid_fwd(x), randn(x.shape, dtype)
+    results = {}
+    for scale in (1.0, 10.0):
+        monkeypatch.setattr(_jit, "_scale", scale)
+        results[scale] = [R.sum_rows(x), *A.bias_act_bwd(y, g, "sigmoid")]
+    assert ran == [("parallel", 2)] * 2 + [("serial", 2)] * 2
+    for a, b in zip(results[1.0], results[10.0]):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(results[1.0][0], R.sum_rows_ref(x.astype(np.float64)),  # float64 sums, rounded once
+                               rtol=1e-6 if dtype == np.float32 else 1e-12, atol=1e-3)
+    big = randn((10 * PARALLEL_MIN_SIZE // 64 + 1, 64), dtype)  # above each one's scaled threshold
+    R.sum_rows(big)
+    mid = big[:10 * A._BWD_MIN_SIZE // 64 + 1]
+    A.bias_act_bwd(A.sigmoid_fwd(mid), mid, "sigmoid")
+    assert ran[4:] == [("parallel", 2)] * 2
+
+
 def test_set_parallel_false_keeps_every_kernel_serial_and_results_equal():
     from autograd_lab import kernels as K
     from autograd_lab.kernels._jit import pick

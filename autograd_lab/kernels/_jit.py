@@ -135,8 +135,9 @@ def num_threads() -> int:
 
 def big_enough(size: int, min_size: int = PARALLEL_MIN_SIZE) -> bool:
     """Whether ``size`` elements pay for threads: from ``min_size`` on, times ``wake_up_scale()``.
-    Only kernels that compute each element or row the same way on either path ask, so the answer
-    changes their time and never their numbers."""
+    Only kernels that compute the same way on either path ask (each element, each row, or the
+    same blocks of rows for the column sums), so the answer changes their time and never their
+    numbers."""
     return size >= min_size and _PARALLEL and size >= min_size * (_scale or wake_up_scale())
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import PARALLEL_MIN_SIZE, fast_exp, jit_pair, num_threads, pick, prange
+from ._jit import PARALLEL_MIN_SIZE, big_enough, fast_exp, jit_pair, num_threads, pick, prange
 
 #: activation codes understood by ``bias_act_fwd`` / ``bias_act_bwd``
 ACTIVATIONS = {"identity": 0, "relu": 1, "sigmoid": 2, "tanh": 3}
@@ -182,6 +182,10 @@ def _binary(pair, y, g, out, min_size=PARALLEL_MIN_SIZE):
 
 # exp-based kernels do ~10x more work per element than relu, so threads pay off sooner
 _EXP_MIN_SIZE = 8_000
+# bias_act_bwd's blocks run on threads from max(PARALLEL_MIN_SIZE, this x the wake-up scale): its
+# pass (the derivative, a store, the column sums) pays for threads from about 100,000 values
+# where waking one costs 20-50 us (benchmarks/PROFILE.md, section 14)
+_BWD_MIN_SIZE = 8_000
 
 
 def relu_fwd(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -248,10 +252,10 @@ def bias_act_bwd(y: np.ndarray, grad: np.ndarray, activation: str = "relu"
                          f"got {y.dtype} {y.shape} and {g.dtype} {g.shape}")
     code = _act_code(activation)
     gz = np.empty_like(y)
-    big = y.size >= PARALLEL_MIN_SIZE and y.shape[0] >= 4 and num_threads() > 1
-    nblocks = num_threads() if big else 1
+    nblocks = num_threads() if y.size >= PARALLEL_MIN_SIZE and y.shape[0] >= 4 else 1
     partial = np.empty((nblocks, y.shape[1]), dtype=y.dtype)
-    (_BIAS_ACT_BWD[1] if big else _BIAS_ACT_BWD[0])(y, g, code, gz, partial)
+    # as in sum_rows: the blocks fix the numbers; threads run them only where they pay
+    _BIAS_ACT_BWD[1 if nblocks > 1 and big_enough(y.size, _BWD_MIN_SIZE) else 0](y, g, code, gz, partial)
     return gz, partial.sum(axis=0) if nblocks > 1 else partial[0]
 
 
