@@ -261,6 +261,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``autograd-lab`` console script; returns the exit code."""
+    # nbformat imports jsonschema, which imports rfc3987_syntax where it is installed (JupyterLab
+    # brings it), and that builds a grammar for about 2 s (python-jsonschema/jsonschema#1428).
+    # It only checks the "iri" formats, which nothing here asks for: without it, every command
+    # starts 2 s sooner.
+    sys.modules.setdefault("rfc3987_syntax", None)
     from .course.notebooks import CourseError
     argv = list(sys.argv[1:] if argv is None else argv)
     passthrough: list[str] = []

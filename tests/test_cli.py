@@ -30,6 +30,23 @@ def test_help_lists_every_command(capsys) -> None:
         assert command in out
 
 
+def test_a_command_does_without_the_slow_iri_checker(tmp_path) -> None:
+    """rfc3987_syntax (which jsonschema loads under nbformat, for "iri" formats nobody here checks)
+    takes seconds to import; a command's process reads and writes notebooks without it."""
+    import subprocess
+    import sys
+    pytest.importorskip("nbgrader")
+    write_notebook(course_nb.key_notebook(), tmp_path / "solutions" / f"{course_nb.NAME}.ipynb")
+    code = ("import sys\nfrom autograd_lab.cli import main\n"
+            f"code = main(['release', '--solutions', {str(tmp_path / 'solutions')!r}, "
+            f"'--out', {str(tmp_path / 'course')!r}])\n"
+            "import jsonschema\n"
+            "print(code, sys.modules.get('rfc3987_syntax', 'absent'))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split()[-2:] == ["0", "None"], done.stdout + done.stderr
+    assert nbformat.read(tmp_path / "course" / f"{course_nb.NAME}.ipynb", as_version=4).cells
+
+
 def test_registry_takes_new_commands(monkeypatch, capsys) -> None:
     def add_hello(sub: argparse._SubParsersAction) -> None:
         p = sub.add_parser("hello", help="say hello")

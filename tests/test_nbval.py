@@ -34,7 +34,8 @@ pytestmark = pytest.mark.notebooks
 
 def _nbval(notebook: Path, *mode: str, library: Path) -> None:
     pytest.importorskip("nbval")
-    cmd = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *mode, "--nbval-current-env",
+    cmd = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
+           "-p", "tests._without_iri_checker", *mode, "--nbval-current-env",
            "--nbval-cell-timeout", "300", "--nbval-sanitize-with", str(SANITIZE), str(notebook)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))

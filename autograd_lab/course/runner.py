@@ -84,6 +84,9 @@ def main(path: str, timeout: int, processes: int) -> int:
     log = tempfile.NamedTemporaryFile(prefix="kernel-", suffix=".log", delete=False)
     os.dup2(log.fileno(), 1)
     os.dup2(log.fileno(), 2)
+    # jsonschema (under nbformat) would load rfc3987_syntax, 2 s per job, for "iri" format checks
+    # that nothing here makes (python-jsonschema/jsonschema#1428); without it, jobs start sooner
+    sys.modules.setdefault("rfc3987_syntax", None)
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import DeadKernelError
