@@ -13,7 +13,7 @@ import pytest
 from . import _oracle  # noqa: F401
 
 # The files that took longest, slowest first (one process, 2 cores: 207, 147, 44, then 26 to 12 s
-# each). The other files, about 3 minutes together, keep their alphabetical order after these.
+# each). The other files, about a minute together, keep their alphabetical order after these.
 SLOWEST_FIRST = ("test_nbval.py", "test_notebooks.py", "test_hub.py", "test_start.py",
                  "test_grading_fallback.py", "test_grading_hostile.py", "test_selfcheck.py",
                  "test_grading.py", "test_train.py", "test_cli.py", "test_browser.py",

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -33,8 +35,6 @@ def test_help_lists_every_command(capsys) -> None:
 def test_a_command_does_without_the_slow_iri_checker(tmp_path) -> None:
     """rfc3987_syntax (which jsonschema loads under nbformat, for "iri" formats nobody here checks)
     takes seconds to import; a command's process reads and writes notebooks without it."""
-    import subprocess
-    import sys
     pytest.importorskip("nbgrader")
     write_notebook(course_nb.key_notebook(), tmp_path / "solutions" / f"{course_nb.NAME}.ipynb")
     code = ("import sys\nfrom autograd_lab.cli import main\n"
