@@ -474,13 +474,14 @@ def test_the_wake_up_is_the_median_parallel_time_over_the_serial_one(monkeypatch
 
 
 def test_softmax_rows_go_parallel_by_the_same_rule(monkeypatch):
-    ran = []
-    pair = (lambda *args: ran.append("serial"), lambda *args: ran.append("parallel"))
-    monkeypatch.setattr(S, "num_threads", lambda: 2)
+    ran, asked = [], []
+    pair = (lambda *args: ran.append(("serial", args[-1])), lambda *args: ran.append(("parallel", args[-1])))
+    monkeypatch.setattr(S, "num_threads", lambda: asked.append(1) or 2)
     monkeypatch.setattr(_jit, "_scale", 6.0)
     S._run(pair, (1000, 6 * S._ROWS_MIN_SIZE // 1000 - 1))
+    assert not asked  # small rows do not ask numba for its threads: that costs more than their loss
     S._run(pair, (1000, 6 * S._ROWS_MIN_SIZE // 1000))
-    assert ran == ["serial", "parallel"]
+    assert ran == [("serial", 1), ("parallel", 8)]  # blocks of rows: four per thread
 
 
 def _spied(pair, ran, blocks):

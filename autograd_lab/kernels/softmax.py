@@ -171,8 +171,10 @@ _ROWS_MIN_SIZE = 16_000
 
 def _run(pair, shape: tuple[int, int], *args) -> None:
     rows, cols = shape
-    if rows >= 2 and num_threads() > 1 and big_enough(rows * cols, _ROWS_MIN_SIZE):
-        pair[1](*args, min(rows, 4 * num_threads()))
+    # size first: asking numba for its thread count costs about 1 us, more than a small row
+    # kernel's own arithmetic (a batch of 64 by 10 classes takes 3-4 us)
+    if rows >= 2 and big_enough(rows * cols, _ROWS_MIN_SIZE) and (threads := num_threads()) > 1:
+        pair[1](*args, min(rows, 4 * threads))
     else:
         pair[0](*args, 1)
 
