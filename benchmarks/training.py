@@ -260,6 +260,45 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+# issue 5's targets (its time ratios are issue 14's too): accuracy at least, time at most
+ACCURACY_TARGETS = {"mlp": 0.97, "cnn": 0.985}
+TIME_TARGETS = {("mlp", "torch"): 0.4, ("mlp", "numpy"): 1.5, ("cnn", "torch"): 0.5}
+
+
+def _verdict(value: float, bound: float, at_least: bool) -> str:
+    if value >= bound if at_least else value <= bound:
+        return "**met**"
+    if at_least:
+        return f"**missed** by {(bound - value) * 100:.2f} points"
+    return f"**missed** by {value / bound:.2f}×"
+
+
+def target_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """A Markdown table: each target of the models in ``rows``, the figure measured, met or missed.
+    Times are ours over the baseline's, for the ordinary and the captured step."""
+    lines = ["| model | figure | measured | target | result |", "| --- | --- | --- | --- | --- |"]
+    for kind in dict.fromkeys(r["benchmark"].split()[-1] for r in rows):
+        mine = {r["contender"]: r for r in rows if r["benchmark"] == f"digits {kind}"}
+        ours = mine.get("autograd_lab")
+        if ours is None:
+            continue
+        bound = ACCURACY_TARGETS[kind]
+        acc = ours["accuracy_mean"]
+        lines.append(f"| {kind} | test accuracy, mean over {ours['seeds']} seeds | {acc:.2%} | ≥ {bound:.1%} "
+                     f"| {_verdict(acc, bound, True)} |")
+        for (model, base), bound in TIME_TARGETS.items():
+            theirs = next((r for name, r in mine.items() if name.startswith(base)), None)
+            if model != kind or theirs is None:
+                continue
+            for name in ("autograd_lab", "autograd_lab (captured)"):
+                if name in mine:
+                    ratio = mine[name]["seconds"] / theirs["seconds"]
+                    step = "captured step" if "captured" in name else "ordinary step"
+                    lines.append(f"| {kind} | time vs {theirs['contender']}, {step} | {ratio:.2f} | ≤ {bound} "
+                                 f"| {_verdict(ratio, bound, False)} |")
+    return lines
+
+
 def write_markdown(rows: list[dict[str, Any]], path: str, threads: int | None, seconds: float) -> None:
     """The table as a small Markdown page with the machine and settings it was measured on."""
     import datetime
@@ -284,6 +323,10 @@ def write_markdown(rows: list[dict[str, Any]], path: str, threads: int | None, s
         "```",
         format_rows(rows),
         "```",
+        "",
+        "## Targets",
+        "",
+        *target_lines(rows),
         "",
     ]) + _previous_run(path)
     with open(path, "w", encoding="utf-8") as fh:

@@ -133,6 +133,29 @@ def test_training_benchmark_runs():
     assert "autograd_lab" in bench.format_rows(rows)
 
 
+def test_training_benchmark_says_which_targets_are_met():
+    """TRAINING.md's target table: accuracy at least its target, time at most, each ours over the
+    baseline, for the ordinary and the captured step; a figure on its bound is met."""
+    bench = pytest.importorskip("benchmarks.training")
+    rows = [dict(benchmark="digits mlp", contender="autograd_lab", seconds=2.0, accuracy_mean=0.97, seeds=5),
+            dict(benchmark="digits mlp", contender="autograd_lab (captured)", seconds=0.8, accuracy_mean=0.9),
+            dict(benchmark="digits mlp", contender="numpy (hand backprop)", seconds=1.0, accuracy_mean=0.9),
+            dict(benchmark="digits mlp", contender="torch 2.0", seconds=2.0, accuracy_mean=0.9),
+            dict(benchmark="digits cnn", contender="autograd_lab", seconds=1.0, accuracy_mean=0.9839, seeds=5),
+            dict(benchmark="digits cnn", contender="autograd_lab (captured)", seconds=0.5, accuracy_mean=0.9)]
+    table = bench.target_lines(rows)
+    verdicts = {tuple(cell.strip() for cell in line.split("|")[1:3]): line.split("|")[-2].strip()
+                for line in table[2:]}
+    assert verdicts == {
+        ("mlp", "test accuracy, mean over 5 seeds"): "**met**",
+        ("mlp", "time vs torch 2.0, ordinary step"): "**missed** by 2.50×",
+        ("mlp", "time vs torch 2.0, captured step"): "**met**",
+        ("mlp", "time vs numpy (hand backprop), ordinary step"): "**missed** by 1.33×",
+        ("mlp", "time vs numpy (hand backprop), captured step"): "**met**",
+        ("cnn", "test accuracy, mean over 5 seeds"): "**missed** by 0.11 points",
+    }  # no PyTorch row for the CNN: its time target is left out, not guessed
+
+
 # -- the command: arguments are checked before training, divergence is caught ------------------
 from tests._console import run_cli  # noqa: E402
 
