@@ -229,6 +229,23 @@ def test_loader_uses_the_learners_modules_when_they_pass(tmp_path: Path, capsys)
     assert mygrad is pkg and mygrad.Variable is pkg.variable.Variable
 
 
+def test_loading_mygrad_in_a_fresh_process_imports_no_nbformat(tmp_path: Path) -> None:
+    """Every chapter's first cell calls load_mygrad. nbformat imports jsonschema, which spends
+    seconds building rfc3987_syntax's grammar where that is installed; the loader needs neither."""
+    _copy_reference(tmp_path, ["variable", "function"])
+    program = textwrap.dedent("""
+        import sys
+        from autograd_lab.course import load_mygrad
+        pkg = load_mygrad(chapter=10)
+        print([c.yours for c in pkg.__choices__][:3], pkg.Variable.__name__)
+        print(sorted(m for m in ("nbformat", "jsonschema", "rfc3987_syntax") if m in sys.modules))
+    """)
+    done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True,
+                          env={k: v for k, v in os.environ.items() if k != DIR_ENV}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-2:] == ["[True, True, False] Variable", "[]"], done.stdout
+
+
 def test_loader_falls_back_module_by_module(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     pkg_dir = _copy_reference(tmp_path, ["variable", "function", "engine"])
     # function.py fails its check: Mul's backward gives the wrong gradient

@@ -9,10 +9,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import nbformat
-from nbformat import NotebookNode
+# nbformat is imported where a notebook is read or written, not here: the learner's kernel imports
+# this module through load_mygrad at the top of every chapter and reads no notebook there, and
+# nbformat imports jsonschema, which spends 2-4 s building rfc3987_syntax's grammar wherever that
+# package is installed (JupyterLab's dependencies bring it; python-jsonschema/jsonschema#1428).
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 RAISES_TAG = "raises-exception"
 """The nbval tag that lets a cell raise; student copies only."""
@@ -59,12 +63,16 @@ def list_notebooks(folder: Path) -> list[Path]:
 
 def read_notebook(path: Path) -> NotebookNode:
     """Read a notebook as nbformat version 4 (raises on invalid JSON or an invalid notebook)."""
+    import nbformat
+
     with open(path, encoding="utf-8") as fh:
         return nbformat.read(fh, as_version=4)
 
 
 def notebook_text(nb: NotebookNode) -> str:
     """The notebook as stable JSON text: sorted keys, one-space indent, final newline."""
+    import nbformat
+
     return nbformat.writes(nb, version=4) + "\n"
 
 
