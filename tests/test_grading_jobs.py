@@ -1,0 +1,36 @@
+"""What a grading job starts with: the package's compiled kernels, copied into the job's own
+numba cache, so that a graded notebook does not compile them again (5-10 s a notebook)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+from numba import config
+
+from autograd_lab.course import sandbox
+from autograd_lab.kernels import activation as A
+
+pytestmark = pytest.mark.notebooks
+
+CELL = """\
+import os
+import numpy as np
+from autograd_lab.kernels import activation as A
+A.relu_fwd(np.ones(3, np.float32))
+stats = A._RELU_FWD[0].stats
+print(sum(stats.cache_hits.values()), sum(stats.cache_misses.values()),
+      stats.cache_path.startswith(os.environ["NUMBA_CACHE_DIR"]))
+"""
+
+
+@pytest.mark.skipif(config.DISABLE_JIT, reason="without the JIT nothing is compiled or cached")
+@pytest.mark.parametrize("isolation", ["bubblewrap", "process"])
+def test_a_job_loads_the_kernels_the_package_compiled(isolation: str) -> None:
+    if isolation == "bubblewrap" and sandbox.bubblewrap_problem():
+        pytest.skip(sandbox.bubblewrap_problem())
+    A.relu_fwd(np.ones(3, np.float32))  # compiled or loaded here: the package's cache holds it
+    cells, ended = sandbox.execute(new_notebook(cells=[new_code_cell(CELL)]), "job", 60, sandbox.Limits(),
+                                   isolation, 120)
+    assert not ended, ended
+    # one hit, no compilation, from the job's own cache folder
+    assert cells[0]["outputs"][0]["text"].split() == ["1", "0", "True"], cells[0]["outputs"]
