@@ -1,6 +1,8 @@
 """What a grading job starts with: the package's compiled kernels, copied into the job's own
-numba cache, so that a graded notebook does not compile them again (5-10 s a notebook)."""
+numba cache, so that a graded notebook does not compile them again (2-8 s a notebook)."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,6 +31,9 @@ def test_a_job_loads_the_kernels_the_package_compiled(isolation: str) -> None:
     if isolation == "bubblewrap" and sandbox.bubblewrap_problem():
         pytest.skip(sandbox.bubblewrap_problem())
     A.relu_fwd(np.ones(3, np.float32))  # compiled or loaded here: the package's cache holds it
+    if not A._RELU_FWD[0].stats.cache_path.startswith(str(Path(A.__file__).parent)):
+        pytest.skip("this process's numba cache is not the package's folder (NUMBA_CACHE_DIR, a "
+                    "read-only install): there is nothing for a job to copy")
     cells, ended = sandbox.execute(new_notebook(cells=[new_code_cell(CELL)]), "job", 60, sandbox.Limits(),
                                    isolation, 120)
     assert not ended, ended

@@ -81,7 +81,7 @@ def seed_numba_cache() -> int:
     """Copy the package's compiled kernels into this job's own numba cache; return how many files.
 
     A job's ``NUMBA_CACHE_DIR`` is a new folder in its private ``/tmp``, so without this every
-    graded notebook compiled every kernel it used again (5-10 s a notebook). numba finds a
+    graded notebook compiled every kernel it used again (2-8 s a notebook). numba finds a
     function's cache in ``NUMBA_CACHE_DIR/<folder>_<sha1 of the folder's path>``, the folder
     of the source file as the job imports it, and checks each entry against a hash of the source,
     so a stale or foreign file is only a miss. The files come from the package's ``__pycache__``,
