@@ -39,3 +39,23 @@ def test_a_job_loads_the_kernels_the_package_compiled(isolation: str) -> None:
     assert not ended, ended
     # one hit, no compilation, from the job's own cache folder
     assert cells[0]["outputs"][0]["text"].split() == ["1", "0", "True"], cells[0]["outputs"]
+
+
+@pytest.mark.skipif(config.DISABLE_JIT, reason="without the JIT nothing is compiled or cached")
+def test_the_copy_leaves_a_small_tmp_to_the_notebook(tmp_path, monkeypatch) -> None:
+    """With a small --file-size the job's /tmp is small, and its room is the notebook's: the runner
+    copies the kernels only where they take at most a quarter of the free space."""
+    from autograd_lab.course import runner
+
+    A.relu_fwd(np.ones(3, np.float32))
+    if not A._RELU_FWD[0].stats.cache_path.startswith(str(Path(A.__file__).parent)):
+        pytest.skip("this process's numba cache is not the package's folder: nothing to copy")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "small"))
+    statvfs = runner.os.statvfs
+    monkeypatch.setattr(runner.os, "statvfs", lambda path: type("Room", (), {"f_bavail": 16, "f_frsize": 4096}))
+    assert runner.seed_numba_cache() == 0  # 64 kB free: nothing copied
+    assert not [p for p in (tmp_path / "small").rglob("*") if p.is_file()]
+    monkeypatch.setattr(runner.os, "statvfs", statvfs)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "big"))
+    copied = runner.seed_numba_cache()
+    assert copied > 0 and copied == len([p for p in (tmp_path / "big").rglob("*.nb?") if p.is_file()])

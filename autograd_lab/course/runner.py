@@ -97,11 +97,15 @@ def seed_numba_cache() -> int:
     target = os.path.join(cache, "kernels_" + hashlib.sha1(kernels.encode()).hexdigest())
     copied = 0
     try:
+        names = [n for n in os.listdir(source) if n.endswith((".nbi", ".nbc"))]
+        size = sum(os.path.getsize(os.path.join(source, n)) for n in names)
         os.makedirs(target, exist_ok=True)
-        for name in os.listdir(source):
-            if name.endswith((".nbi", ".nbc")):
-                shutil.copyfile(os.path.join(source, name), os.path.join(target, name))
-                copied += 1
+        room = os.statvfs(target)
+        if size > room.f_bavail * room.f_frsize // 4:  # a small --file-size: the room is the notebook's
+            return 0
+        for name in names:
+            shutil.copyfile(os.path.join(source, name), os.path.join(target, name))
+            copied += 1
     except OSError:  # a full /tmp, say: the kernels then compile as before
         pass
     return copied
