@@ -25,15 +25,21 @@ print(sum(stats.cache_hits.values()), sum(stats.cache_misses.values()),
 """
 
 
-@pytest.mark.skipif(config.DISABLE_JIT, reason="without the JIT nothing is compiled or cached")
-@pytest.mark.parametrize("isolation", ["bubblewrap", "process"])
-def test_a_job_loads_the_kernels_the_package_compiled(isolation: str) -> None:
-    if isolation == "bubblewrap" and sandbox.bubblewrap_problem():
-        pytest.skip(sandbox.bubblewrap_problem())
-    A.relu_fwd(np.ones(3, np.float32))  # compiled or loaded here: the package's cache holds it
+@pytest.fixture
+def package_cache() -> None:
+    """relu's float32 kernel compiled (or loaded) here, so the package's own cache holds it."""
+    if config.DISABLE_JIT:
+        pytest.skip("without the JIT nothing is compiled or cached")
+    A.relu_fwd(np.ones(3, np.float32))
     if not A._RELU_FWD[0].stats.cache_path.startswith(str(Path(A.__file__).parent)):
         pytest.skip("this process's numba cache is not the package's folder (NUMBA_CACHE_DIR, a "
                     "read-only install): there is nothing for a job to copy")
+
+
+@pytest.mark.parametrize("isolation", ["bubblewrap", "process"])
+def test_a_job_loads_the_kernels_the_package_compiled(package_cache, isolation: str) -> None:
+    if isolation == "bubblewrap" and sandbox.bubblewrap_problem():
+        pytest.skip(sandbox.bubblewrap_problem())
     cells, ended = sandbox.execute(new_notebook(cells=[new_code_cell(CELL)]), "job", 60, sandbox.Limits(),
                                    isolation, 120)
     assert not ended, ended
@@ -41,15 +47,11 @@ def test_a_job_loads_the_kernels_the_package_compiled(isolation: str) -> None:
     assert cells[0]["outputs"][0]["text"].split() == ["1", "0", "True"], cells[0]["outputs"]
 
 
-@pytest.mark.skipif(config.DISABLE_JIT, reason="without the JIT nothing is compiled or cached")
-def test_the_copy_leaves_a_small_tmp_to_the_notebook(tmp_path, monkeypatch) -> None:
+def test_the_copy_leaves_a_small_tmp_to_the_notebook(package_cache, tmp_path, monkeypatch) -> None:
     """With a small --file-size the job's /tmp is small, and its room is the notebook's: the runner
     copies the kernels only where they take at most a quarter of the free space."""
     from autograd_lab.course import runner
 
-    A.relu_fwd(np.ones(3, np.float32))
-    if not A._RELU_FWD[0].stats.cache_path.startswith(str(Path(A.__file__).parent)):
-        pytest.skip("this process's numba cache is not the package's folder: nothing to copy")
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "small"))
     statvfs = runner.os.statvfs
     monkeypatch.setattr(runner.os, "statvfs", lambda path: type("Room", (), {"f_bavail": 16, "f_frsize": 4096}))
