@@ -120,3 +120,37 @@ def test_the_mlp_floor_trains_exactly_as_the_hand_written_numpy_step():
             np.testing.assert_allclose(b, a, rtol=0, atol=1e-5, err_msg=name)
     untrained = ladder.mlp_contenders(0)[0]["numpy (hand backprop)"]()  # no epoch: the initial weights
     assert not np.array_equal(want[0], untrained[0])
+
+
+def test_the_wakeup_benchmark_times_every_kernel_on_each_thread_count():
+    """`python -m benchmarks.thread_wakeup` (PROFILE.md section 16 quotes it): every kernel's
+    forward and backward on one thread and on two, numpy's composite beside them, and numba's
+    thread count as it was afterwards. (The times are measured, not asserted.)"""
+    import numba
+
+    from benchmarks import thread_wakeup
+
+    before = numba.get_num_threads()
+    times = thread_wakeup.measure(size=64, calls=2, rounds=2)
+    assert numba.get_num_threads() == before
+    threads = ["1 thread"] + (["2 threads"] if numba.config.NUMBA_NUM_THREADS >= 2 else [])
+    expected = {f"{act} {part}, {on}" for act in thread_wakeup.ACTIVATIONS
+                for part in ("forward", "backward") for on in threads} | {"numpy's composite (tanh)"}
+    assert set(times) == expected
+    assert all(len(v) == 2 and all(t > 0 for t in v) for v in times.values())
+
+
+def test_the_wakeup_benchmark_runs_each_policy_in_its_own_process(capsys):
+    """Each column comes from a fresh process that ran with its own OMP_WAIT_POLICY (the child
+    reports the policy it saw, and the parent refuses a mismatch)."""
+    from benchmarks import thread_wakeup
+
+    thread_wakeup.main(["--size", "32", "--calls", "2", "--rounds", "1"])
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.startswith("| µs per call"))
+    assert all(name in header for name in thread_wakeup.POLICIES)
+    rows = [line for line in lines if line.startswith("| ") and "µs per call" not in line and "---" not in line]
+    assert any(row.startswith("| numpy's composite") for row in rows)
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")][1:]
+        assert len(cells) == len(thread_wakeup.POLICIES) and all(c != "—" for c in cells), row
