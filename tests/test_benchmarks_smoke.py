@@ -131,7 +131,7 @@ def test_the_wakeup_benchmark_times_every_kernel_on_each_thread_count():
     from benchmarks import thread_wakeup
 
     before = numba.get_num_threads()
-    times = thread_wakeup.measure(size=64, calls=2, rounds=2)
+    times = thread_wakeup.measure(size=64, repeats=2, rounds=2, sample_seconds=0.001)
     assert numba.get_num_threads() == before
     threads = ["1 thread"] + (["2 threads"] if numba.config.NUMBA_NUM_THREADS >= 2 else [])
     expected = {f"{act} {part}, {on}" for act in thread_wakeup.ACTIVATIONS
@@ -145,7 +145,7 @@ def test_the_wakeup_benchmark_runs_each_policy_in_its_own_process(capsys):
     reports the policy it saw, and the parent refuses a mismatch)."""
     from benchmarks import thread_wakeup
 
-    thread_wakeup.main(["--size", "32", "--calls", "2", "--rounds", "1"])
+    thread_wakeup.main(["--size", "32", "--repeats", "2", "--rounds", "1", "--sample-seconds", "0.001"])
     lines = capsys.readouterr().out.splitlines()
     header = next(line for line in lines if line.startswith("| µs per call"))
     assert all(name in header for name in thread_wakeup.POLICIES)
