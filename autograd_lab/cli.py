@@ -6,6 +6,7 @@
     autograd-lab grade SUBMISSIONS --out DIR          batch-grade a class (instructors)
     autograd-lab export NOTEBOOKS... --to DIR         rebuild mygrad/ from saved notebooks
     autograd-lab nbgrader-source --to COURSE/source   the key as an nbgrader course's source/
+    autograd-lab ownership [NOTEBOOKS...]             how much of mygrad the learner writes
 
 Course modules are imported inside each command, so ``autograd-lab --help`` is quick
 and the learner's commands do not need the instructor's nbgrader.
@@ -113,6 +114,36 @@ def add_export(sub: argparse._SubParsersAction) -> None:
                    help="write only these modules (e.g. variable function); the other files in "
                         "DIR/mygrad/ are left as they are")
     p.set_defaults(func=_export)
+
+
+def _ownership(args: argparse.Namespace) -> int:
+    from .course.notebooks import default_dir
+    from .course.ownership import format_table, key_table, learner_table
+    if args.notebooks:
+        course = args.course or default_dir("course")
+        print(f"code lines of mygrad you wrote (not in the released notebooks of {course}):")
+        print(format_table(learner_table(args.notebooks, course)))
+    else:
+        print("code lines of the key's %%mygrad cells that lie in solution regions "
+              "(the learner writes them):")
+        print(format_table(key_table([args.solutions or default_dir("solutions")])))
+    return 0
+
+
+def add_ownership(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "ownership", help="how many lines of mygrad the learner writes, per module",
+        description="Count the code lines (not blank, not comments) of the %%mygrad cells. "
+        "Without NOTEBOOKS: the key's, where solution regions are the learner's part. With "
+        "NOTEBOOKS (your working folder): the lines you wrote, i.e. those not in the released "
+        "student copy of the same cell.")
+    p.add_argument("notebooks", nargs="*", type=Path, metavar="NOTEBOOKS",
+                   help="your notebooks or working folder (default: count the key)")
+    p.add_argument("--solutions", type=Path, default=None,
+                   help="folder of solution notebooks (default: solutions/ of the checkout)")
+    p.add_argument("--course", type=Path, default=None,
+                   help="folder of released notebooks (default: course/ of the checkout)")
+    p.set_defaults(func=_ownership)
 
 
 def port_number(text: str) -> int:
@@ -245,6 +276,7 @@ def add_nbgrader_source(sub: argparse._SubParsersAction) -> None:
 
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_start, add_check, add_release, add_grade, add_train, add_export, add_nbgrader_source,
+    add_ownership,
 ]
 
 

@@ -1,0 +1,161 @@
+"""How much of ``mygrad`` the learner writes: the ownership table.
+
+The measure counts *code lines*: the lines of a ``%%mygrad`` cell that are neither blank nor a
+comment (the ``%%mygrad`` line and the ``### BEGIN/END SOLUTION`` markers are not code lines).
+
+On the key, a code line is the learner's when it lies inside a solution region (between
+``### BEGIN SOLUTION`` and ``### END SOLUTION``): release replaces those regions by a stub, so
+the learner writes them. Every other line is given. The table per module is then
+``learner lines / all code lines`` of the cells that write into it.
+
+On a learner's own notebooks, a code line is theirs when it is not in the released student
+copy of the same cell (compared as a multiset of stripped lines), so what they kept of the
+given code counts as given and what they typed counts as theirs.
+
+    autograd-lab ownership                      # the key: solutions/ of the checkout
+    autograd-lab ownership autograd_lab_work    # your notebooks, against course/
+
+Only the standard library and nbformat (through :mod:`.notebooks`) are used.
+"""
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .library import MODULES, _notebook_paths, split_magic
+from .notebooks import read_notebook
+
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One module's count: code lines the learner writes, of all its code lines."""
+
+    module: str
+    chapter: int
+    learner: int
+    total: int
+
+    @property
+    def share(self) -> float:
+        """The learner's share, 0 to 1 (0 for a module with no code lines)."""
+        return self.learner / self.total if self.total else 0.0
+
+
+def is_code(line: str) -> bool:
+    """Whether ``line`` counts: not blank, not a comment, not a solution marker."""
+    text = line.strip()
+    return bool(text) and not text.startswith("#")
+
+
+def split_key_cell(code: str) -> tuple[int, int]:
+    """``(learner, total)`` code lines of one key cell (the ``%%mygrad`` line already removed)."""
+    learner = total = 0
+    inside = False
+    for line in code.splitlines():
+        text = line.strip()
+        if text.startswith(BEGIN):
+            inside = True
+            continue
+        if text.startswith(END):
+            inside = False
+            continue
+        if is_code(line):
+            total += 1
+            learner += inside
+    return learner, total
+
+
+def learner_lines(written: str, template: str) -> tuple[int, int]:
+    """``(learner, total)`` code lines of a learner's cell against its released template."""
+    given = Counter(line.strip() for line in template.splitlines() if is_code(line))
+    learner = total = 0
+    for line in written.splitlines():
+        if not is_code(line):
+            continue
+        total += 1
+        text = line.strip()
+        if given[text] > 0:
+            given[text] -= 1
+        else:
+            learner += 1
+    return learner, total
+
+
+def _cells(notebooks: Iterable[Path]) -> list[tuple[str, str, str]]:
+    """``(module, section, code)`` of every ``%%mygrad`` cell, in notebook order."""
+    found = []
+    for notebook in notebooks:
+        for cell in read_notebook(notebook).cells:
+            if cell.cell_type == "code":
+                parsed = split_magic(cell.source)
+                if parsed is not None:
+                    found.append(parsed)
+    return found
+
+
+def _rows(counts: dict[str, list[int]]) -> list[Row]:
+    return [Row(m.name, m.chapter, *counts[m.name]) for m in MODULES if m.name in counts]
+
+
+def key_table(sources: Sequence[str | os.PathLike[str]]) -> list[Row]:
+    """The table of the key's notebooks (or folders of them): solution regions are the learner's.
+
+    A later cell with the same module and section replaces an earlier one, as in the export.
+    """
+    latest: dict[tuple[str, str], str] = {}
+    for module, section, code in _cells(_notebook_paths(sources)):
+        latest[(module, section)] = code
+    counts: dict[str, list[int]] = {}
+    for (module, _), code in latest.items():
+        learner, total = split_key_cell(code)
+        row = counts.setdefault(module, [0, 0])
+        row[0] += learner
+        row[1] += total
+    return _rows(counts)
+
+
+def learner_table(sources: Sequence[str | os.PathLike[str]],
+                  course: str | os.PathLike[str]) -> list[Row]:
+    """The table of a learner's notebooks against the released copies in ``course``.
+
+    A cell the course does not have (one the learner added) counts as wholly theirs.
+    """
+    templates = {(m, s): code for m, s, code in _cells(_notebook_paths([course]))}
+    latest: dict[tuple[str, str], str] = {}
+    for module, section, code in _cells(_notebook_paths(sources)):
+        latest[(module, section)] = code
+    counts: dict[str, list[int]] = {}
+    for key, code in latest.items():
+        learner, total = learner_lines(code, templates.get(key, ""))
+        row = counts.setdefault(key[0], [0, 0])
+        row[0] += learner
+        row[1] += total
+    return _rows(counts)
+
+
+def summarise(rows: Sequence[Row], chapters: range) -> Row:
+    """The rows of modules written in ``chapters`` added up (module name: ``ch02-06``)."""
+    chosen = [r for r in rows if r.chapter in chapters]
+    name = f"ch{chapters.start:02d}-{chapters.stop - 1:02d}"
+    return Row(name, chapters.start, sum(r.learner for r in chosen),
+               sum(r.total for r in chosen))
+
+
+def format_table(rows: Sequence[Row]) -> str:
+    """The table as text: module, chapter, lines written, of all code lines, share."""
+    lines = [f"{'module':<12} {'ch':>3} {'written':>8} {'of':>6} {'share':>6}"]
+    for row in rows:
+        lines.append(f"{row.module:<12} {row.chapter:>3} {row.learner:>8} {row.total:>6} "
+                     f"{row.share:>6.0%}")
+    groups = [summarise(rows, range(2, 7)), summarise(rows, range(7, 13))]
+    every = Row("all", 0, sum(r.learner for r in rows), sum(r.total for r in rows))
+    for row in [*groups, every]:
+        if row.total:
+            lines.append(f"{row.module:<12} {'':>3} {row.learner:>8} {row.total:>6} "
+                         f"{row.share:>6.0%}")
+    return "\n".join(lines)
