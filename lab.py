@@ -59,16 +59,22 @@ def externally_managed(stdlib_dir):
     return os.path.isfile(os.path.join(stdlib_dir, "EXTERNALLY-MANAGED"))
 
 
+def _paths(os_name):
+    import ntpath
+    import posixpath
+    return ntpath if os_name == "nt" else posixpath
+
+
 def venv_python(venv_dir, os_name):
     """The interpreter inside a virtual environment: ``Scripts\\python.exe`` on Windows."""
     if os_name == "nt":
-        return os.path.join(venv_dir, "Scripts", "python.exe")
-    return os.path.join(venv_dir, "bin", "python")
+        return _paths(os_name).join(venv_dir, "Scripts", "python.exe")
+    return _paths(os_name).join(venv_dir, "bin", "python")
 
 
 def venv_bin(venv_dir, os_name):
     """The folder of an environment's commands (what activating it puts first on PATH)."""
-    return os.path.join(venv_dir, "Scripts" if os_name == "nt" else "bin")
+    return _paths(os_name).join(venv_dir, "Scripts" if os_name == "nt" else "bin")
 
 
 def facts(environ=None):
@@ -232,7 +238,7 @@ def pip_install(python, root, extra, say, tty):
             line = raw.decode(errors="replace").rstrip()
             log.write(line + "\n")
             if tty and line.startswith(("Collecting", "Downloading", "Building", "Installing",
-                                        "Obtaining", "Requirement already")):
+                                        "Obtaining", "Processing", "Requirement already")):
                 text = "  {:>4.0f} s  {}".format(time.monotonic() - started, line.strip())
                 sys.stdout.write("\r" + text[:width].ljust(width))
                 sys.stdout.flush()
@@ -253,7 +259,8 @@ def child_environment(env_choice, venv_dir, os_name, environ=None):
     env = dict(os.environ if environ is None else environ)
     if env_choice["kind"] == "venv":
         env["VIRTUAL_ENV"] = venv_dir
-        env["PATH"] = venv_bin(venv_dir, os_name) + os.pathsep + env.get("PATH", "")
+        sep = ";" if os_name == "nt" else ":"
+        env["PATH"] = venv_bin(venv_dir, os_name) + sep + env.get("PATH", "")
         env.pop("PYTHONHOME", None)
     return env
 
