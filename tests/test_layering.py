@@ -1,4 +1,4 @@
-"""The import graph of the library follows DESIGN.md's layering, with no cycle.
+"""The import graph of the library follows the layering of docs/architecture.md, with no cycle.
 
     grad_mode ← variable ← function ← primitives ← engine   (the autograd core; numpy only)
     kernels/  imports nothing of ours
@@ -100,7 +100,7 @@ def test_core_layers_import_only_what_is_below_them(layer):
         wrong = sorted(t for t in targets if _layer(t) not in ALLOWED[layer] | {layer})
         if wrong:
             bad[module] = wrong
-    assert not bad, f"imports against DESIGN.md's layering: {bad}"
+    assert not bad, f"imports against the layering of docs/architecture.md: {bad}"
 
 
 def test_the_course_tooling_is_never_imported_by_the_library():
