@@ -4,7 +4,8 @@ Only the cells the key marks as solution cells are compared (matched by ``grade_
 code the released copy already gives in those cells (signatures, docstrings, the stub) is
 excluded as boilerplate, so two honest answers do not look alike for sharing the template.
 The detector is copydetect (winnowing over normalised tokens, as MOSS does): variable names
-and comments do not hide a copy, and it runs offline in this process. A pair at or above the
+and comments do not hide a copy, and it runs offline in this process. The answers are shown
+with the given lines removed. A pair at or above the
 threshold is a flag for a person to look at, never a penalty.
 """
 from __future__ import annotations
@@ -14,6 +15,8 @@ import io
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from ..notebooks import CourseError, is_solution_cell, nbgrader_meta, read_notebook
 
@@ -58,15 +61,24 @@ def region_text(path: Path, ids: list[str]) -> str:
 
 def compare(notebook: str, texts: dict[str, str], given: str,
             threshold: float) -> list[Pair]:
-    """Every pair of students, most similar first; ``similarity`` is the larger of both shares."""
+    """Every pair of students, most similar first; ``similarity`` is the larger of both shares.
+
+    Lines of the given code are removed from each answer first (copydetect's boilerplate
+    filter alone still matches the k-grams that join a given line to a written one), and the
+    given code's fingerprints are passed to copydetect as boilerplate as well.
+    """
     cd = _detector()
 
     def fingerprint(text: str):
         return cd.CodeFingerprint("answer.py", NOISE, 1, boilerplate=boiler,
                                   fp=io.StringIO(text))
 
-    boiler = cd.CodeFingerprint("given.py", NOISE, 1, fp=io.StringIO(given)).hashes \
-        if given.strip() else []
+    boiler = np.unique(np.array(list(cd.CodeFingerprint(
+        "given.py", NOISE, 1, fp=io.StringIO(given)).hashes))) if given.strip() else []
+    given_lines = {line.strip() for line in given.splitlines() if line.strip()}
+    texts = {s: "\n".join(line for line in t.splitlines()
+                          if line.strip() and line.strip() not in given_lines)
+             for s, t in texts.items()}
     prints = {s: fingerprint(t) for s, t in texts.items() if t.strip()}
     pairs = []
     for a, b in itertools.combinations(sorted(prints), 2):
