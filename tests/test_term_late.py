@@ -58,7 +58,7 @@ sis_user_id = "S2"
     assert config.deadlines["01_derivatives"] == dt.datetime(2026, 10, 19, 12, tzinfo=UTC)
     assert config.rule("01_derivatives").late == "zero"
     assert config.rule("00_welcome").rate == 10
-    assert config.deadline("bob", "00_welcome") == (berlin + dt.timedelta(hours=48), "+48 h")
+    assert config.deadline("bob", "00_welcome") == (berlin + dt.timedelta(hours=48), "48 h more")
     assert config.deadline("carol", "01_derivatives")[0] == dt.datetime(2026, 11, 1, tzinfo=UTC)
     assert config.deadline("alice", "00_welcome") == (berlin, "")
     assert config.student("bob").name == "Bob Stone"

@@ -120,7 +120,7 @@ class TermConfig:
             return base, ""
         if isinstance(given, dt.datetime):
             return given, f"until {given.isoformat()}"
-        return base + dt.timedelta(hours=given), f"+{given:g} h"
+        return base + dt.timedelta(hours=given), f"{given:g} h more"
 
     def student(self, folder: str) -> Student:
         return self.students.get(folder, Student(folder))
