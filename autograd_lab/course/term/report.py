@@ -41,6 +41,7 @@ def notebook_page(notebook: str, rows: list[dict[str, str]],
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     students = list(dict.fromkeys(r["student"] for r in rows))
     score_col = "final" if rows and "final" in rows[0] else "points"
@@ -53,17 +54,21 @@ def notebook_page(notebook: str, rows: list[dict[str, str]],
             / max(1, sum(r["exercise"] == e for r in rows)) for e in exercises}
 
     fig, ax = plt.subplots(figsize=(6, 3))
-    ax.hist(list(totals.values()), bins=min(20, max(5, int(top) + 1)), range=(0, top or 1),
-            color="#4c72b0", edgecolor="white")
+    edges = [i * (top / 20) for i in range(21)] if top > 40 else \
+        [i - 0.5 for i in range(int(top) + 2)]
+    ax.hist(list(totals.values()), bins=edges, color="#4c72b0", edgecolor="white")
+    ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.set_xlabel(f"points ({score_col}) of {format_points(top)}")
     ax.set_ylabel("students")
     ax.set_title(f"{notebook}: scores")
     histogram = _png(fig)
 
     fig, ax = plt.subplots(figsize=(6, 0.45 * len(exercises) + 1.2))
+    waiting = {e for e in exercises
+               if all(r["status"] == "ungraded" for r in rows if r["exercise"] == e)}
     names = exercises[::-1]
     values = [100 * rate[e] for e in names]
-    ax.barh(names, values, color=["#c44e52" if v < 50 else "#dd8452" if v < 80 else "#55a868"
+    ax.barh([f"{e} (not scored yet)" if e in waiting else e for e in names], values, color=["#c44e52" if v < 50 else "#dd8452" if v < 80 else "#55a868"
                                   for v in values])
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of students with full points")
@@ -75,7 +80,8 @@ def notebook_page(notebook: str, rows: list[dict[str, str]],
     status = Counter(r["status"] for r in rows)
     flags = dict.fromkeys((r["student"], r["flags"]) for r in rows if r.get("flags"))
     late = sorted({r["student"] for r in rows if _num(r.get("hours_late")) > 0})
-    stuck = min(exercises, key=lambda e: rate[e]) if exercises else ""
+    scored = [e for e in exercises if e not in waiting]
+    stuck = min(scored, key=lambda e: rate[e]) if scored else ""
 
     parts = [f"<h1>Class report: {html.escape(notebook)}</h1>",
              f"<p>{len(students)} students; mean {format_points(round(sum(totals.values()) / max(1, len(students)), 2))}"
