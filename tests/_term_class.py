@@ -10,8 +10,12 @@ from pathlib import Path
 import nbformat
 
 from autograd_lab.course.grading import Row, write_csv
-from autograd_lab.course.notebooks import (checkout_root, nbgrader_meta, read_notebook,
-                                           write_notebook)
+from autograd_lab.course.notebooks import (
+    checkout_root,
+    nbgrader_meta,
+    read_notebook,
+    write_notebook,
+)
 
 NOTEBOOK = "00_welcome"
 MANUAL_ID = "ch00-explain"

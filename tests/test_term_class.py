@@ -14,8 +14,14 @@ from autograd_lab.cli import main
 from autograd_lab.course.notebooks import CourseError
 from autograd_lab.course.term import run_term
 from autograd_lab.course.term.export import CANVAS_FIXED, TOTALS_COLUMNS, safe_cell
-from tests._term_class import (MANUAL_ID, NOTEBOOK, make_key, make_submissions, set_mtime,
-                               write_run)
+from tests._term_class import (
+    MANUAL_ID,
+    NOTEBOOK,
+    make_key,
+    make_submissions,
+    set_mtime,
+    write_run,
+)
 
 pytest.importorskip("copydetect")
 
@@ -73,7 +79,7 @@ def term_class(tmp_path):
         reasons={"carol": "=HYPERLINK(\"x\"); AssertionError: wrong shape",
                  "erin": "NotImplementedError: Exercise ch00: write your code here"},
         flags={"dave": "cell 3: IPython internals (get_ipython)"})
-    return dict(run=run, subs=subs, solutions=solutions, course=course)
+    return {"run": run, "subs": subs, "solutions": solutions, "course": course}
 
 
 def _term(c, **kw):

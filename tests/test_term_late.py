@@ -112,3 +112,14 @@ def test_timestamps_nbgrader_iso_and_mtime(tmp_path):
     (folder / "00_welcome.timestamp.txt").unlink()
     with pytest.raises(CourseError, match="timestamp.txt"):
         submission_time(tmp_path, "alice", "00_welcome", UTC)
+
+
+def test_nbgrader_course_root_layout(tmp_path):
+    """With --nbgrader-assignment, the times come from submitted/STUDENT/ASSIGNMENT/."""
+    folder = tmp_path / "submitted" / "alice" / "ps1"
+    folder.mkdir(parents=True)
+    (folder / "00_welcome.ipynb").write_text("{}", encoding="utf-8")
+    (folder / "timestamp.txt").write_text("2026-10-12 21:03:11 UTC", encoding="utf-8")
+    assert submission_time(tmp_path, "alice", "00_welcome", UTC, "ps1") == \
+        (dt.datetime(2026, 10, 12, 21, 3, 11, tzinfo=UTC), "timestamp.txt")
+    assert submission_time(tmp_path, "alice", "00_welcome", UTC) == (None, "none")

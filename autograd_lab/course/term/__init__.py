@@ -45,8 +45,12 @@ class TermResult:
 def run_term(run: Path, submissions: Path, config: Path | None = None,
              solutions: Path | None = None, released: Path | None = None,
              manual_scores: Path | None = None, threshold: float = 0.5,
-             steps: tuple[str, ...] = STEPS) -> TermResult:
-    """Do the term's steps on a grade run; see the module docstring for what is written."""
+             steps: tuple[str, ...] = STEPS, assignment: str | None = None) -> TermResult:
+    """Do the term's steps on a grade run; see the module docstring for what is written.
+
+    ``assignment``: SUBMISSIONS is an nbgrader course root graded with
+    ``grade --nbgrader-assignment ASSIGNMENT`` (notebooks in submitted/STUDENT/ASSIGNMENT/).
+    """
     run, submissions = Path(run), Path(submissions)
     if not submissions.is_dir():
         raise CourseError(f"--submissions must be the folder that was graded (one subfolder per "
@@ -69,7 +73,8 @@ def run_term(run: Path, submissions: Path, config: Path | None = None,
     if "manual" in steps:
         items = manual_items(key, notebooks)
         if items:
-            manual = collect(submissions, students, items, out / "manual", manual_scores)
+            manual = collect(submissions, students, items, out / "manual", manual_scores,
+                             assignment)
             rows = merge_manual(rows, manual)
             result.ungraded = sum(m["status"] == "ungraded" for m in manual)
             result.written.append(manual_scores or out / "manual" / "scores.csv")
@@ -77,7 +82,7 @@ def run_term(run: Path, submissions: Path, config: Path | None = None,
         (r["student"], r["notebook"]) for r in rows))}
     rows.sort(key=lambda r: order[(r["student"], r["notebook"])])
     if "late" in steps:
-        rows = apply_late(rows, submissions, settings)
+        rows = apply_late(rows, submissions, settings, assignment)
         result.late = sorted({(r["student"], r["notebook"], r["hours_late"]) for r in rows
                               if float(r["hours_late"]) > 0})
     else:
@@ -95,7 +100,7 @@ def run_term(run: Path, submissions: Path, config: Path | None = None,
     similar: dict[str, list[tuple[str, str, float]]] = {}
     if "similarity" in steps:
         given = {p.stem: p for p in list_notebooks(released or default_dir("course"))}
-        pairs = similarity(submissions, students, key, given, notebooks, threshold)
+        pairs = similarity(submissions, students, key, given, notebooks, threshold, assignment)
         result.flagged_pairs = write_report(pairs, threshold, out / "similarity.html")
         for p in result.flagged_pairs:
             similar.setdefault(p.notebook, []).append((p.first, p.second, p.similarity))

@@ -21,7 +21,8 @@ def _term(args: argparse.Namespace) -> int:
     steps = tuple(s for s in STEPS if s not in (args.skip or []))
     result = run_term(args.run, args.submissions, config=args.config, solutions=args.solutions,
                       released=args.course, manual_scores=args.manual_scores,
-                      threshold=args.threshold, steps=steps)
+                      threshold=args.threshold, steps=steps,
+                      assignment=args.nbgrader_assignment)
     print(f"term of {len({r['student'] for r in result.rows})} student(s) in {result.folder}:")
     for path in result.written:
         print(f"  {path}")
@@ -64,6 +65,9 @@ def add_term_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threshold", type=_share, default=0.5,
                    help="similarity at which a pair is flagged, 0-1 or a percentage "
                    "(default: 0.5)")
+    p.add_argument("--nbgrader-assignment", default=None, metavar="ASSIGNMENT",
+                   help="SUBMISSIONS is an nbgrader course root graded with the same option of "
+                   "`grade`: notebooks and timestamp.txt in submitted/STUDENT/ASSIGNMENT/")
     p.add_argument("--skip", nargs="+", choices=STEPS, default=None, metavar="STEP",
                    help=f"leave out steps: {', '.join(STEPS)}")
     p.set_defaults(func=_term)

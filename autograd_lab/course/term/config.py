@@ -30,10 +30,11 @@ One TOML file beside the submissions (``course.toml`` by default)::
 from __future__ import annotations
 
 import datetime as dt
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import tomllib
 
 from ..notebooks import CourseError
 

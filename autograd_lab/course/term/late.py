@@ -3,7 +3,8 @@
 The time a notebook was handed in comes from, in this order:
 
 * ``SUBMISSIONS/STUDENT/NOTEBOOK.timestamp.txt`` (one notebook's own time),
-* ``SUBMISSIONS/STUDENT/timestamp.txt`` (nbgrader's ``collect`` writes this one per submission),
+* ``SUBMISSIONS/STUDENT/timestamp.txt`` (nbgrader's ``collect`` writes this one per submission;
+  in an nbgrader course root the student's folder is ``submitted/STUDENT/ASSIGNMENT``),
 * the notebook file's modification time (``mtime``),
 
 and the ``time_source`` column says which one it was.
@@ -56,10 +57,18 @@ def parse_timestamp(text: str, tz: dt.tzinfo) -> dt.datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=tz)
 
 
-def submission_time(submissions: Path, student: str, notebook: str,
-                    tz: dt.tzinfo) -> tuple[dt.datetime | None, str]:
+def student_folder(submissions: Path, student: str, assignment: str | None = None) -> Path:
+    """Where a student's notebooks are: SUBMISSIONS/STUDENT, or, in an nbgrader course root
+    (``grade --nbgrader-assignment``), SUBMISSIONS/submitted/STUDENT/ASSIGNMENT."""
+    if assignment:
+        return Path(submissions) / "submitted" / student / assignment
+    return Path(submissions) / student
+
+
+def submission_time(submissions: Path, student: str, notebook: str, tz: dt.tzinfo,
+                    assignment: str | None = None) -> tuple[dt.datetime | None, str]:
     """When the student handed the notebook in, and where that came from."""
-    folder = Path(submissions) / student
+    folder = student_folder(submissions, student, assignment)
     for stamp in (folder / f"{notebook}.timestamp.txt", folder / "timestamp.txt"):
         if stamp.is_file():
             try:
@@ -79,15 +88,15 @@ def _points(text: str) -> float:
         return 0.0
 
 
-def apply_late(rows: list[dict[str, str]], submissions: Path,
-               config: TermConfig) -> list[dict[str, str]]:
+def apply_late(rows: list[dict[str, str]], submissions: Path, config: TermConfig,
+               assignment: str | None = None) -> list[dict[str, str]]:
     """Each row gains the TERM_COLUMNS; ``raw`` is its points, ``final`` = raw - late_penalty."""
     times: dict[tuple[str, str], tuple[dt.datetime | None, str]] = {}
     out = []
     for row in rows:
         key = (row["student"], row["notebook"])
         if key not in times:
-            times[key] = submission_time(submissions, *key, config.tz)
+            times[key] = submission_time(submissions, *key, config.tz, assignment)
         moment, source = times[key]
         deadline, extension = config.deadline(*key)
         raw = _points(row.get("raw") or row["points"])

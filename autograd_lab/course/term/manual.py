@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..notebooks import CourseError, format_points, nbgrader_meta, read_notebook
 from .export import safe_cell
+from .late import student_folder
 
 SCORE_COLUMNS = ("notebook", "item", "answer", "max_points", "score", "comment",
                  "answer_sha", "note")
@@ -50,9 +51,10 @@ def manual_items(key: dict[str, Path], notebooks: list[str]) -> list[Item]:
     return items
 
 
-def answer_of(submissions: Path, student: str, item: Item) -> str | None:
+def answer_of(submissions: Path, student: str, item: Item,
+              assignment: str | None = None) -> str | None:
     """The student's text of the item's cell, or None when the notebook or cell is missing."""
-    path = Path(submissions) / student / f"{item.notebook}.ipynb"
+    path = student_folder(submissions, student, assignment) / f"{item.notebook}.ipynb"
     try:
         nb = read_notebook(path)
     except Exception:  # missing or unreadable: the grade run reports it already
@@ -106,7 +108,8 @@ def _read_scores(path: Path) -> dict[tuple[str, str, str], dict[str, str]]:
 
 
 def collect(submissions: Path, students: list[str], items: list[Item], folder: Path,
-            scores_path: Path | None = None) -> list[dict[str, str]]:
+            scores_path: Path | None = None,
+            assignment: str | None = None) -> list[dict[str, str]]:
     """Write the pages and ``scores.csv`` (merging a filled one); return grade rows per answer.
 
     The returned rows look like grades.csv rows: status ``manual`` (scored by hand) or
@@ -121,7 +124,7 @@ def collect(submissions: Path, students: list[str], items: list[Item], folder: P
     for item in items:
         answers = []
         for student in students:
-            text = answer_of(submissions, student, item)
+            text = answer_of(submissions, student, item, assignment)
             code = answer_code(salt, item, student)
             sha = hashlib.sha256((text or "").encode()).hexdigest()[:12]
             old = kept.get((item.notebook, item.id, code), {})

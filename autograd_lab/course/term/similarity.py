@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..notebooks import CourseError, is_solution_cell, nbgrader_meta, read_notebook
+from .late import student_folder
 
 NOISE = 25
 """copydetect's k: matches shorter than this many (normalised) characters are ignored."""
@@ -82,7 +83,7 @@ def compare(notebook: str, texts: dict[str, str], given: str,
     prints = {s: fingerprint(t) for s, t in texts.items() if t.strip()}
     pairs = []
     for a, b in itertools.combinations(sorted(prints), 2):
-        overlap, shares, slices = cd.compare_files(prints[a], prints[b])
+        _, shares, slices = cd.compare_files(prints[a], prints[b])
         shares = (float(shares[0]), float(shares[1]))
         spans = tuple([(int(s), int(e)) for s, e in zip(*sl)] if len(sl) and len(sl[0]) else []
                       for sl in slices)
@@ -92,7 +93,7 @@ def compare(notebook: str, texts: dict[str, str], given: str,
 
 def similarity(submissions: Path, students: list[str], key: dict[str, Path],
                released: dict[str, Path], notebooks: list[str],
-               threshold: float) -> list[Pair]:
+               threshold: float, assignment: str | None = None) -> list[Pair]:
     """Compare the solution regions of every notebook; return all pairs (flagged or not)."""
     pairs: list[Pair] = []
     for name in notebooks:
@@ -100,7 +101,8 @@ def similarity(submissions: Path, students: list[str], key: dict[str, Path],
             continue
         ids = solution_ids(key[name])
         given = region_text(released[name], ids) if name in released else ""
-        texts = {s: region_text(Path(submissions) / s / f"{name}.ipynb", ids) for s in students}
+        texts = {s: region_text(student_folder(submissions, s, assignment) / f"{name}.ipynb", ids)
+                 for s in students}
         pairs += compare(name, texts, given, threshold)
     return pairs
 
