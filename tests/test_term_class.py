@@ -122,6 +122,7 @@ def test_manual_items_pages_csv_and_merge_never_lose_a_score(term_class):
         assert student not in page  # anonymised: answers are known by their code
     codes = re.findall(r"<h3 id='(\w+)'>", page)
     assert len(codes) == 5 and codes == sorted(codes)
+    assert all(re.fullmatch("[A-Z]{8}", code) for code in codes)
     scores = _dicts(folder / "scores.csv")
     assert {r["answer"] for r in scores} == set(codes)
     assert all(r["score"] == "" and r["max_points"] == "2" for r in scores)
@@ -190,7 +191,7 @@ def test_canvas_export_and_feedback(term_class):
         page = (out / "feedback" / f"{student}.html").read_text(encoding="utf-8")
         assert NOTEBOOK in page
     carol = (out / "feedback" / "carol.html").read_text(encoding="utf-8")
-    assert "30.00 h late" in carol and "10% per started day" in carol
+    assert "30.00 h late</b>: 10% per started day late, at most 50%; 0 after 96 h.</p>" in carol
 
 
 @pytest.mark.parametrize("value, expected", [

@@ -134,16 +134,15 @@ def write_feedback(rows: list[dict[str, str]], config: TermConfig, folder: Path)
             first = these[0]
             parts.append(f"<h2>{html.escape(notebook)}</h2>")
             if first.get("submitted_at"):
-                parts.append(f"<p>Handed in {html.escape(first['submitted_at'])} (from "
-                             f"{html.escape(first.get('time_source', ''))})")
+                said = [f"Handed in {html.escape(first['submitted_at'])} (from "
+                        f"{html.escape(first.get('time_source', ''))})"]
                 if first.get("deadline"):
                     ext = f", extension {first['extension']}" if first.get("extension") else ""
-                    parts.append(f"; deadline {html.escape(first['deadline'])}"
-                                 f"{html.escape(ext)}")
+                    said.append(f"; deadline {html.escape(first['deadline'])}{html.escape(ext)}")
                 if _num(first.get("hours_late")) > 0:
-                    parts.append(f"; <b>{html.escape(first['hours_late'])} h late</b>: "
-                                 f"{html.escape(config.rule(notebook).describe())}")
-                parts.append(".</p>")
+                    said.append(f"; <b>{html.escape(first['hours_late'])} h late</b>: "
+                                f"{html.escape(config.rule(notebook).describe())}")
+                parts.append("<p>" + "".join(said) + ".</p>")
             parts.append("<table border=1 cellpadding=4><tr><th>exercise</th><th>raw</th>"
                          "<th>late penalty</th><th>final</th><th>of</th><th>status</th>"
                          "<th>reason</th></tr>")

@@ -21,6 +21,7 @@ from ..notebooks import CourseError, format_points, nbgrader_meta, read_notebook
 from .export import safe_cell
 from .late import student_folder
 
+_LETTERS = str.maketrans("0123456789abcdef", "ABCDEFGHJKLMNPQR")
 SCORE_COLUMNS = ("notebook", "item", "answer", "max_points", "score", "comment",
                  "answer_sha", "note")
 
@@ -74,9 +75,12 @@ def _salt(folder: Path) -> str:
 
 
 def answer_code(salt: str, item: Item, student: str) -> str:
-    """The anonymous code of one student's answer to one item (stable for a given salt)."""
+    """The anonymous code of one student's answer to one item (stable for a given salt).
+
+    Eight letters and no digits, so a spreadsheet never turns a code into a number (``1E10``).
+    """
     digest = hashlib.sha256(f"{salt}\0{item.notebook}\0{item.id}\0{student}".encode())
-    return digest.hexdigest()[:8].upper()
+    return digest.hexdigest()[:8].translate(_LETTERS)
 
 
 def _read_scores(path: Path) -> dict[tuple[str, str, str], dict[str, str]]:
