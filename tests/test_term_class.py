@@ -238,3 +238,23 @@ def test_cli_term(term_class, capsys):
     code = main(["term", str(c["run"] / "nothing"), "--submissions", str(c["subs"])])
     assert code == 2
     assert "finished `autograd-lab grade` run" in capsys.readouterr().err
+
+
+def test_manual_scores_kept_elsewhere_with_their_salt(term_class, tmp_path):
+    """--manual-scores FILE: the CSV and its salt live there, so a fresh --out loses nothing."""
+    kept = tmp_path / "kept" / "scores.csv"
+    kept.parent.mkdir()
+    _term(term_class, steps=("manual",), manual_scores=kept)
+    assert (kept.parent / "salt.txt").exists()
+    lines = _dicts(kept)
+    lines[0]["score"] = "2"
+    with open(kept, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(lines[0]))
+        writer.writeheader()
+        writer.writerows(lines)
+    import shutil
+    shutil.rmtree(term_class["run"] / "term")
+    _term(term_class, steps=("manual",), manual_scores=kept)
+    rows = [r for r in _dicts(term_class["run"] / "term" / "grades.csv")
+            if r["exercise"] == MANUAL_ID]
+    assert sorted(r["status"] for r in rows) == ["manual"] + ["ungraded"] * 4

@@ -122,7 +122,7 @@ def collect(submissions: Path, students: list[str], items: list[Item], folder: P
     folder.mkdir(parents=True, exist_ok=True)
     scores_path = scores_path or folder / "scores.csv"
     kept = _read_scores(scores_path)
-    salt = _salt(folder)
+    salt = _salt(scores_path.parent)  # the codes' salt lives beside the scores it keys
     rows: list[dict[str, str]] = []
     table: dict[tuple[str, str, str], dict[str, str]] = dict(kept)
     for item in items:
