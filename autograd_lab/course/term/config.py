@@ -34,8 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import tomllib
-
 from ..notebooks import CourseError
 
 RULES = ("none", "linear", "fixed", "zero")
@@ -180,6 +178,14 @@ def load_config(path: Path | None) -> TermConfig:
     if path is None:
         return TermConfig()
     path = Path(path)
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: the same parser, from PyPI
+        try:
+            import tomli as tomllib
+        except ImportError:
+            raise CourseError("Reading the course config needs a TOML parser: on Python 3.10 "
+                              "install it with pip install tomli (3.11 has one).") from None
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
