@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from autograd_lab.course.term import run_term
-from tests._term_class import MANUAL_ID, NOTEBOOK, make_key, make_submissions
+from tests._term_class import MANUAL_ID, make_key, make_submissions
 
 pytest.importorskip("nbgrader")
 pytest.importorskip("copydetect")

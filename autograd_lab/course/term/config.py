@@ -182,7 +182,7 @@ def load_config(path: Path | None) -> TermConfig:
         import tomllib
     except ImportError:  # Python 3.10: the same parser, from PyPI
         try:
-            import tomli as tomllib
+            import tomli as tomllib  # type: ignore[no-redef]
         except ImportError:
             raise CourseError("Reading the course config needs a TOML parser: on Python 3.10 "
                               "install it with pip install tomli (3.11 has one).") from None

@@ -51,7 +51,7 @@ def write_csv(path: Path, header: Iterable[str], rows: Iterable[Iterable[object]
 
 def _num(text: object) -> float:
     try:
-        return float(text or 0)
+        return float(text or 0)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return 0.0
 

@@ -185,5 +185,6 @@ def merge_manual(rows: list[dict[str, str]], manual: list[dict[str, str]]) -> li
             out.append(new)
         else:
             out.append(row)
-    out += [{**dict.fromkeys(rows[0] if rows else []), **m} for m in by_key.values()]
+    blank = dict.fromkeys(rows[0], "") if rows else {}
+    out += [{**blank, **m} for m in by_key.values()]
     return out

@@ -17,7 +17,7 @@ from ..notebooks import format_points
 
 def _num(text: object) -> float:
     try:
-        return float(text or 0)
+        return float(text or 0)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return 0.0
 
@@ -36,7 +36,7 @@ def _reason(text: str) -> str:
 
 
 def notebook_page(notebook: str, rows: list[dict[str, str]],
-                  similar: list[tuple[str, str, float]] = ()) -> str:
+                  similar: list[tuple[str, str, float]] | None = None) -> str:
     """The HTML of one notebook's report."""
     import matplotlib
     matplotlib.use("Agg")
@@ -101,7 +101,7 @@ def notebook_page(notebook: str, rows: list[dict[str, str]],
     parts.append("<h2>Flags</h2><ul>" + "".join(
         f"<li>{html.escape(s)}: {html.escape(f)}</li>" for s, f in flags) + "</ul>"
         if flags else "<h2>Flags</h2><p>none</p>")
-    if similar:
+    if similar:  # None or empty: no flagged pair
         parts.append("<h2>Similar pairs (see similarity.html)</h2><ul>" + "".join(
             f"<li>{html.escape(a)} and {html.escape(b)}: {s:.0%}</li>" for a, b, s in similar)
             + "</ul>")

@@ -74,7 +74,7 @@ def compare(notebook: str, texts: dict[str, str], given: str,
         return cd.CodeFingerprint("answer.py", NOISE, 1, boilerplate=boiler,
                                   fp=io.StringIO(text))
 
-    boiler = np.unique(np.array(list(cd.CodeFingerprint(
+    boiler: np.ndarray | list = np.unique(np.array(list(cd.CodeFingerprint(
         "given.py", NOISE, 1, fp=io.StringIO(given)).hashes))) if given.strip() else []
     given_lines = {line.strip() for line in given.splitlines() if line.strip()}
     texts = {s: "\n".join(line for line in t.splitlines()
@@ -85,9 +85,10 @@ def compare(notebook: str, texts: dict[str, str], given: str,
     for a, b in itertools.combinations(sorted(prints), 2):
         _, shares, slices = cd.compare_files(prints[a], prints[b])
         shares = (float(shares[0]), float(shares[1]))
-        spans = tuple([(int(s), int(e)) for s, e in zip(*sl)] if len(sl) and len(sl[0]) else []
-                      for sl in slices)
-        pairs.append(Pair(notebook, a, b, max(shares), shares, (texts[a], texts[b]), spans))
+        first, second = ([(int(s), int(e)) for s, e in zip(*sl)] if len(sl) and len(sl[0])
+                         else [] for sl in slices)
+        pairs.append(Pair(notebook, a, b, max(shares), shares, (texts[a], texts[b]),
+                          (first, second)))
     return sorted(pairs, key=lambda p: -p.similarity)
 
 
