@@ -69,7 +69,8 @@ def run_term(run: Path, submissions: Path, config: Path | None = None,
     result = TermResult(out)
     students = list(dict.fromkeys(r["student"] for r in rows))
     notebooks = list(dict.fromkeys(r["notebook"] for r in rows))
-    key = {p.stem: p for p in list_notebooks(solutions or default_dir("solutions"))}
+    key = {p.stem: p for p in list_notebooks(solutions or default_dir("solutions"))} \
+        if {"manual", "similarity"} & set(steps) else {}
     if "manual" in steps:
         items = manual_items(key, notebooks)
         if items:

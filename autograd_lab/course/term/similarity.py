@@ -21,6 +21,9 @@ import numpy as np
 from ..notebooks import CourseError, is_solution_cell, nbgrader_meta, read_notebook
 from .late import student_folder
 
+TABLE_ROWS = 100
+"""The report's table lists at most this many pairs (a class of 300 has 44,850 per notebook)."""
+
 NOISE = 25
 """copydetect's k: matches shorter than this many (normalised) characters are ignored."""
 
@@ -121,7 +124,7 @@ def _marked(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def write_report(pairs: list[Pair], threshold: float, path: Path) -> list[Pair]:
-    """One offline HTML page: the flagged pairs side by side, then a table of every pair."""
+    """One offline HTML page: the flagged pairs side by side, then the most similar pairs."""
     flagged = [p for p in pairs if p.similarity >= threshold]
     parts = ["<h1>Similarity of solution regions</h1>",
              f"<p>Threshold {threshold:.0%}: {len(flagged)} of {len(pairs)} pairs at or above it. "
@@ -136,11 +139,13 @@ def write_report(pairs: list[Pair], threshold: float, path: Path) -> list[Pair]:
             f"<th>{html.escape(p.second)} ({p.shares[1]:.0%} shared)</th></tr><tr>"
             f"<td><pre>{_marked(p.texts[0], p.slices[0])}</pre></td>"
             f"<td><pre>{_marked(p.texts[1], p.slices[1])}</pre></td></tr></table>")
-    parts.append("<h2>All pairs</h2><table border=1 cellpadding=3><tr><th>notebook</th>"
-                 "<th>student</th><th>student</th><th>similarity</th><th>flag</th></tr>")
+    shown = sorted(pairs, key=lambda p: -p.similarity)[:TABLE_ROWS]
+    parts.append(f"<h2>The {len(shown)} most similar pairs</h2><table border=1 cellpadding=3>"
+                 "<tr><th>notebook</th><th>student</th><th>student</th><th>similarity</th>"
+                 "<th>flag</th></tr>")
     parts += [f"<tr><td>{html.escape(p.notebook)}</td><td>{html.escape(p.first)}</td>"
               f"<td>{html.escape(p.second)}</td><td>{p.similarity:.0%}</td>"
-              f"<td>{'review' if p.similarity >= threshold else ''}</td></tr>" for p in pairs]
+              f"<td>{'review' if p.similarity >= threshold else ''}</td></tr>" for p in shown]
     parts.append("</table>")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
