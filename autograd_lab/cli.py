@@ -274,9 +274,14 @@ def add_nbgrader_source(sub: argparse._SubParsersAction) -> None:
     add(sub)
 
 
+def add_term(sub: argparse._SubParsersAction) -> None:
+    from .course.term.cli import add_term_parser
+    add_term_parser(sub)
+
+
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_start, add_check, add_release, add_grade, add_train, add_export, add_nbgrader_source,
-    add_ownership,
+    add_ownership, add_term,
 ]
 
 

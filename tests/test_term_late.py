@@ -1,0 +1,125 @@
+"""The course config and late rules of `autograd-lab term` (no grade run needed)."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from autograd_lab.course.notebooks import CourseError
+from autograd_lab.course.term.config import LateRule, load_config
+from autograd_lab.course.term.late import parse_timestamp, submission_time
+
+UTC = dt.timezone.utc
+
+
+@pytest.mark.parametrize("rule, hours, share", [
+    (LateRule("none"), 500, 0.0),
+    (LateRule("linear", per="day", rate=10), 0.5, 0.1),      # a started day counts
+    (LateRule("linear", per="day", rate=10), 25, 0.2),
+    (LateRule("linear", per="hour", rate=5), 3.2, 0.2),
+    (LateRule("linear", per="day", rate=30, cap=50), 72, 0.5),
+    (LateRule("fixed", rate=25), 1, 0.25),
+    (LateRule("zero"), 0.01, 1.0),
+    (LateRule("linear", rate=10, zero_after=48), 49, 1.0),
+    (LateRule("none", zero_after=48), 47, 0.0),
+    (LateRule("linear", per="hour", rate=10, grace=30), 0.4, 0.0),
+    (LateRule("linear", per="hour", rate=10, grace=30), 0.6, 0.1),
+    (LateRule("linear", rate=10), 0, 0.0),
+])
+def test_late_rule_share(rule, hours, share):
+    assert rule.fraction(hours) == pytest.approx(share)
+
+
+def test_config_reads_deadlines_extensions_and_roster(tmp_path):
+    path = tmp_path / "course.toml"
+    path.write_text('''
+timezone = "Europe/Berlin"
+[defaults]
+late = "linear"
+per = "day"
+rate = 10
+[notebooks.00_welcome]
+deadline = 2026-10-12T23:59:00
+canvas = "Welcome (77)"
+[notebooks."01_derivatives.ipynb"]
+deadline = "2026-10-19T12:00:00Z"
+late = "zero"
+[extensions.bob]
+00_welcome = 48
+[extensions.carol]
+"*" = 2026-11-01T00:00:00+00:00
+[students.bob]
+name = "Bob Stone"
+sis_user_id = "S2"
+''', encoding="utf-8")
+    config = load_config(path)
+    berlin = dt.datetime(2026, 10, 12, 21, 59, tzinfo=UTC)  # 23:59 CEST
+    assert config.deadlines["00_welcome"] == berlin
+    assert config.deadlines["01_derivatives"] == dt.datetime(2026, 10, 19, 12, tzinfo=UTC)
+    assert config.rule("01_derivatives").late == "zero"
+    assert config.rule("00_welcome").rate == 10
+    assert config.deadline("bob", "00_welcome") == (berlin + dt.timedelta(hours=48), "48 h more")
+    assert config.deadline("carol", "01_derivatives")[0] == dt.datetime(2026, 11, 1, tzinfo=UTC)
+    assert config.deadline("alice", "00_welcome") == (berlin, "")
+    assert config.student("bob").name == "Bob Stone"
+    assert config.student("zed").name == ""
+    assert config.canvas == {"00_welcome": "Welcome (77)"}
+
+
+@pytest.mark.parametrize("text, words", [
+    ('[defaults]\nlate = "halve"', "expected one of none, linear, fixed, zero"),
+    ('[defaults]\nper = "week"', "expected hour or day"),
+    ('[defaults]\nrate = -1', "expected a number of at least 0"),
+    ('[notebooks.a]\ndeadline = "next friday"', "expected a date-time"),
+    ('[notebooks.a]\ndue = 2026-01-01', "unknown key(s) due"),
+    ('[deadlines]\na = 1', "unknown table(s) deadlines"),
+    ('timezone = "Mars/Olympus"', "not a known time zone"),
+    ('[defaults\n', "not valid TOML"),
+])
+def test_config_errors_say_what_was_expected(tmp_path, text, words):
+    path = tmp_path / "course.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CourseError) as err:
+        load_config(path)
+    assert words in str(err.value)
+
+
+def test_missing_config_is_an_error_with_the_fix(tmp_path):
+    with pytest.raises(CourseError, match="docs/term.md"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_timestamps_nbgrader_iso_and_mtime(tmp_path):
+    assert parse_timestamp("2026-10-12 21:03:11.500000 UTC", UTC) == \
+        dt.datetime(2026, 10, 12, 21, 3, 11, 500000, tzinfo=UTC)
+    assert parse_timestamp("2026-10-12T23:03:11+02:00", UTC) == \
+        dt.datetime(2026, 10, 12, 21, 3, 11, tzinfo=UTC)
+    folder = tmp_path / "alice"
+    folder.mkdir()
+    nb = folder / "00_welcome.ipynb"
+    nb.write_text("{}", encoding="utf-8")
+    import os
+    os.utime(nb, (1_800_000_000, 1_800_000_000))
+    assert submission_time(tmp_path, "alice", "00_welcome", UTC) == \
+        (dt.datetime.fromtimestamp(1_800_000_000, UTC), "mtime")
+    (folder / "timestamp.txt").write_text("2026-10-12 21:03:11 UTC\n", encoding="utf-8")
+    assert submission_time(tmp_path, "alice", "00_welcome", UTC)[1] == "timestamp.txt"
+    (folder / "00_welcome.timestamp.txt").write_text("2026-10-13T00:00:00Z", encoding="utf-8")
+    assert submission_time(tmp_path, "alice", "00_welcome", UTC) == \
+        (dt.datetime(2026, 10, 13, tzinfo=UTC), "00_welcome.timestamp.txt")
+    assert submission_time(tmp_path, "bob", "00_welcome", UTC) == (None, "none")
+    (folder / "timestamp.txt").write_text("yesterday-ish", encoding="utf-8")
+    (folder / "00_welcome.timestamp.txt").unlink()
+    with pytest.raises(CourseError, match="timestamp.txt"):
+        submission_time(tmp_path, "alice", "00_welcome", UTC)
+
+
+def test_nbgrader_course_root_layout(tmp_path):
+    """With --nbgrader-assignment, the times come from submitted/STUDENT/ASSIGNMENT/."""
+    folder = tmp_path / "submitted" / "alice" / "ps1"
+    folder.mkdir(parents=True)
+    (folder / "00_welcome.ipynb").write_text("{}", encoding="utf-8")
+    (folder / "timestamp.txt").write_text("2026-10-12 21:03:11 UTC", encoding="utf-8")
+    assert submission_time(tmp_path, "alice", "00_welcome", UTC, "ps1") == \
+        (dt.datetime(2026, 10, 12, 21, 3, 11, tzinfo=UTC), "timestamp.txt")
+    assert submission_time(tmp_path, "alice", "00_welcome", UTC) == (None, "none")
