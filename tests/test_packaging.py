@@ -31,7 +31,7 @@ def test_environment_yml_matches_pyproject():
         if not line.startswith(" "):
             in_deps = line.startswith("dependencies:")
             continue
-        m = re.match(r"^  - ([A-Za-z0-9_.\-]+)", line)
+        m = re.match(r"^  - ([A-Za-z0-9_.\-]+)", line) or re.match(r"^      - ([A-Za-z][\w.\-]*)", line)
         if in_deps and m:
             conda.append(m.group(1).lower())
     conda_names = set(conda) - {"python", "pip"}
