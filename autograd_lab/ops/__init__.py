@@ -5,6 +5,7 @@ Attaching them here (rather than in ``variable.py``) keeps the import order one-
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -22,11 +23,11 @@ from . import shape as S
 from . import unary as U
 from ._util import broadcasting, raw, wrap
 from .activation import relu, sigmoid, tanh  # noqa: F401
-from .elementwise import (abs, add, clamp, clone, div, exp, log, maximum, mul, neg, pow, sqrt,  # noqa: F401
-                          sub, where)
+from .elementwise import (abs, add, clamp, clone, div, exp, log, maximum, minimum, mul, neg, pow,  # noqa: F401
+                          sqrt, sub, where)
 from .indexing import gather, index_add, index_select, sort  # noqa: F401
 from .linalg import matmul, mm, t  # noqa: F401
-from .reduce import argmax, max, mean, min, norm, std, sum, var  # noqa: F401
+from .reduce import amax, amin, argmax, argmin, max, mean, min, norm, std, sum, var  # noqa: F401
 from .unary import (acos, asin, atan, ceil, cos, cosh, expm1, floor, log1p, log2, log10,  # noqa: F401
                     reciprocal, round, rsqrt, sign, sin, sinh, square, tan, trunc)
 from .shape import (broadcast_to, concatenate, flatten, permute, reshape, squeeze, stack,  # noqa: F401
@@ -66,6 +67,12 @@ def _inplace(self: Variable, compute: Callable[..., Variable], *args: Any) -> Va
     self._bump_version()
     if recording:
         node = result.grad_fn
+        if self._retains_grad:  # retain_grad follows the Variable to its new version, as in PyTorch
+            if self.grad_fn is not None and self.grad_fn._retained:
+                self.grad_fn._retained.pop(self._output_nr, None)
+            if node is not None:
+                node._retained = dict(node._retained or {})
+                node._retained[result._output_nr] = weakref.ref(self)
         self.grad_fn, self._output_nr, self._requires_grad = node, result._output_nr, True
         saved = node._saved if node is not None and node._saves_outputs else ()
         for j, s in enumerate(saved):  # the node saved its own output, which is now self
@@ -177,12 +184,13 @@ _METHODS: dict[str, Any] = {
     # math
     "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg, "matmul": matmul,
     "exp": exp, "log": log, "sqrt": sqrt, "abs": abs, "relu": relu, "sigmoid": sigmoid,
-    "tanh": tanh, "clamp": clamp, "clip": clamp, "clone": clone, "maximum": maximum,
+    "tanh": tanh, "clamp": clamp, "clip": clamp, "clone": clone, "maximum": maximum, "minimum": minimum,
     "sin": U.sin, "cos": U.cos, "tan": U.tan, "sinh": U.sinh, "cosh": U.cosh, "asin": U.asin,
     "acos": U.acos, "atan": U.atan, "log1p": U.log1p, "expm1": U.expm1, "log2": U.log2,
     "log10": U.log10, "square": U.square, "reciprocal": U.reciprocal, "rsqrt": U.rsqrt,
     "floor": U.floor, "ceil": U.ceil, "round": U.round, "trunc": U.trunc, "sign": U.sign,
-    "sum": sum, "mean": mean, "max": max, "min": min, "argmax": argmax,
+    "sum": sum, "mean": mean, "max": max, "min": min, "argmax": argmax, "argmin": argmin,
+    "amax": amax, "amin": amin,
     "norm": norm, "std": std, "var": var, "mm": mm, "t": t,
     "sort": sort, "gather": gather, "index_select": index_select, "index_add": index_add,
     "index_add_": _index_add_,
