@@ -13,7 +13,7 @@ import numpy as np
 from .. import engine
 from ..errors import ShapeError
 from ..function import _SavedOutput, record
-from ..grad_mode import STATE
+from ..grad_mode import STATE, no_grad
 from ..variable import Variable
 from . import elementwise as E
 from . import indexing as I
@@ -21,6 +21,7 @@ from . import linalg as L
 from . import reduce as R
 from . import shape as S
 from . import unary as U
+from ..primitives import promoted
 from ._util import broadcasting, raw, wrap
 from .activation import relu, sigmoid, tanh  # noqa: F401
 from .elementwise import (abs, add, clamp, clone, div, exp, log, maximum, minimum, mul, neg, pow,  # noqa: F401
@@ -36,27 +37,55 @@ from .shape import (broadcast_to, concatenate, flatten, permute, reshape, squeez
 cat = concatenate
 
 
+def isnan(x: Any) -> Variable:
+    """Where x is NaN (a bool Variable)."""
+    return wrap(np.isnan(raw(x)))
+
+
+def isinf(x: Any) -> Variable:
+    """Where x is +inf or -inf (a bool Variable)."""
+    return wrap(np.isinf(raw(x)))
+
+
+def isfinite(x: Any) -> Variable:
+    """Where x is neither inf nor NaN (a bool Variable)."""
+    return wrap(np.isfinite(raw(x)))
+
+
 def _compare(op: Callable) -> Callable:
     def method(self: Variable, other: Any) -> Variable:
         return wrap(np.asarray(broadcasting(op, self, other, op.__name__)))
     return method
 
 
-def _inplace(self: Variable, compute: Callable[..., Variable], *args: Any) -> Variable:
+def _inplace(self: Variable, compute: Callable[..., Variable], *args: Any, cast: bool = False) -> Variable:
     """Run ``compute(old_self, *args)`` out of place, then write the result into ``self``.
 
     The version counter goes up, so backward raises if an earlier op saved ``self``. When the
     op is recorded, ``self`` takes the new node as its ``grad_fn`` (its history is rebased).
+    Arithmetic (``cast=False``) refuses a result that ``self``'s dtype cannot hold, as PyTorch
+    does; a copy (``copy_``, ``fill_``, ``x[i] = v``) converts. Nothing is recorded into a
+    Variable whose dtype cannot require grad.
     """
     self._check_inplace()
-    recording = STATE.enabled and (self._requires_grad or any(
+    recording = STATE.enabled and self._data.dtype.kind == "f" and (self._requires_grad or any(
         isinstance(a, Variable) and a._requires_grad for a in args))
     if recording:
         old = Variable._make(self._data.copy())
         old.grad_fn, old._output_nr, old._requires_grad = self.grad_fn, self._output_nr, self._requires_grad
     else:
         old = self.detach()
-    result = compute(old, *args)
+    if recording:
+        result = compute(old, *args)
+    else:
+        with no_grad():
+            result = compute(old, *args)
+    if not cast and result.dtype != self.dtype and not np.can_cast(result.dtype, self.dtype, "same_kind"):
+        raise TypeError(
+            f"result type {result.dtype} can't be cast to the desired output type {self.dtype}: an "
+            "in-place operation keeps the dtype of the Variable it changes. Use the out-of-place "
+            f"form (y = x * 1.5), or convert first (x = x.to({result.dtype}))."
+        )
     if result.shape != self.shape:
         raise ShapeError(
             f"an in-place operation cannot change the shape: the result has shape {result.shape} "
@@ -86,8 +115,9 @@ def _inplace(self: Variable, compute: Callable[..., Variable], *args: Any) -> Va
 
 def _setitem(self: Variable, idx: Any, value: Any) -> None:
     idx = S._raw_index(idx)
-    if STATE.enabled and (self._requires_grad or (isinstance(value, Variable) and value._requires_grad)):
-        _inplace(self, lambda old, v: S.SetItem.apply(old, idx, v), value)
+    if STATE.enabled and self._data.dtype.kind == "f" and (
+            self._requires_grad or (isinstance(value, Variable) and value._requires_grad)):
+        _inplace(self, lambda old, v: S.SetItem.apply(old, idx, v), value, cast=True)
         return
     self._check_inplace()
     self._data[idx] = raw(value)
@@ -138,8 +168,8 @@ def _binary(function: type, np_op: Callable, name: str, reflected: bool = False)
             return record(function, other, self) if reflected else record(function, self, other)
         try:
             if reflected:
-                return wrap(np_op(other._data if other_var else other, self._data))
-            return wrap(np_op(self._data, other._data if other_var else other))
+                return wrap(np_op(*promoted(other, self)))
+            return wrap(np_op(*promoted(self, other)))
         except ValueError:  # numpy could not broadcast: the same call again, for the clear error
             return wrap(broadcasting(np_op, other, self, name) if reflected else broadcasting(np_op, self, other, name))
     return method
@@ -175,8 +205,8 @@ _METHODS: dict[str, Any] = {
     "div_": lambda s, o: _inplace(s, E.div, o),
     "clamp_": lambda s, min=None, max=None: _inplace(s, lambda x: clamp(x, min, max)),
     "relu_": lambda s: _inplace(s, relu),
-    "copy_": lambda s, o: _inplace(s, lambda x, v: S.SetItem.apply(x, (Ellipsis,), v), o),
-    "fill_": lambda s, v: _inplace(s, lambda x, v: S.SetItem.apply(x, (Ellipsis,), v), v),
+    "copy_": lambda s, o: _inplace(s, lambda x, v: S.SetItem.apply(x, (Ellipsis,), v), o, cast=True),
+    "fill_": lambda s, v: _inplace(s, lambda x, v: S.SetItem.apply(x, (Ellipsis,), v), v, cast=True),
     "__iadd__": lambda s, o: _inplace(s, E.add, o),
     "__isub__": lambda s, o: _inplace(s, E.sub, o),
     "__imul__": lambda s, o: _inplace(s, E.mul, o),
@@ -209,7 +239,8 @@ _METHODS: dict[str, Any] = {
     "to": _to, "astype": _to, "float": lambda s: _to(s, np.float32), "double": lambda s: _to(s, np.float64),
     "half": lambda s: _to(s, np.float16), "long": lambda s: _to(s, np.int64), "int": lambda s: _to(s, np.int32),
     "bool": lambda s: _to(s, np.bool_), "type_as": lambda s, o: _to(s, o.dtype), "cpu": lambda s: s,
-    "all": lambda s: bool(np.all(s._data)), "any": lambda s: bool(np.any(s._data)),
+    "all": lambda s, *a, **k: R.all(s, *a, **k), "any": lambda s, *a, **k: R.any(s, *a, **k),
+    "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
     # autograd
     "backward": _backward,
 }

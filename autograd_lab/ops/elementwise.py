@@ -9,7 +9,7 @@ import numpy as np
 
 from ..function import Function
 from ..primitives import Add, Cast, sum_to  # noqa: F401  (the engine needs these, so they sit below it)
-from ..primitives import _summed_to, lowers_exactly
+from ..primitives import _summed_to, lowers_exactly, promoted
 from ..variable import Variable
 from ._util import broadcasting, raw, shape_of, variable_arg, wrap
 
@@ -259,7 +259,7 @@ class Where(Function):
         c = np.asarray(raw(cond), dtype=bool)
         ctx.cond = c
         ctx.shapes = (shape_of(a), shape_of(b))
-        return wrap(np.where(c, raw(a), raw(b)))
+        return wrap(np.where(c, *promoted(a, b)))
 
     @staticmethod
     def backward(ctx, grad):

@@ -334,3 +334,15 @@ def abs_(x: Variable) -> Variable:
     from .elementwise import Abs
 
     return Abs.apply(x)
+
+
+def all(x: Variable, dim: Any = None, keepdim: bool = False) -> Variable:  # noqa: A001
+    """Whether every element (along ``dim``) is nonzero: a bool Variable, as in PyTorch."""
+    x = variable_arg(x, "all")
+    return wrap(np.asarray(np.all(x.data, axis=dim, keepdims=keepdim)))
+
+
+def any(x: Variable, dim: Any = None, keepdim: bool = False) -> Variable:  # noqa: A001
+    """Whether any element (along ``dim``) is nonzero: a bool Variable, as in PyTorch."""
+    x = variable_arg(x, "any")
+    return wrap(np.asarray(np.any(x.data, axis=dim, keepdims=keepdim)))

@@ -150,8 +150,34 @@ class IndexAdd(Function):
         return GetItem.apply(grad, ctx.idx), None, None
 
 
+def _is_int(i: Any) -> bool:
+    return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+
+def _is_array_index(i: Any) -> bool:
+    return isinstance(i, (list, np.ndarray)) and np.ndim(i) > 0
+
+
+def _ints_first(idx: Any) -> tuple[tuple, tuple] | None:
+    """PyTorch applies int indices before index arrays; numpy counts an int as an index array, so
+    an int and an array separated by a slice would put the array's axis first (numpy's rule, not
+    PyTorch's). Such an index is split in two steps: the ints (and None), then the rest."""
+    if not isinstance(idx, tuple) or not any(_is_array_index(i) for i in idx):
+        return None
+    if not any(_is_int(i) for i in idx) or any(
+            isinstance(i, np.ndarray) and i.dtype == bool and i.ndim != 1 for i in idx):
+        return None
+    first = tuple(i if _is_int(i) or i is None or i is Ellipsis else slice(None) for i in idx)
+    rest = tuple(slice(None) if i is None else i for i in idx if not _is_int(i))
+    return first, rest
+
+
 def getitem(x: Variable, idx: Any) -> Variable:
-    return GetItem.apply(x, _raw_index(idx))
+    idx = _raw_index(idx)
+    split = _ints_first(idx)
+    if split is not None:
+        return GetItem.apply(GetItem.apply(x, split[0]), split[1])
+    return GetItem.apply(x, idx)
 
 
 class SetItem(Function):
@@ -250,13 +276,19 @@ def stack(xs: Sequence[Any], axis: int = 0, *, dim: int | None = None) -> Variab
 def flatten(x: Variable, start_dim: int = 0, end_dim: int = -1) -> Variable:
     x = variable_arg(x, "flatten")
     shape = x.shape
+    _check_dim(start_dim, x.ndim)
+    _check_dim(end_dim, x.ndim)
     s, e = start_dim % max(x.ndim, 1), end_dim % max(x.ndim, 1)
+    if s > e:
+        raise ShapeError(f"flatten() has invalid args: start_dim ({start_dim}) cannot come after "
+                         f"end_dim ({end_dim}).")
     new = shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:]  # np.prod: 2 µs more
     return reshape(x, new)
 
 
 def unsqueeze(x: Variable, dim: int) -> Variable:
     x = variable_arg(x, "unsqueeze")
+    _check_dim(dim, x.ndim + 1)  # a new axis may go anywhere in [-ndim - 1, ndim]
     dim = dim % (x.ndim + 1)
     return reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
 
