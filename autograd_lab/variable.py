@@ -79,6 +79,12 @@ class Variable:
     _retains_grad = False
     _requires_grad = False
     _vc: VersionCounter | None = None
+    # a view (basic indexing, reshape, transpose) knows the Variable whose memory it shows and how
+    # (``_view_fn`` applied to an array of the base's shape gives the view's part of it); a base
+    # keeps weak references to its views made in grad mode (``ops._inplace`` rewrites their history)
+    _base: "Variable | None" = None
+    _view_fn: Callable[[np.ndarray], np.ndarray] | None = None
+    _views: Any = None
 
     def __init__(self, data: Any, requires_grad: builtins.bool = False, *, dtype: Any = None) -> None:
         self._data = _as_array(data, dtype)

@@ -434,3 +434,119 @@ def test_amax_input_changed_in_place_is_detected(lib):
     y.mul_(2)
     with pytest.raises((RuntimeError, BackwardError), match="modified by an inplace operation"):
         z.backward()
+
+
+# ============================================================== in-place through views
+def _mul_through_slice(lib, F):
+    a = t(lib, [1.0, 2.0, 3.0])
+    x = a * 1
+    x[0:2].mul_(2)
+    x.sum().backward()
+    return [x, a.grad]
+
+
+def _mul_through_element(lib, F):
+    a = t(lib, [1.0, 2.0, 3.0])
+    x = a * 1
+    x[0].mul_(10)  # an element is a view too, not a copy
+    x.sum().backward()
+    return [x, a.grad]
+
+
+def _write_into_slice_of_slice(lib, F):
+    w = t(lib, [5.0, 6.0])
+    b = lib.zeros(3, dtype=lib.float64)
+    b[:][:2] = w
+    assert b.requires_grad
+    (b * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)).sum().backward()
+    return [b, w.grad]
+
+
+def _view_made_before_the_base_changed(lib, F):
+    a = t(lib, [1.0, 2.0, 3.0])
+    x = a * 1
+    v = x[1:]
+    x.mul_(2)
+    v.sum().backward()  # v shows the changed values, and its gradient goes through the change
+    return [v, a.grad]
+
+
+def _write_through_transpose(lib, F):
+    a = t(lib, [[1.0, 2.0], [3.0, 4.0]])
+    x = a * 1
+    x.T[0].mul_(3)
+    x.sum().backward()
+    return [x, a.grad]
+
+
+def _relu_through_view_then_more(lib, F):
+    a = t(lib, [[-1.0, 2.0], [3.0, -4.0]])
+    x = a * 2
+    x[:, 1].relu_()
+    (x * lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64)).sum().backward()
+    return [x, a.grad]
+
+
+def _no_grad_write_through_view_of_leaf(lib, F):
+    a = t(lib, [1.0, 2.0, 3.0])
+    with lib.no_grad():
+        a[0:2].mul_(2)
+    (a * a).sum().backward()
+    return [a, a.grad]
+
+
+VIEW_CASES = {
+    "mul_through_slice": (_mul_through_slice, [[2.0, 4.0, 3.0], [2.0, 2.0, 1.0]]),
+    "mul_through_element": (_mul_through_element, [[10.0, 2.0, 3.0], [10.0, 1.0, 1.0]]),
+    "write_into_slice_of_slice": (_write_into_slice_of_slice, [[5.0, 6.0, 0.0], [1.0, 2.0]]),
+    "view_made_before_the_base_changed": (_view_made_before_the_base_changed, [[4.0, 6.0], [0.0, 2.0, 2.0]]),
+    "write_through_transpose": (_write_through_transpose, [[[3.0, 2.0], [9.0, 4.0]], [[3.0, 1.0], [3.0, 1.0]]]),
+    "relu_through_view_then_more": (_relu_through_view_then_more,
+                                    [[[-2.0, 4.0], [6.0, 0.0]], [[2.0, 4.0], [6.0, 0.0]]]),
+    "no_grad_write_through_view_of_leaf": (_no_grad_write_through_view_of_leaf,
+                                           [[2.0, 4.0, 3.0], [4.0, 8.0, 6.0]]),
+}
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("name", sorted(VIEW_CASES))
+def test_inplace_through_a_view(lib, name):
+    case, expected = VIEW_CASES[name]
+    same(case(*lib), expected)
+
+
+LEAF_VIEW_WRITES = {
+    "mul_": lambda m, a: a[0:2].mul_(2),
+    "setitem": lambda m, a: a[0:2].__setitem__(0, 5.0),
+    "fill_": lambda m, a: a[0:2].fill_(2.0),
+    "zero_": lambda m, a: a[1:].zero_(),
+    "index_add_": lambda m, a: a[0:2].index_add_(0, m.tensor([0]), m.tensor([1.0], dtype=m.float64)),
+    "add_of_reshape": lambda m, a: a.reshape(3, 1).add_(1),
+}
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("name", sorted(LEAF_VIEW_WRITES))
+def test_inplace_on_a_view_of_a_leaf_is_refused(lib, name):
+    m, _ = lib
+    a = t(m, [1.0, 2.0, 3.0])
+    with pytest.raises((RuntimeError, BackwardError), match="view of a leaf"):
+        LEAF_VIEW_WRITES[name](m, a)
+    same(a, [1.0, 2.0, 3.0])  # and the parameter is unchanged
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_a_view_shares_its_base_version_counter(lib):
+    m, _ = lib
+    a = t(m, [1.0, 2.0, 3.0])
+    x = a * 1
+    v = x[0:2]
+    y = v * v  # saves v
+    x.mul_(2)  # changes v's memory
+    with pytest.raises((RuntimeError, BackwardError), match="modified by an inplace operation"):
+        y.sum().backward()
+    x2 = a * 1
+    z = x2 * x2  # saves x2
+    x2[1:].add_(1)  # through a view
+    with pytest.raises((RuntimeError, BackwardError), match="modified by an inplace operation"):
+        z.sum().backward()

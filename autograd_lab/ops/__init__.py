@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import engine
-from ..errors import ShapeError
+from ..errors import BackwardError, ShapeError
 from ..function import _SavedOutput, record
 from ..grad_mode import STATE, no_grad
 from ..variable import Variable
@@ -65,21 +65,37 @@ def _inplace(self: Variable, compute: Callable[..., Variable], *args: Any, cast:
     op is recorded, ``self`` takes the new node as its ``grad_fn`` (its history is rebased).
     Arithmetic (``cast=False``) refuses a result that ``self``'s dtype cannot hold, as PyTorch
     does; a copy (``copy_``, ``fill_``, ``x[i] = v``) converts. Nothing is recorded into a
-    Variable whose dtype cannot require grad.
+    Variable whose dtype cannot require grad. Through a view, the base's history is rewritten.
     """
     self._check_inplace()
     recording = STATE.enabled and self._data.dtype.kind == "f" and (self._requires_grad or any(
         isinstance(a, Variable) and a._requires_grad for a in args))
+    if recording and self._base is not None:
+        return _inplace_view(self, compute, args, cast)
     if recording:
-        old = Variable._make(self._data.copy())
-        old.grad_fn, old._output_nr, old._requires_grad = self.grad_fn, self._output_nr, self._requires_grad
-    else:
-        old = self.detach()
-    if recording:
+        old = _snapshot(self)
         result = compute(old, *args)
     else:
         with no_grad():
-            result = compute(old, *args)
+            result = compute(self.detach(), *args)
+    _check_result(self, result, cast)
+    self._data[...] = result._data
+    self._bump_version()
+    if recording:
+        _rebase(self, result)
+        if self._views:
+            _regenerate_views(self)
+    return self
+
+
+def _snapshot(self: Variable) -> Variable:
+    """A copy of ``self`` standing for its value and history before an in-place change."""
+    old = Variable._make(self._data.copy())
+    old.grad_fn, old._output_nr, old._requires_grad = self.grad_fn, self._output_nr, self._requires_grad
+    return old
+
+
+def _check_result(self: Variable, result: Variable, cast: bool) -> None:
     if not cast and result.dtype != self.dtype and not np.can_cast(result.dtype, self.dtype, "same_kind"):
         raise TypeError(
             f"result type {result.dtype} can't be cast to the desired output type {self.dtype}: an "
@@ -92,25 +108,69 @@ def _inplace(self: Variable, compute: Callable[..., Variable], *args: Any, cast:
             f"but the Variable being changed has shape {self.shape}. Use the out-of-place form "
             "(y = x + other) instead."
         )
-    self._data[...] = result._data
-    self._bump_version()
-    if recording:
-        node = result.grad_fn
-        if self._retains_grad:  # retain_grad follows the Variable to its new version, as in PyTorch
-            if self.grad_fn is not None and self.grad_fn._retained:
-                self.grad_fn._retained.pop(self._output_nr, None)
-            if node is not None:
-                node._retained = dict(node._retained or {})
-                node._retained[result._output_nr] = weakref.ref(self)
-        self.grad_fn, self._output_nr, self._requires_grad = node, result._output_nr, True
-        saved = node._saved if node is not None and node._saves_outputs else ()
-        for j, s in enumerate(saved):  # the node saved its own output, which is now self
-            if type(s) is _SavedOutput and s._output_nr == result._output_nr:
-                s._data, s._vc = self._data, self._version_counter
-                if node._saved_versions is None:
-                    node._saved_versions = [0] * len(saved)
-                node._saved_versions[j] = self._version
+
+
+def _rebase(self: Variable, result: Variable) -> None:
+    """``self`` (just overwritten with ``result``'s values) takes over ``result``'s history."""
+    node = result.grad_fn
+    if self._retains_grad:  # retain_grad follows the Variable to its new version, as in PyTorch
+        if self.grad_fn is not None and self.grad_fn._retained:
+            self.grad_fn._retained.pop(self._output_nr, None)
+        if node is not None:
+            node._retained = dict(node._retained or {})
+            node._retained[result._output_nr] = weakref.ref(self)
+    self.grad_fn, self._output_nr, self._requires_grad = node, result._output_nr, True
+    saved = node._saved if node is not None and node._saves_outputs else ()
+    for j, s in enumerate(saved):  # the node saved its own output, which is now self
+        if type(s) is _SavedOutput and s._output_nr == result._output_nr:
+            s._data, s._vc = self._data, self._version_counter
+            if node._saved_versions is None:
+                node._saved_versions = [0] * len(saved)
+            node._saved_versions[j] = self._version
+
+
+def _positions(base: Variable) -> np.ndarray:
+    """Each element's flat position in ``base``: a view's ``_view_fn`` of it says which it shows."""
+    return np.arange(base._data.size).reshape(base.shape)
+
+
+def _inplace_view(self: Variable, compute: Callable[..., Variable], args: tuple, cast: bool) -> Variable:
+    """An in-place change through a view, recorded as PyTorch does: the base's history becomes
+    "the old base with the view's elements replaced by compute(old view, *args)", so gradients
+    flow through the change to the base, to whatever it came from and to ``args``."""
+    base = self._base
+    assert base is not None and self._view_fn is not None
+    if base.grad_fn is None and base._requires_grad:
+        raise BackwardError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation. "
+            "Changing part of a parameter in place would make its gradient meaningless. Wrap the "
+            "change in `with al.no_grad():` (as for a parameter update), or work on a copy: "
+            "y = x.clone(); y[0:2].mul_(2)."
+        )
+    where = self._view_fn(_positions(base)).reshape(-1)  # the view's elements, as flat positions
+    flat_old = S.Reshape.apply(_snapshot(base), (-1,))
+    result = compute(S.Reshape.apply(S.GetItem.apply(flat_old, where), self.shape), *args)
+    _check_result(self, result, cast)
+    new_base = S.Reshape.apply(S.SetItem.apply(flat_old, where, S.Reshape.apply(result, (-1,))), base.shape)
+    base._data[...] = new_base._data
+    base._bump_version()  # the counter is shared with every view of base, self included
+    _rebase(base, new_base)
+    _regenerate_views(base)
     return self
+
+
+def _regenerate_views(base: Variable) -> None:
+    """After base's history changed in place, its live views read from the new history (in
+    PyTorch a view's grad_fn is remade from its base's when the base's version moved on)."""
+    positions = None
+    for view in list(base._views or ()):
+        if view._view_fn is None or view._data.dtype.kind != "f":
+            continue
+        if positions is None:
+            positions = _positions(base)
+        where = view._view_fn(positions).reshape(-1)
+        fresh = S.Reshape.apply(S.GetItem.apply(S.Reshape.apply(base, (-1,)), where), view.shape)
+        _rebase(view, fresh)
 
 
 def _setitem(self: Variable, idx: Any, value: Any) -> None:
@@ -233,7 +293,7 @@ _METHODS: dict[str, Any] = {
     "reshape_as": lambda s, o: reshape(s, o.shape),
     "broadcast_to": broadcast_to, "expand": lambda s, *shape: broadcast_to(
         s, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape),
-    "T": property(lambda s: S.Transpose.apply(s, None)),
+    "T": property(lambda s: S.transposed(s, None)),
     "mT": property(lambda s: transpose(s, -1, -2)),
     # dtype
     "to": _to, "astype": _to, "float": lambda s: _to(s, np.float32), "double": lambda s: _to(s, np.float64),

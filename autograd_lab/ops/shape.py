@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import weakref
 from builtins import max as builtins_max
 from typing import Any, Sequence
 
@@ -9,9 +10,30 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function
+from ..grad_mode import STATE
 from ..primitives import BroadcastTo, SumTo, broadcast_to, sum_to  # noqa: F401  (defined below the engine)
 from ..variable import Variable
 from ._util import raw, variable_arg, wrap
+
+
+def as_view(out: Variable, x: Variable, fn: Any) -> Variable:
+    """Mark ``out`` as a view of ``x``'s base when its data shares x's memory (numpy returned a
+    view, not a copy): it then shares the base's version counter, and an in-place change through
+    it updates the base's history (``ops._inplace``). ``fn`` maps an array shaped like ``x`` to
+    the view's part, as the op did on ``x.data``."""
+    data = out._data
+    if data.base is None or not np.may_share_memory(data, x._data):
+        return out
+    base = x._base if x._base is not None else x
+    parent = x._view_fn
+    out._base = base
+    out._view_fn = fn if parent is None else (lambda a: fn(parent(a)))
+    out._vc = base._version_counter
+    if STATE.enabled and data.dtype.kind == "f":
+        if base._views is None:
+            base._views = weakref.WeakSet()
+        base._views.add(out)
+    return out
 
 
 class Reshape(Function):
@@ -57,7 +79,8 @@ def reshape(x: Variable, *shape: Any) -> Variable:
     x = variable_arg(x, "reshape")
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return Reshape.apply(x, tuple(int(s) for s in shape))
+    shape = tuple(int(s) for s in shape)
+    return as_view(Reshape.apply(x, shape), x, lambda a: a.reshape(shape))
 
 
 class Transpose(Function):
@@ -90,8 +113,13 @@ def transpose(x: Variable, *axes: Any) -> Variable:
         perm = list(range(x.ndim))
         i, j = (a % x.ndim for a in axes)
         perm[i], perm[j] = perm[j], perm[i]
-        return Transpose.apply(x, tuple(perm))
+        return transposed(x, tuple(perm))
     return permute(x, *axes)
+
+
+def transposed(x: Variable, axes: tuple | None) -> Variable:
+    """Transpose.apply, its result marked as the view it is."""
+    return as_view(Transpose.apply(x, axes), x, lambda a: np.transpose(a, axes))
 
 
 def _check_dim(dim: int, ndim: int) -> None:
@@ -109,7 +137,7 @@ def permute(x: Variable, *dims: Any) -> Variable:
         dims = tuple(dims[0])
     if sorted(d % max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
         raise ShapeError(f"permute: {dims} is not a permutation of the {x.ndim} axes of shape {x.shape}.")
-    return Transpose.apply(x, tuple(d % x.ndim for d in dims))
+    return transposed(x, tuple(d % x.ndim for d in dims))
 
 
 def _raw_index(idx: Any) -> Any:
@@ -128,7 +156,10 @@ class GetItem(Function):
             out = x.data[idx]
         except IndexError as exc:
             raise IndexError(f"{exc} (indexing a Variable of shape {x.shape})") from None
-        return wrap(np.array(out) if not isinstance(out, np.ndarray) else out)
+        if not isinstance(out, np.ndarray):  # one element: a 0-d view of it, not a copy (PyTorch)
+            whole = idx if isinstance(idx, tuple) else (idx,)
+            out = x.data[whole + (Ellipsis,)] if _is_basic(whole) and Ellipsis not in whole else np.array(out)
+        return wrap(out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -172,12 +203,22 @@ def _ints_first(idx: Any) -> tuple[tuple, tuple] | None:
     return first, rest
 
 
+def _is_basic(idx: tuple) -> bool:
+    """Ints, slices, None and Ellipsis only: numpy (and PyTorch) then return a view."""
+    return all(i is None or i is Ellipsis or isinstance(i, slice) or _is_int(i) for i in idx)
+
+
 def getitem(x: Variable, idx: Any) -> Variable:
     idx = _raw_index(idx)
     split = _ints_first(idx)
     if split is not None:
         return GetItem.apply(GetItem.apply(x, split[0]), split[1])
-    return GetItem.apply(x, idx)
+    out = GetItem.apply(x, idx)
+    whole = idx if isinstance(idx, tuple) else (idx,)
+    if _is_basic(whole):
+        view_idx = whole if Ellipsis in whole else whole + (Ellipsis,)
+        return as_view(out, x, lambda a: a[view_idx])
+    return out
 
 
 class SetItem(Function):
