@@ -550,3 +550,24 @@ def test_a_view_shares_its_base_version_counter(lib):
     x2[1:].add_(1)  # through a view
     with pytest.raises((RuntimeError, BackwardError), match="modified by an inplace operation"):
         z.sum().backward()
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_double_backward_of_a_quotient_at_infinity(lib):
+    m, _ = lib
+    x, y = t(m, [inf]), t(m, [1.0])
+    gx, gy = m.autograd.grad((y / x).sum(), [x, y], create_graph=True)
+    same([gx, gy], [[0.0], [0.0]])
+    ggx, ggy = m.autograd.grad(gx.sum(), [x, y])
+    same([ggx, ggy], [[0.0], [0.0]])
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("fn", ["floor", "ceil", "round", "trunc", "sign"])
+def test_double_backward_through_a_piecewise_constant_op_is_refused(lib, fn):
+    m, _ = lib
+    x = t(m, [1.5, 2.5])
+    (g,) = m.autograd.grad(getattr(x, fn)().sum(), [x], create_graph=True)
+    same(g, [0.0, 0.0])
+    with pytest.raises((RuntimeError, BackwardError), match="does not require grad"):
+        m.autograd.grad(g.sum(), [x])

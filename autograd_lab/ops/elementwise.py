@@ -109,7 +109,8 @@ class Div(Function):
         a, b = _operands(ctx)  # b always, a if b needs a gradient
         sa, sb = ctx.shapes
         ga = sum_to(grad / b, sa) if ctx.needs_input_grad[0] else None
-        gb = sum_to(-grad * a / (b * b), sb) if ctx.needs_input_grad[1] else None
+        # (a / b) / b, not a / (b * b): at b = inf its own gradient is 0, not inf / inf (PyTorch's form)
+        gb = sum_to(-grad * ((a / b) / b), sb) if ctx.needs_input_grad[1] else None
         return ga, gb
 
 
