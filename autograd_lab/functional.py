@@ -14,12 +14,13 @@ second derivatives; conv2d and max_pool2d do not (their backward passes are numb
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from .errors import ShapeError
 from .factories import Generator, default_generator
+from .function import Function
 from .ops.activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, softmax_axis
 from .ops.conv import Conv2d, MaxPool2d
 from .ops.loss import (BCEWithLogits, BinaryCrossEntropy, CrossEntropy, MSELoss, check_reduction,
@@ -29,7 +30,9 @@ from .variable import Variable
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy", "mse_loss",
            "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "linear", "conv2d", "max_pool2d", "dropout"]
+           "linear", "conv2d", "max_pool2d", "dropout", "gelu", "silu", "softplus", "elu",
+           "leaky_relu", "layer_norm", "one_hot", "pad", "normalize", "l1_loss", "smooth_l1_loss",
+           "huber_loss", "embedding"]
 
 
 def _var(x: Any, name: str = "input") -> Variable:
@@ -215,3 +218,173 @@ def dropout(input: Variable, p: float = 0.5, training: bool = True, *,
     else:
         rng = (generator or default_generator).numpy
     return Dropout.apply(x, float(p), rng)
+
+
+# ---------------------------------------------------------------- more activations
+def gelu(input: Variable, approximate: str = "none") -> Variable:
+    """x * Phi(x), Phi the standard normal CDF (``approximate='tanh'``: PyTorch's tanh formula)."""
+    from .ops.extra import erf
+
+    x = _var(input)
+    if approximate == "tanh":
+        inner = (x + x * x * x * 0.044715) * float(np.sqrt(2 / np.pi))
+        return x * 0.5 * (Tanh.apply(inner) + 1)
+    if approximate != "none":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return x * 0.5 * (erf(x * float(1 / np.sqrt(2))) + 1)
+
+
+def silu(input: Variable) -> Variable:
+    """x * sigmoid(x) (also called swish)."""
+    x = _var(input)
+    return x * Sigmoid.apply(x)
+
+
+def softplus(input: Variable, beta: float = 1.0, threshold: float = 20.0) -> Variable:
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (as PyTorch)."""
+    from .ops.elementwise import clamp, exp, where
+    from .ops.unary import log1p
+
+    x = _var(input)
+    bx = x * beta
+    smooth = log1p(exp(clamp(bx, max=threshold))) / beta  # clamped: no overflow in the branch not taken
+    return where(bx.data > threshold, x, smooth)
+
+
+def elu(input: Variable, alpha: float = 1.0) -> Variable:
+    """x for x > 0, alpha (exp(x) - 1) otherwise."""
+    from .ops.elementwise import clamp, where
+    from .ops.unary import expm1
+
+    x = _var(input)
+    return where(x.data > 0, x, expm1(clamp(x, max=0.0)) * alpha)
+
+
+def leaky_relu(input: Variable, negative_slope: float = 0.01) -> Variable:
+    """x for x > 0, negative_slope * x otherwise."""
+    from .ops.elementwise import where
+
+    x = _var(input)
+    return where(x.data > 0, x, x * negative_slope)
+
+
+# ---------------------------------------------------------------- normalisation, encoding, padding
+def layer_norm(input: Variable, normalized_shape: Any, weight: Variable | None = None,
+               bias: Variable | None = None, eps: float = 1e-5) -> Variable:
+    """(x - mean) / sqrt(var + eps) over the last ``len(normalized_shape)`` dims (biased variance),
+    then ``* weight + bias``."""
+    x = _var(input)
+    shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    if tuple(x.shape[x.ndim - len(shape):]) != shape:
+        raise ShapeError(f"layer_norm: normalized_shape {list(shape)} must be the last dims of the input, "
+                         f"whose shape is {x.shape}.")
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    centred = x - x.mean(axis=axes, keepdims=True)
+    var = (centred * centred).mean(axis=axes, keepdims=True)
+    out = centred / (var + eps) ** 0.5
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def normalize(input: Variable, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Variable:
+    """x / max(||x||_p, eps) along ``dim``."""
+    from .ops.elementwise import clamp
+
+    x = _var(input)
+    return x / clamp(x.norm(p, dim=dim, keepdim=True), min=eps)
+
+
+def one_hot(tensor: Any, num_classes: int = -1) -> Variable:
+    """Integer class indices -> int64 rows of zeros with a one at the index (a new last dim)."""
+    t = np.asarray(tensor.data if isinstance(tensor, Variable) else tensor)
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"one_hot is only applicable to index tensor of integer dtype, got {t.dtype}")
+    if t.size and t.min() < 0:
+        raise ValueError("Class values must be non-negative.")
+    n = int(t.max()) + 1 if num_classes == -1 and t.size else int(num_classes)
+    if num_classes == -1 and not t.size:
+        raise ValueError("Can not infer total number of classes from empty tensor.")
+    if t.size and t.max() >= n:
+        raise ValueError(f"Class values must be smaller than num_classes ({n}); got {int(t.max())}.")
+    return Variable((t[..., None] == np.arange(n)).astype(np.int64))
+
+
+class Pad(Function):
+    """pad(x, widths, value): constant padding;  grad_x = the grad without the padding"""
+
+    @staticmethod
+    def forward(ctx, x, widths, value):
+        ctx.inner = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))
+        return Variable._make(np.pad(x.data, widths, constant_values=value))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad[ctx.inner], None, None
+
+
+def pad(input: Variable, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Variable:
+    """Pad the last dims: ``pad = (left, right)`` for the last dim, then ``(top, bottom)`` for the
+    one before, and so on (PyTorch's order). Constant padding only, non-negative widths."""
+    x = _var(input)
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported by autograd_lab; only 'constant'")
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise ValueError(f"pad: the padding length must be even and at most twice the number of dims "
+                         f"({x.ndim}); got {len(pad)}")
+    if any(p < 0 for p in pad):
+        raise NotImplementedError("pad: negative padding (cropping) is not supported by autograd_lab; "
+                                  "slice the input instead.")
+    widths = [(0, 0)] * x.ndim
+    for k in range(len(pad) // 2):
+        widths[x.ndim - 1 - k] = (pad[2 * k], pad[2 * k + 1])
+    return Pad.apply(x, tuple(widths), 0.0 if value is None else value)
+
+
+def embedding(input: Any, weight: Variable) -> Variable:
+    """Rows of ``weight`` at the integer indices ``input``."""
+    idx = np.asarray(input.data if isinstance(input, Variable) else input)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
+    return weight[idx]
+
+
+# ---------------------------------------------------------------- more losses
+def _pair_loss(input: Any, target: Any, name: str) -> tuple[Variable, Variable]:
+    x, t = _var(input), _var(target, "target")
+    _same_shape(x, t, name)
+    return x, t
+
+
+def l1_loss(input: Variable, target: Any, reduction: str = "mean") -> Variable:
+    """Mean (or sum) of |input - target|."""
+    check_reduction(reduction)
+    x, t = _pair_loss(input, target, "l1_loss")
+    return reduce_loss((x - t).abs(), reduction)
+
+
+def huber_loss(input: Variable, target: Any, reduction: str = "mean", delta: float = 1.0) -> Variable:
+    """0.5 d**2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere (d = input - target)."""
+    from .ops.elementwise import where
+
+    check_reduction(reduction)
+    x, t = _pair_loss(input, target, "huber_loss")
+    d = x - t
+    a = d.abs()
+    return reduce_loss(where(a.data < delta, d * d * 0.5, (a - 0.5 * delta) * delta), reduction)
+
+
+def smooth_l1_loss(input: Variable, target: Any, reduction: str = "mean", beta: float = 1.0) -> Variable:
+    """0.5 d**2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (huber_loss / beta)."""
+    from .ops.elementwise import where
+
+    check_reduction(reduction)
+    x, t = _pair_loss(input, target, "smooth_l1_loss")
+    d = x - t
+    a = d.abs()
+    if beta == 0:
+        return reduce_loss(a, reduction)
+    return reduce_loss(where(a.data < beta, d * d * (0.5 / beta), a - 0.5 * beta), reduction)

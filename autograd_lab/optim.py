@@ -327,3 +327,17 @@ class StepLR:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+
+
+def _scheduler_module() -> Any:
+    """``optim.lr_scheduler`` as in PyTorch (``from autograd_lab.optim.lr_scheduler import StepLR``)."""
+    import sys
+    import types
+
+    module = types.ModuleType(__name__ + ".lr_scheduler", "Learning-rate schedules (PyTorch's torch.optim.lr_scheduler).")
+    module.StepLR = StepLR  # type: ignore[attr-defined]
+    sys.modules[module.__name__] = module
+    return module
+
+
+lr_scheduler = _scheduler_module()

@@ -23,7 +23,11 @@ from . import shape as S
 from . import unary as U
 from ..primitives import promoted
 from ._util import broadcasting, raw, wrap
-from .activation import relu, sigmoid, tanh  # noqa: F401
+from . import extra as X
+from .activation import LogSoftmax, Softmax, relu, sigmoid, softmax_axis, tanh  # noqa: F401
+from .extra import (bmm, chunk, cumsum, dot, einsum, erf, flip, floor_divide, fmod, logsumexp,  # noqa: F401
+                    masked_fill, movedim, nan_to_num, outer, prod, remainder, repeat, roll, split,
+                    swapaxes, tile, tril, triu)
 from .elementwise import (abs, add, clamp, clone, div, exp, log, maximum, minimum, mul, neg, pow,  # noqa: F401
                           sqrt, sub, where)
 from .indexing import gather, index_add, index_select, sort  # noqa: F401
@@ -235,6 +239,18 @@ def _binary(function: type, np_op: Callable, name: str, reflected: bool = False)
     return method
 
 
+def _softmax(self: Variable, dim: Any = None, *, axis: Any = None) -> Variable:
+    return Softmax.apply(self, softmax_axis(self, dim, axis, "softmax"))
+
+
+def _log_softmax(self: Variable, dim: Any = None, *, axis: Any = None) -> Variable:
+    return LogSoftmax.apply(self, softmax_axis(self, dim, axis, "log_softmax"))
+
+
+def _masked_fill_(self: Variable, mask: Any, value: Any) -> Variable:
+    return _inplace(self, lambda x, v: masked_fill(x, mask, v), value, cast=True)
+
+
 _METHODS: dict[str, Any] = {
     # arithmetic
     "__add__": _binary(E.Add, np.add, "add"),
@@ -254,6 +270,8 @@ _METHODS: dict[str, Any] = {
     "__rmatmul__": lambda s, o: matmul(o, s),
     "__getitem__": lambda s, idx: S.getitem(s, idx),
     "__setitem__": _setitem,
+    "__mod__": lambda s, o: remainder(s, o), "__rmod__": lambda s, o: remainder(o, s),
+    "__floordiv__": lambda s, o: floor_divide(s, o), "__rfloordiv__": lambda s, o: floor_divide(o, s),
     # comparisons: no gradient
     "__lt__": _compare(np.less), "__le__": _compare(np.less_equal),
     "__gt__": _compare(np.greater), "__ge__": _compare(np.greater_equal),
@@ -267,6 +285,10 @@ _METHODS: dict[str, Any] = {
     "relu_": lambda s: _inplace(s, relu),
     "copy_": lambda s, o: _inplace(s, lambda x, v: S.SetItem.apply(x, (Ellipsis,), v), o, cast=True),
     "fill_": lambda s, v: _inplace(s, lambda x, v: S.SetItem.apply(x, (Ellipsis,), v), v, cast=True),
+    "exp_": lambda s: _inplace(s, exp), "log_": lambda s: _inplace(s, log),
+    "sqrt_": lambda s: _inplace(s, sqrt), "abs_": lambda s: _inplace(s, abs),
+    "neg_": lambda s: _inplace(s, neg), "sigmoid_": lambda s: _inplace(s, sigmoid),
+    "tanh_": lambda s: _inplace(s, tanh), "masked_fill_": _masked_fill_,
     "__iadd__": lambda s, o: _inplace(s, E.add, o),
     "__isub__": lambda s, o: _inplace(s, E.sub, o),
     "__imul__": lambda s, o: _inplace(s, E.mul, o),
@@ -284,6 +306,12 @@ _METHODS: dict[str, Any] = {
     "norm": norm, "std": std, "var": var, "mm": mm, "t": t,
     "sort": sort, "gather": gather, "index_select": index_select, "index_add": index_add,
     "index_add_": _index_add_,
+    "prod": prod, "cumsum": cumsum, "logsumexp": logsumexp, "remainder": remainder, "fmod": fmod,
+    "floor_divide": floor_divide, "masked_fill": masked_fill, "tril": tril, "triu": triu,
+    "flip": flip, "roll": roll, "repeat": repeat, "tile": tile, "movedim": movedim,
+    "swapaxes": swapaxes, "split": split, "chunk": chunk, "bmm": bmm, "dot": dot, "outer": outer,
+    "erf": erf, "nan_to_num": nan_to_num, "softmax": _softmax, "log_softmax": _log_softmax,
+    "contiguous": lambda s: s,
     "eq": _compare(np.equal), "ne": _compare(np.not_equal), "lt": _compare(np.less),
     "le": _compare(np.less_equal), "gt": _compare(np.greater), "ge": _compare(np.greater_equal),
     # shape
