@@ -64,7 +64,7 @@ class ReLU(Function):
             from .elementwise import select
 
             with np.errstate(invalid="ignore"):
-                return select(~(out.data <= 0), grad)  # NaN passes, as in PyTorch
+                return select(~(out.data <= 0), grad, out)  # NaN passes, as in PyTorch
         return wrap(K.relu_bwd(out.data, grad.data.astype(out.dtype, copy=False)))
 
     @staticmethod

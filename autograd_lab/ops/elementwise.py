@@ -142,7 +142,9 @@ class Pow(Function):
         a = ctx.consts[0] if a is None else a
         b = ctx.consts[1] if b is None else b
         ga = gb = None
-        if ctx.needs_input_grad[0]:  # b * a**(b-1), taken as 0 where b == 0 (PyTorch: not 0 * inf)
+        if ctx.needs_input_grad[0] and not isinstance(b, Variable) and np.all(np.asarray(b) == 0):
+            ga = wrap(np.zeros(shape_of(a), grad.dtype))  # x ** 0 is constant (PyTorch: zeros, no graph)
+        elif ctx.needs_input_grad[0]:  # b * a**(b-1), taken as 0 where b == 0 (PyTorch: not 0 * inf)
             ga = grad * b * a ** (b - 1)
             zero_b = np.asarray(raw(b)) == 0
             if zero_b.any():
@@ -215,9 +217,11 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        d = x.data
-        return grad * wrap(np.where(np.isnan(d), 0, np.sign(d)).astype(grad.dtype) if d.dtype.kind == "f"
-                           else np.sign(d).astype(grad.dtype))
+        from .unary import Piecewise, _sign
+
+        # sign(x) as a recorded op of zero derivative: under create_graph the gradient depends on
+        # x, as PyTorch's grad * x.sgn() does (its second derivative is zero, not refused)
+        return grad * Piecewise.apply(x, _sign).to(grad.dtype)
 
 
 class Clamp(Function):
@@ -276,18 +280,25 @@ class Select(Function):
     so that an inf or NaN in g stays out of the entries the mask drops (as ``torch.where``)."""
 
     @staticmethod
-    def forward(ctx, mask, g):
+    def forward(ctx, mask, g, anchor=None):
         ctx.mask = mask
+        ctx.anchor_meta = None if anchor is None else (anchor.shape, anchor.dtype)
         return wrap(np.where(mask, g.data, np.zeros((), g.dtype)))
 
     @staticmethod
     def backward(ctx, grad):
-        return None, Select.apply(ctx.mask, grad)
+        anchor = None
+        if ctx.anchor_meta is not None and ctx.needs_input_grad[2]:
+            anchor = wrap(np.zeros(*ctx.anchor_meta))
+        return None, Select.apply(ctx.mask, grad), anchor
 
 
-def select(mask: np.ndarray, g: Variable) -> Variable:
-    """``g`` where ``mask`` (a boolean array broadcastable to g) holds, zero elsewhere."""
-    return Select.apply(np.broadcast_to(mask, g.shape), g)
+def select(mask: np.ndarray, g: Variable, anchor: Variable | None = None) -> Variable:
+    """``g`` where ``mask`` (a boolean array broadcastable to g) holds, zero elsewhere. With an
+    ``anchor`` (the Variable the mask was computed from) the result also depends on it, with a
+    zero derivative, as PyTorch's threshold_backward depends on its input: under create_graph a
+    second derivative is then zero instead of refused."""
+    return Select.apply(np.broadcast_to(mask, g.shape), g, anchor)
 
 
 class Maximum(Function):

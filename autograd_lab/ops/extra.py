@@ -58,15 +58,26 @@ class Prod(Function):
 
     @staticmethod
     def forward(ctx, x, dim, keepdim):
-        ctx.save_for_backward(x)
         ctx.dim, ctx.keepdim = dim, keepdim
         d = x.data if dim is not None else x.data.reshape(-1)
-        return wrap(np.asarray(np.prod(d, axis=0 if dim is None else dim, keepdims=keepdim and dim is not None)))
+        out = wrap(np.asarray(np.prod(d, axis=0 if dim is None else dim, keepdims=keepdim and dim is not None)))
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        if not (x.data == 0).any():  # grad * prod / x: differentiable (second derivatives work)
+            kept = tuple(1 if ctx.dim is None or i == ctx.dim else s for i, s in enumerate(x.shape))
+            return reshape(grad, kept) * reshape(out, kept) / x, None, None
+        return Prod._backward_with_zeros(ctx, grad)
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
+    def _backward_with_zeros(ctx, grad):
+        """Products before and after each element: exact where x has zeros; a second derivative
+        through it is refused (PyTorch's would pass through cumprods)."""
+        x, _ = ctx.saved_tensors
         d, dim = x.data, ctx.dim
         if dim is None:
             d, axis = d.reshape(-1), 0

@@ -72,32 +72,36 @@ def _extreme_backward(ctx: Any, grad: Variable) -> Variable:
 
     ctx.saved_tensors  # raises if freed by an earlier backward or if x changed in place since
     g = reshape(grad, _kept_shape(ctx.in_shape, ctx.axes))
-    w = ctx.weights
-    # select, not multiply: an inf or NaN gradient must not leak into the entries that are not extreme
-    return select(w != 0, g * wrap(w.astype(grad.dtype)))
+    w = wrap(ctx.weights.astype(grad.dtype))
+    if ctx.evenly:  # x.max(): selected, an inf or NaN gradient stays out of the other entries
+        return select(ctx.weights != 0, g * w)
+    return g * w  # amax/amin (and numpy's axis=): multiplied, as PyTorch's scale_grad_by_count
+
 
 class Max(Function):
     """max(x, axis, keepdims); tied maxima share the gradient evenly, a NaN takes it all"""
 
     @staticmethod
-    def forward(ctx, x, axes, keepdims):
+    def forward(ctx, x, axes, keepdims, evenly=False):
+        ctx.evenly = evenly
         return _extreme_forward(ctx, x, axes, keepdims, np.max, "max")
 
     @staticmethod
     def backward(ctx, grad):
-        return _extreme_backward(ctx, grad), None, None
+        return _extreme_backward(ctx, grad), None, None, None
 
 
 class Min(Function):
     """min(x, axis, keepdims); tied minima share the gradient evenly, a NaN takes it all"""
 
     @staticmethod
-    def forward(ctx, x, axes, keepdims):
+    def forward(ctx, x, axes, keepdims, evenly=False):
+        ctx.evenly = evenly
         return _extreme_forward(ctx, x, axes, keepdims, np.min, "min")
 
     @staticmethod
     def backward(ctx, grad):
-        return _extreme_backward(ctx, grad), None, None
+        return _extreme_backward(ctx, grad), None, None, None
 
 
 def _resolve(x: Variable, axis: Any, dim: Any, keepdims: bool, keepdim: bool | None) -> tuple:
@@ -168,7 +172,8 @@ def _extreme(x: Variable, args: tuple, axis: Any, keepdims: bool, dim: Any, keep
             raise TypeError(f"{name}(dim=...) takes one int dim; for several dims use a{name}(x, dim=(...))")
         return _extreme_along(x, int(dim), bool(keepdim or keepdims), name)
     axes, keep = _resolve(x, axis, None, keepdims, keepdim)
-    return (Max if name == "max" else Min).apply(x, axes, keep)
+    # x.max() with no dim selects (PyTorch's evenly_distribute_backward); numpy's axis= is amax
+    return (Max if name == "max" else Min).apply(x, axes, keep, axis is None)
 
 
 def _extreme_along(x: Variable, dim: int, keepdim: bool, name: str) -> Any:
