@@ -223,7 +223,7 @@ def dropout(input: Variable, p: float = 0.5, training: bool = True, *,
 # ---------------------------------------------------------------- more activations
 def gelu(input: Variable, approximate: str = "none") -> Variable:
     """x * Phi(x), Phi the standard normal CDF (``approximate='tanh'``: PyTorch's tanh formula)."""
-    from .ops.extra import erf
+    from .ops.extra import gelu as exact_gelu
 
     x = _var(input)
     if approximate == "tanh":
@@ -231,7 +231,7 @@ def gelu(input: Variable, approximate: str = "none") -> Variable:
         return x * 0.5 * (Tanh.apply(inner) + 1)
     if approximate != "none":
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return x * 0.5 * (erf(x * float(1 / np.sqrt(2))) + 1)
+    return exact_gelu(x)
 
 
 def silu(input: Variable) -> Variable:

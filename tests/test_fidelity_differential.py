@@ -147,7 +147,11 @@ STEPS = {
     "leaky_relu": lambda m, h, x, y: (alF if m is al else torch.nn.functional).leaky_relu(h, 0.1),
 }
 
-VALUES = st.sampled_from([0.0, 1.0, -1.0, 2.0, -0.5, 0.5, 3.0]) | st.floats(-3, 3, allow_nan=False, width=64)
+# small integers and halves make ties and zeros likely; other values are rounded to 1e-3 so that no
+# product underflows, and -0.0 becomes 0.0 (differences in rounding and in the sign of a zero that
+# numpy and PyTorch kernels give differently are not what this test looks for)
+VALUES = st.sampled_from([0.0, 1.0, -1.0, 2.0, -0.5, 0.5, 3.0]) | st.floats(-3, 3, allow_nan=False).map(
+    lambda v: round(v, 3) + 0.0)
 PROGRAMS = st.tuples(st.lists(VALUES, min_size=6, max_size=6), st.lists(VALUES, min_size=6, max_size=6),
                      st.lists(st.sampled_from(sorted(STEPS)), min_size=1, max_size=4),
                      st.sampled_from(["backward", "grad_create_graph"]))

@@ -231,7 +231,10 @@ class Clamp(Function):
     def forward(ctx, x, lo, hi):
         ctx.save_for_backward(x)
         ctx.lo, ctx.hi = lo, hi
-        return wrap(np.clip(x.data, lo, hi))
+        out = np.asarray(np.clip(x.data, lo, hi))
+        if out.dtype.kind == "f":  # a value equal to a bound stays itself: -0.0 at min=0 keeps its sign (PyTorch)
+            np.copyto(out, x.data, where=out == x.data)
+        return wrap(out)
 
     @staticmethod
     def backward(ctx, grad):

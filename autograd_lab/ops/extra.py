@@ -432,6 +432,29 @@ def erf(x: Variable) -> Variable:
     return Erf.apply(variable_arg(x, "erf"))
 
 
+class Gelu(Function):
+    """gelu(x) = x * Phi(x);  grad_x = grad * (Phi(x) + x * phi(x)), one factor as PyTorch forms it
+    (so an infinite grad stays infinite at x = 0 instead of becoming inf * 0)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        d = x.data
+        return wrap(d * 0.5 * (_erf(d * (1 / math.sqrt(2))) + 1))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        cdf = (erf(x * (1 / math.sqrt(2))) + 1) * 0.5
+        pdf = exp(x * x * -0.5) * (1 / math.sqrt(2 * math.pi))
+        return grad * (cdf + x * pdf)
+
+
+def gelu(x: Variable) -> Variable:
+    """x * Phi(x), Phi the standard normal CDF."""
+    return Gelu.apply(variable_arg(x, "gelu"))
+
+
 def nan_to_num(x: Variable, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Variable:
     """NaN, +inf and -inf replaced by finite numbers (the dtype's largest by default); the
     gradient passes where x was finite and is 0 elsewhere."""
