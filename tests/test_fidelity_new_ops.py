@@ -188,12 +188,17 @@ def test_clear_errors_of_new_ops():
         al.tril(al.ones(3))
 
 
-def test_prod_double_backward_is_refused_not_wrong():
+def test_prod_double_backward_without_zeros_and_refused_with_them():
     x = al.tensor([1.0, 2.0, 3.0], requires_grad=True)
     (g,) = al.grad(x.prod(), [x], create_graph=True)
     np.testing.assert_array_equal(g.data, [6.0, 3.0, 2.0])
-    with pytest.raises(BackwardError):
-        al.grad(g.sum(), [x])
+    (gg,) = al.grad(g.sum(), [x])  # d/dx_i of sum_j prod_{k != j} x_k
+    np.testing.assert_allclose(gg.data, [5.0, 4.0, 3.0])
+    z = al.tensor([0.0, 2.0, 3.0], requires_grad=True)
+    (g,) = al.grad(z.prod(), [z], create_graph=True)
+    np.testing.assert_array_equal(g.data, [6.0, 0.0, 0.0])
+    with pytest.raises(BackwardError, match="once_differentiable"):
+        al.grad(g.sum(), [z])
 
 
 # ---------------------------------------------------------------- modules and the scheduler
