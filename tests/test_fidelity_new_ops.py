@@ -264,3 +264,33 @@ def test_gradcheck_perturbs_a_non_contiguous_input():
     b = al.tensor(B.T, requires_grad=True)  # a transposed (non-contiguous) array
     assert not b.data.flags.c_contiguous
     assert al.gradcheck(lambda v: v * al.tensor(A.T), [b])
+
+
+@needs_torch
+@pytest.mark.parametrize("make", [
+    lambda m, ps: m.optim.SGD(ps, lr=0.1, momentum=0.9, maximize=True),
+    lambda m, ps: m.optim.SGD(ps, lr=0.1, weight_decay=0.1, maximize=True),
+    lambda m, ps: m.optim.Adam(ps, lr=0.05, amsgrad=True),
+    lambda m, ps: m.optim.Adam(ps, lr=0.05, amsgrad=True, maximize=True, weight_decay=0.1),
+    lambda m, ps: m.optim.AdamW(ps, lr=0.05, amsgrad=True),
+], ids=["sgd_maximize_momentum", "sgd_maximize_decay", "adam_amsgrad", "adam_amsgrad_maximize", "adamw_amsgrad"])
+def test_optimizer_options_follow_torch_step_by_step(make):
+    start = RNG.standard_normal(5)
+    mine = alnn.Parameter(start.copy())
+    theirs = torch.nn.Parameter(torch.tensor(start.copy()))
+    opt_a, opt_t = make(al, [mine]), make(torch, [theirs])
+    for step in range(6):
+        scale = np.cos(step)  # gradients that change sign, so the amsgrad maximum matters
+        for p, opt, m in ((mine, opt_a, al), (theirs, opt_t, torch)):
+            opt.zero_grad()
+            ((p * p).sum() * float(scale) + (p ** 3).sum() * 0.1).backward()
+            opt.step()
+        np.testing.assert_allclose(mine.data, theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_jacobian_vectorize_gives_the_same_values():
+    from autograd_lab.autograd.functional import jacobian
+
+    x = al.tensor(A[0])
+    f = lambda v: (v * v).cumsum(0)  # noqa: E731
+    np.testing.assert_allclose(jacobian(f, x, vectorize=True).data, jacobian(f, x).data)
