@@ -71,19 +71,54 @@ def log_softmax(input: Variable, dim: int | None = None, *, axis: int | None = N
     return LogSoftmax.apply(x, softmax_axis(x, dim, axis, "log_softmax"))
 
 
-def cross_entropy(input: Variable, target: Any, reduction: str = "mean") -> Variable:
+def cross_entropy(input: Variable, target: Any, weight: Any = None, ignore_index: int = -100,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Variable:
     """Cross-entropy of logits ``input`` (N, C) [or (C,), or (N, C, d1, ...)] with integer class
     ``target`` (N,) [or (), or (N, d1, ...)]: log_softmax + negative log-likelihood in one kernel.
 
-    reduction: 'mean' (default), 'sum' or 'none' (one loss per target)."""
+    reduction: 'mean' (default), 'sum' or 'none' (one loss per target). ``weight`` (one per
+    class), ``ignore_index`` and ``label_smoothing`` as in PyTorch (these go through
+    log_softmax and nll_loss)."""
     x = _var(input)
     check_reduction(reduction)
     if x.ndim == 0:
         raise ShapeError("cross_entropy: input must hold class scores of shape (N, C) or (C,), "
                          "got a 0-d Variable")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    t = np.asarray(target.data if isinstance(target, Variable) else target)
+    if weight is not None or label_smoothing or (t.dtype.kind in "iu" and (t == ignore_index).any()):
+        return _cross_entropy_options(x, t, weight, ignore_index, reduction, float(label_smoothing))
     # the targets go in as they came (a Variable stays one, so a captured step reads new ones);
     # CrossEntropy.forward checks them
     return CrossEntropy.apply(x, target, reduction)
+
+
+def _cross_entropy_options(x: Variable, t: np.ndarray, weight: Any, ignore_index: int, reduction: str,
+                           smoothing: float) -> Variable:
+    """cross_entropy with class weights, ignored targets or label smoothing, PyTorch's formula:
+    (1 - s) * nll + s / C * (the sum over classes of -weight_c * log p_c, per target, reduced as
+    nll is: a weighted mean divides by the weights of the targets not ignored)."""
+    from .ops.elementwise import select
+
+    dim = 1 if x.ndim > 1 else 0
+    logp = log_softmax(x, dim)
+    nll = nll_loss(logp, t, weight, ignore_index, reduction)
+    if not smoothing:
+        return nll
+    classes = x.shape[dim]
+    w = None if weight is None else np.asarray(weight.data if isinstance(weight, Variable) else weight,
+                                               dtype=x.dtype)
+    per_class = logp if w is None else logp * Variable(w.reshape((classes,) + (1,) * (x.ndim - 1 - dim)))
+    keep = t != ignore_index
+    smooth = select(keep, -per_class.sum(axis=dim))
+    if reduction == "sum":
+        smooth = smooth.sum()
+    elif reduction == "mean":
+        picked = np.where(keep, t, 0)
+        total = float(keep.sum()) if w is None else float((w[picked] * keep).sum())
+        smooth = smooth.sum() / total
+    return nll * (1 - smoothing) + smooth * (smoothing / classes)
 
 
 def mse_loss(input: Variable, target: Any, reduction: str = "mean") -> Variable:

@@ -294,3 +294,29 @@ def test_jacobian_vectorize_gives_the_same_values():
     x = al.tensor(A[0])
     f = lambda v: (v * v).cumsum(0)  # noqa: E731
     np.testing.assert_allclose(jacobian(f, x, vectorize=True).data, jacobian(f, x).data)
+
+
+@needs_torch
+@pytest.mark.parametrize("kwargs", [
+    dict(weight=[0.5, 2.0, 1.0, 1.5]),
+    dict(ignore_index=1),
+    dict(label_smoothing=0.2),
+    dict(weight=[0.5, 2.0, 1.0, 1.5], ignore_index=3, label_smoothing=0.1),
+    dict(weight=[0.5, 2.0, 1.0, 1.5], label_smoothing=0.3, reduction="sum"),
+    dict(ignore_index=0, label_smoothing=0.3, reduction="none"),
+], ids=["weight", "ignore_index", "label_smoothing", "all_three", "sum", "none"])
+def test_cross_entropy_options_match_torch(kwargs):
+    x = RNG.standard_normal((5, 4))
+    target = np.array([0, 1, 3, 1, 2])
+    results = []
+    for m, F in ((al, alF), (torch, torch.nn.functional)):
+        kw = dict(kwargs)
+        if "weight" in kw:
+            kw["weight"] = m.tensor(kw["weight"], dtype=m.float64)
+        xv = m.tensor(x, dtype=m.float64, requires_grad=True)
+        loss = F.cross_entropy(xv, m.tensor(target), **kw)
+        (loss * m.tensor(np.linspace(1, 2, loss.numel()).reshape(tuple(loss.shape)), dtype=m.float64)).sum().backward()
+        to_np = (lambda v: v.detach().numpy()) if m is torch else (lambda v: v.data)
+        results.append((to_np(loss), to_np(xv.grad)))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-10)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-9, atol=1e-12)
