@@ -341,6 +341,24 @@ class StepLR:
         self.__dict__.update(state)
 
 
+class CosineAnnealingLR(StepLR):
+    """Each group's learning rate follows half a cosine from its initial value down to
+    ``eta_min`` over ``T_max`` calls of ``step()``: eta_min + (lr0 - eta_min) (1 + cos(pi t / T_max)) / 2."""
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0) -> None:  # noqa: N803
+        super().__init__(optimizer, step_size=1, gamma=1.0)
+        if int(T_max) < 1:
+            raise ValueError(f"T_max must be a positive number of steps; got {T_max}")
+        self.T_max, self.eta_min = int(T_max), float(eta_min)
+
+    def step(self) -> None:
+        self.last_epoch += 1
+        t = self.last_epoch
+        for group, base in zip(self.optimizer.param_groups, self.base_lrs):
+            group["lr"] = self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * t / self.T_max)) / 2
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+
+
 def _scheduler_module() -> Any:
     """``optim.lr_scheduler`` as in PyTorch (``from autograd_lab.optim.lr_scheduler import StepLR``)."""
     import sys
@@ -348,6 +366,7 @@ def _scheduler_module() -> Any:
 
     module = types.ModuleType(__name__ + ".lr_scheduler", "Learning-rate schedules (PyTorch's torch.optim.lr_scheduler).")
     module.StepLR = StepLR  # type: ignore[attr-defined]
+    module.CosineAnnealingLR = CosineAnnealingLR  # type: ignore[attr-defined]
     sys.modules[module.__name__] = module
     return module
 

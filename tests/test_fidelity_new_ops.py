@@ -87,6 +87,12 @@ CASES = {
     "abs_": (lambda m, F, x: (x * 1).abs_(), [A], False),
     "sqrt_": (lambda m, F, x: (x * 1).sqrt_(), [POS], True),
     "masked_fill_": (lambda m, F, x: (x * 1).masked_fill_(x < 0, -1.0), [A], True),
+    "topk": (lambda m, F, x: x.topk(2, dim=1).values, [A], True),
+    "topk_smallest": (lambda m, F, x: m.topk(x, 2, 0, largest=False)[0], [A], True),
+    "scatter": (lambda m, F, x, s: x.scatter(1, m.tensor([[2, 0], [1, 3], [0, 1]]), s), [A, B[:, :2]], True),
+    "scatter_value": (lambda m, F, x: m.scatter(x, 0, m.tensor([[2, 0, 1, 1]]), value=0.5), [A], True),
+    "scatter_add": (lambda m, F, x, s: x.scatter_add(0, m.tensor([[2, 0, 2, 1], [2, 2, 0, 0]]), s), [A, B[:2]],
+                    True),
 }
 
 
@@ -141,6 +147,21 @@ def test_isnan_isinf_isfinite_and_nan_to_num():
     np.testing.assert_array_equal(y.data, [1.0, 0.0, 9.0, np.finfo(np.float64).min])
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.data, [1.0, 0.0, 0.0, 0.0])
+
+
+def test_scatter_src_larger_than_index_gets_zero_gradient_where_unread():
+    x = al.tensor(A, requires_grad=True)
+    src = al.tensor(B, requires_grad=True)
+    assert al.gradcheck(lambda a, b: a.scatter_add(1, al.tensor([[0], [3], [1]]), b), [x, src])
+
+
+def test_nonzero():
+    x = al.tensor([[0.0, 1.5], [2.0, 0.0]])
+    np.testing.assert_array_equal(x.nonzero().data, [[0, 1], [1, 0]])
+    rows, cols = al.nonzero(x, as_tuple=True)
+    assert rows.tolist() == [0, 1] and cols.tolist() == [1, 0]
+    if torch is not None:
+        np.testing.assert_array_equal(torch.tensor([[0.0, 1.5], [2.0, 0.0]]).nonzero().numpy(), [[0, 1], [1, 0]])
 
 
 def test_size_numel_and_contiguous():
@@ -320,3 +341,16 @@ def test_cross_entropy_options_match_torch(kwargs):
         results.append((to_np(loss), to_np(xv.grad)))
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-10)
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-9, atol=1e-12)
+
+
+@needs_torch
+def test_cosine_annealing_follows_torch():
+    p, q = alnn.Parameter(np.zeros(1)), torch.nn.Parameter(torch.zeros(1))
+    mine = al.optim.lr_scheduler.CosineAnnealingLR(al.optim.SGD([p], lr=0.5), T_max=7, eta_min=0.01)
+    opt = torch.optim.SGD([q], lr=0.5)
+    theirs = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=7, eta_min=0.01)
+    for _ in range(7):
+        opt.step()
+        mine.step()
+        theirs.step()
+        np.testing.assert_allclose(mine.get_last_lr(), theirs.get_last_lr(), rtol=1e-12)

@@ -26,8 +26,8 @@ from ._util import broadcasting, raw, wrap
 from . import extra as X
 from .activation import LogSoftmax, Softmax, relu, sigmoid, softmax_axis, tanh  # noqa: F401
 from .extra import (bmm, chunk, cumsum, dot, einsum, erf, flip, floor_divide, fmod, logsumexp,  # noqa: F401
-                    masked_fill, movedim, nan_to_num, outer, prod, remainder, repeat, roll, split,
-                    swapaxes, tile, tril, triu)
+                    masked_fill, movedim, nan_to_num, nonzero, outer, prod, remainder, repeat, roll,
+                    scatter, scatter_add, split, swapaxes, tile, topk, tril, triu)
 from .elementwise import (abs, add, clamp, clone, div, exp, log, maximum, minimum, mul, neg, pow,  # noqa: F401
                           sqrt, sub, where)
 from .indexing import gather, index_add, index_select, sort  # noqa: F401
@@ -311,7 +311,8 @@ _METHODS: dict[str, Any] = {
     "flip": flip, "roll": roll, "repeat": repeat, "tile": tile, "movedim": movedim,
     "swapaxes": swapaxes, "split": split, "chunk": chunk, "bmm": bmm, "dot": dot, "outer": outer,
     "erf": erf, "nan_to_num": nan_to_num, "softmax": _softmax, "log_softmax": _log_softmax,
-    "contiguous": lambda s: s,
+    "contiguous": lambda s: s, "topk": topk, "scatter": scatter, "scatter_add": scatter_add,
+    "nonzero": nonzero,
     "eq": _compare(np.equal), "ne": _compare(np.not_equal), "lt": _compare(np.less),
     "le": _compare(np.less_equal), "gt": _compare(np.greater), "ge": _compare(np.greater_equal),
     # shape

@@ -464,3 +464,114 @@ def nan_to_num(x: Variable, nan: float = 0.0, posinf: float | None = None, negin
         return x * 1
     fixed = np.nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf)
     return where(np.isfinite(d), x, wrap(fixed))
+
+
+# ---------------------------------------------------------------- top-k, scatter, nonzero
+def topk(x: Variable, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
+    """The ``k`` largest (or smallest) values along ``dim`` and their indices, as the named tuple
+    ``(values, indices)``; the gradient goes to the chosen positions."""
+    from .indexing import TakeAlong
+
+    x = variable_arg(x, "topk")
+    d = _dim(dim, x.ndim) if x.ndim else 0
+    data = x.data if x.ndim else x.data.reshape(1)
+    if not 0 <= k <= data.shape[d]:
+        raise IndexError(f"topk: k ({k}) must lie in [0, {data.shape[d]}] (the size of dim {dim})")
+    order = np.argsort(-data if largest else data, axis=d, kind="stable")
+    idx = np.take(order, range(k), axis=d).astype(np.int64)
+    values = TakeAlong.apply(x if x.ndim else reshape(x, (1,)), d, idx)
+    return _TOPK(values, Variable(idx))
+
+
+def _topk_type() -> type:
+    from .reduce import _named
+
+    return _named("topk")
+
+
+_TOPK = _topk_type()
+
+
+class Scatter(Function):
+    """scatter(x, dim, index, src, add): x with src written (or added) at index along dim;
+    grad_x = grad (zeroed where written), grad_src = grad gathered at index"""
+
+    @staticmethod
+    def forward(ctx, x, dim, idx, src, add):
+        ctx.dim, ctx.idx, ctx.add = dim, idx, add
+        ctx.src_shape = np.shape(raw(src))
+        out = x.data.copy()
+        grid = list(np.indices(idx.shape, sparse=True))
+        grid[dim] = idx
+        values = np.broadcast_to(raw(src), idx.shape) if np.ndim(raw(src)) == 0 else \
+            np.asarray(raw(src))[tuple(slice(0, n) for n in idx.shape)]
+        if add:
+            np.add.at(out, tuple(grid), values)
+        else:
+            out[tuple(grid)] = values
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .indexing import TakeAlong
+
+        gx = gsrc = None
+        if ctx.needs_input_grad[0]:
+            gx = grad if ctx.add else Scatter.apply(grad, ctx.dim, ctx.idx, 0.0, False)
+        if ctx.needs_input_grad[3]:
+            picked = TakeAlong.apply(grad, ctx.dim, ctx.idx)
+            pad = tuple((0, s - n) for s, n in zip(ctx.src_shape, ctx.idx.shape))
+            gsrc = picked if not any(p[1] for p in pad) else _PadZeros.apply(picked, pad)
+        return gx, None, None, gsrc, None
+
+
+class _PadZeros(Function):
+    """pad_zeros(g, widths): g with zeros after it (the gradient of a src larger than its index)"""
+
+    @staticmethod
+    def forward(ctx, g, widths):
+        ctx.inner = tuple(slice(0, n) for n in g.shape)
+        return wrap(np.pad(g.data, widths))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return GetItem.apply(grad, ctx.inner), None
+
+
+def _scatter(x: Variable, dim: int, index: Any, src: Any, add: bool, name: str) -> Variable:
+    from .indexing import _index_array
+
+    x = variable_arg(x, name)
+    d = _dim(dim, x.ndim)
+    idx = _index_array(index, name)
+    if idx.ndim != x.ndim:
+        raise ShapeError(f"{name}: index must have as many dimensions as self ({x.ndim}), got {idx.ndim}")
+    if idx.size and (idx.min() < 0 or idx.max() >= x.shape[d]):
+        raise IndexError(f"{name}: index out of range for dimension {d} of size {x.shape[d]}")
+    if any(i != d and n > s for i, (n, s) in enumerate(zip(idx.shape, x.shape))) or (
+            np.ndim(raw(src)) and any(n > s for n, s in zip(idx.shape, np.shape(raw(src))))):
+        raise ShapeError(f"{name}: index {list(idx.shape)} must be no larger than self {list(x.shape)} apart from "
+                         f"dimension {d}, and no larger than src {list(np.shape(raw(src)))}")
+    if not add and not isinstance(src, Variable) and np.ndim(src) == 0:
+        src = float(src) if x.dtype.kind == "f" else src
+    return Scatter.apply(x, d, idx, src, add)
+
+
+def scatter(x: Variable, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Variable:
+    """A copy of x with ``src`` (or the number ``value``) written at ``index`` along ``dim``:
+    out[i][index[i][j]] = src[i][j] for dim 1."""
+    return _scatter(x, dim, index, value if src is None else src, False, "scatter")
+
+
+def scatter_add(x: Variable, dim: int, index: Any, src: Any) -> Variable:
+    """A copy of x with ``src`` added at ``index`` along ``dim`` (repeated indices add up)."""
+    return _scatter(x, dim, index, src, True, "scatter_add")
+
+
+def nonzero(x: Variable, *, as_tuple: bool = False) -> Any:
+    """Indices of the nonzero elements: an int64 (n, ndim) Variable, or one per dim with as_tuple."""
+    x = variable_arg(x, "nonzero")
+    found = np.nonzero(x.data if x.ndim else x.data.reshape(1))
+    if as_tuple:
+        return tuple(Variable(i.astype(np.int64)) for i in found)
+    return Variable(np.stack(found, axis=1).astype(np.int64) if found else np.zeros((0, 0), np.int64))
