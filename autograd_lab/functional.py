@@ -14,6 +14,7 @@ second derivatives; conv2d and max_pool2d do not (their backward passes are numb
 """
 from __future__ import annotations
 
+from builtins import max as builtins_max
 from typing import Any, Sequence
 
 import numpy as np
@@ -32,7 +33,7 @@ __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy",
            "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "linear", "conv2d", "max_pool2d", "dropout", "gelu", "silu", "softplus", "elu",
            "leaky_relu", "layer_norm", "one_hot", "pad", "normalize", "l1_loss", "smooth_l1_loss",
-           "huber_loss", "embedding"]
+           "huber_loss", "embedding", "kl_div", "batch_norm", "avg_pool2d"]
 
 
 def _var(x: Any, name: str = "input") -> Variable:
@@ -423,3 +424,86 @@ def smooth_l1_loss(input: Variable, target: Any, reduction: str = "mean", beta: 
     if beta == 0:
         return reduce_loss(a, reduction)
     return reduce_loss(where(a.data < beta, d * d * (0.5 / beta), a - 0.5 * beta), reduction)
+
+
+def kl_div(input: Variable, target: Any, reduction: str = "mean", log_target: bool = False) -> Variable:
+    """KL divergence with ``input`` as log-probabilities: target * (log(target) - input) pointwise
+    (0 where target is 0); ``log_target=True`` when target holds log-probabilities too.
+    'batchmean' divides the sum by the batch size (the mathematically right mean)."""
+    from .ops.elementwise import select
+
+    x, t = _var(input), _var(target, "target")
+    if reduction not in ("mean", "sum", "none", "batchmean"):
+        raise ValueError(f"reduction must be one of ('mean', 'sum', 'none', 'batchmean'), got {reduction!r}")
+    if log_target:
+        loss = t.exp() * (t - x)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loss = select(t.data > 0, t * (t.log() - x))
+    if reduction == "batchmean":
+        return loss.sum() / float(x.shape[0] if x.ndim else 1)
+    return reduce_loss(loss, reduction)
+
+
+def batch_norm(input: Variable, running_mean: Any, running_var: Any, weight: Variable | None = None,
+               bias: Variable | None = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Variable:
+    """Normalise each channel (dim 1) over the batch and the spatial dims. Training: by the batch's
+    mean and biased variance, and the running statistics (numpy arrays or Variables, updated in
+    place) move towards the batch's mean and unbiased variance by ``momentum``. Evaluation: by the
+    running statistics."""
+    x = _var(input)
+    if x.ndim < 2:
+        raise ShapeError(f"batch_norm: input must be (N, C) or (N, C, ...), got shape {x.shape}")
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    rm = None if running_mean is None else (running_mean.data if isinstance(running_mean, Variable) else running_mean)
+    rv = None if running_var is None else (running_var.data if isinstance(running_var, Variable) else running_var)
+    if training or rm is None:
+        n = x.data.size // x.shape[1]
+        if training and n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {x.shape}")
+        mean = x.mean(axis=axes, keepdims=True)
+        centred = x - mean
+        var = (centred * centred).mean(axis=axes, keepdims=True)
+        if training and rm is not None:
+            rm *= 1 - momentum
+            rm += momentum * mean.data.reshape(-1)
+        if training and rv is not None:
+            rv *= 1 - momentum
+            rv += momentum * var.data.reshape(-1) * (n / builtins_max(n - 1, 1))
+        out = centred / (var + eps) ** 0.5
+    else:
+        out = (x - Variable(np.asarray(rm, dtype=x.dtype).reshape(shape))) / Variable(
+            np.sqrt(np.asarray(rv, dtype=x.dtype) + eps).reshape(shape))
+    if weight is not None:
+        out = out * _var(weight, "weight").reshape(shape)
+    if bias is not None:
+        out = out + _var(bias, "bias").reshape(shape)
+    return out
+
+
+def avg_pool2d(input: Variable, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Variable:
+    """Means of (kh, kw) windows of an (N, C, H, W) input (zero padding counted, as PyTorch's
+    default count_include_pad=True)."""
+    x = _var(input)
+    if x.ndim != 4:
+        raise ShapeError(f"avg_pool2d: input must be (N, C, H, W), got shape {x.shape}")
+    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(kernel_size)
+    sh, sw = (kh, kw) if stride is None else ((stride, stride) if isinstance(stride, int) else tuple(stride))
+    ph, pw = (padding, padding) if isinstance(padding, int) else tuple(padding)
+    if ph > kh // 2 or pw > kw // 2:
+        raise ValueError(f"avg_pool2d: pad should be at most half of effective kernel size, got padding "
+                         f"{(ph, pw)} for kernel {(kh, kw)}")
+    if ph or pw:
+        x = pad(x, (pw, pw, ph, ph))
+    h, w = x.shape[2], x.shape[3]
+    oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
+    if oh < 1 or ow < 1:
+        raise ShapeError(f"avg_pool2d: kernel {(kh, kw)} is larger than the (padded) input {(h, w)}")
+    total = None
+    for i in range(kh):
+        for j in range(kw):
+            part = x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+            total = part if total is None else total + part
+    return total / float(kh * kw)

@@ -96,6 +96,22 @@ CASES = {
 }
 
 
+IMG = RNG.standard_normal((2, 3, 5, 6))
+PROBS = np.abs(RNG.standard_normal((3, 4))) + 0.1
+PROBS /= PROBS.sum(1, keepdims=True)
+CASES.update({
+    "kl_div_batchmean": (lambda m, F, x: F.kl_div(x.log_softmax(1), m.tensor(PROBS, dtype=m.float64),
+                                                  reduction="batchmean"), [A], True),
+    "kl_div_log_target": (lambda m, F, x: F.kl_div(x, m.tensor(np.log(PROBS), dtype=m.float64), reduction="sum",
+                                                   log_target=True), [A], True),
+    "batch_norm_training": (lambda m, F, x: F.batch_norm(x, None, None, training=True), [IMG], True),
+    "batch_norm_affine": (lambda m, F, x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+                          [IMG, V[:3], W[:3]], True),
+    "avg_pool2d": (lambda m, F, x: F.avg_pool2d(x, 2), [IMG], True),
+    "avg_pool2d_stride_pad": (lambda m, F, x: F.avg_pool2d(x, 3, stride=2, padding=1), [IMG], True),
+})
+
+
 def _run(m, F, name):
     fn, inputs, _ = CASES[name]
     xs = [m.tensor(v, dtype=m.float64, requires_grad=True) for v in inputs]
@@ -354,3 +370,23 @@ def test_cosine_annealing_follows_torch():
         mine.step()
         theirs.step()
         np.testing.assert_allclose(mine.get_last_lr(), theirs.get_last_lr(), rtol=1e-12)
+
+
+@needs_torch
+def test_batch_norm_modules_follow_torch_in_training_and_evaluation():
+    for mine, theirs, shape in ((alnn.BatchNorm2d(3, dtype=np.float64), torch.nn.BatchNorm2d(3, dtype=torch.float64),
+                                 (4, 3, 2, 2)),
+                                (alnn.BatchNorm1d(3, momentum=0.3, dtype=np.float64),
+                                 torch.nn.BatchNorm1d(3, momentum=0.3, dtype=torch.float64), (5, 3))):
+        for step in range(3):
+            x = RNG.standard_normal(shape) * (step + 1)
+            a, t = al.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+            (mine(a) * al.tensor(np.arange(a.size).reshape(shape))).sum().backward()
+            (theirs(t) * torch.arange(t.numel(), dtype=torch.float64).reshape(shape)).sum().backward()
+            np.testing.assert_allclose(a.grad.data, t.grad.numpy(), rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(mine.running_mean, theirs.running_mean.numpy(), rtol=1e-12)
+            np.testing.assert_allclose(mine.running_var, theirs.running_var.numpy(), rtol=1e-12)
+        mine.eval()
+        theirs.eval()
+        x = RNG.standard_normal(shape)
+        np.testing.assert_allclose(mine(al.tensor(x)).data, theirs(torch.tensor(x)).detach().numpy(), rtol=1e-10)

@@ -420,3 +420,45 @@ class BCEWithLogitsLoss(BCELoss):
 
     def forward(self, input: Variable, target: Any) -> Variable:
         return F.binary_cross_entropy_with_logits(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class _BatchNorm(Module):
+    """Normalise each channel by batch statistics in training and by running ones in evaluation."""
+
+    _dims: tuple[int, ...] = ()
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, *, dtype: Any = np.float32) -> None:
+        super().__init__()
+        self.num_features, self.eps, self.momentum = int(num_features), float(eps), float(momentum)
+        self.affine, self.track_running_stats = bool(affine), bool(track_running_stats)
+        self.weight = Parameter(np.ones(num_features, dtype=dtype)) if affine else None
+        self.bias = Parameter(np.zeros(num_features, dtype=dtype)) if affine else None
+        if track_running_stats:
+            self.register_buffer("running_mean", np.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", np.ones(num_features, dtype=dtype))
+        else:
+            self.running_mean = self.running_var = None
+
+    def forward(self, x: Variable) -> Variable:
+        if x.ndim not in self._dims:
+            raise ValueError(f"{type(self).__name__}: expected a {' or '.join(map(str, self._dims))}-d input, "
+                             f"got shape {x.shape}")
+        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            training=self.training or not self.track_running_stats,
+                            momentum=self.momentum, eps=self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}"
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of (N, C) or (N, C, L) inputs."""
+
+    _dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of (N, C, H, W) inputs."""
+
+    _dims = (4,)
