@@ -22,7 +22,7 @@ from .ops import (abs, acos, add, amax, amin, argmax, argmin, asin, atan, broadc
                   maximum, mean, min, minimum, mm, mul, neg, norm, permute, pow, reciprocal, relu,
                   reshape, round, rsqrt, sigmoid, sign, sin, sinh, sort, sqrt, square, squeeze, stack,
                   std, sub, sum, sum_to, t, tan, tanh, transpose, trunc, unsqueeze, var, where)
-from .ops import (bmm, chunk, cumsum, dot, einsum, erf, flip, floor_divide, fmod, logsumexp,  # noqa: A004
+from .ops import (bmm, chunk, cumprod, cumsum, dot, einsum, erf, flip, floor_divide, fmod, logsumexp,  # noqa: A004
                   masked_fill, movedim, nan_to_num, nonzero, outer, prod, remainder, repeat, roll, scatter,
                   scatter_add, split, swapaxes, tile, topk, tril, triu)
 from .replay import CaptureError, CapturedStep, capture

@@ -30,6 +30,8 @@ CASES = {
     "prod_dim_with_zeros": (lambda m, F, x: m.prod(x, 1, keepdim=True), [WITH_ZERO], False),
     "cumsum": (lambda m, F, x: x.cumsum(1), [A], True),
     "cumsum_dim0": (lambda m, F, x: m.cumsum(x, dim=0), [A], True),
+    "cumprod": (lambda m, F, x: x.cumprod(1), [A], True),
+    "cumprod_with_zeros": (lambda m, F, x: m.cumprod(x, 1), [WITH_ZERO], False),
     "logsumexp": (lambda m, F, x: x.logsumexp(1), [A], True),
     "logsumexp_keepdim": (lambda m, F, x: m.logsumexp(x, 0, keepdim=True), [A], True),
     "remainder": (lambda m, F, a, b: a % b, [A * 3, POS], False),

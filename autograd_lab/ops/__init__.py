@@ -25,7 +25,7 @@ from ..primitives import promoted
 from ._util import broadcasting, raw, wrap
 from . import extra as X
 from .activation import LogSoftmax, Softmax, relu, sigmoid, softmax_axis, tanh  # noqa: F401
-from .extra import (bmm, chunk, cumsum, dot, einsum, erf, flip, floor_divide, fmod, logsumexp,  # noqa: F401
+from .extra import (bmm, chunk, cumprod, cumsum, dot, einsum, erf, flip, floor_divide, fmod, logsumexp,  # noqa: F401
                     masked_fill, movedim, nan_to_num, nonzero, outer, prod, remainder, repeat, roll,
                     scatter, scatter_add, split, swapaxes, tile, topk, tril, triu)
 from .elementwise import (abs, add, clamp, clone, div, exp, log, maximum, minimum, mul, neg, pow,  # noqa: F401
@@ -306,7 +306,7 @@ _METHODS: dict[str, Any] = {
     "norm": norm, "std": std, "var": var, "mm": mm, "t": t,
     "sort": sort, "gather": gather, "index_select": index_select, "index_add": index_add,
     "index_add_": _index_add_,
-    "prod": prod, "cumsum": cumsum, "logsumexp": logsumexp, "remainder": remainder, "fmod": fmod,
+    "prod": prod, "cumsum": cumsum, "cumprod": cumprod, "logsumexp": logsumexp, "remainder": remainder, "fmod": fmod,
     "floor_divide": floor_divide, "masked_fill": masked_fill, "tril": tril, "triu": triu,
     "flip": flip, "roll": roll, "repeat": repeat, "tile": tile, "movedim": movedim,
     "swapaxes": swapaxes, "split": split, "chunk": chunk, "bmm": bmm, "dot": dot, "outer": outer,

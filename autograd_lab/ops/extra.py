@@ -52,6 +52,49 @@ def cumsum(x: Variable, dim: int) -> Variable:
     return Cumsum.apply(x, _dim(dim, x.ndim))
 
 
+class Cumprod(Function):
+    """cumprod(x, dim);  grad_x_i = sum over j >= i of g_j * out_j / x_i where x has no zeros (a
+    reversed cumulative sum: differentiable), else the products without x_i (exact)"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        out = wrap(np.cumprod(x.data, axis=dim))
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        if not (x.data == 0).any():
+            flip = tuple(slice(None, None, -1) if i == ctx.dim else slice(None) for i in range(grad.ndim))
+            return GetItem.apply(Cumsum.apply(GetItem.apply(grad * out, flip), ctx.dim), flip) / x, None
+        return Cumprod._backward_with_zeros(ctx, grad)
+
+    @staticmethod
+    @once_differentiable
+    def _backward_with_zeros(ctx, grad):
+        x, _ = ctx.saved_tensors
+        d = np.moveaxis(x.data, ctx.dim, -1)
+        g = np.moveaxis(np.asarray(grad.data if isinstance(grad, Variable) else grad), ctx.dim, -1)
+        n = d.shape[-1]
+        out = np.zeros_like(d)
+        for i in range(n):  # d out_j / d x_i = prod of x_k for k <= j, k != i  (j >= i)
+            others = d.copy()
+            others[..., i] = 1
+            out[..., i] = (g[..., i:] * np.cumprod(others, axis=-1)[..., i:]).sum(-1)
+        return wrap(np.moveaxis(out, -1, ctx.dim)), None
+
+
+def cumprod(x: Variable, dim: int) -> Variable:
+    """Running products along ``dim``."""
+    x = variable_arg(x, "cumprod")
+    if x.ndim == 0:
+        _check_dim(dim, 0)
+        return x * 1
+    return Cumprod.apply(x, _dim(dim, x.ndim))
+
+
 class Prod(Function):
     """prod(x, dim, keepdim);  grad_x[i] = grad * (product of the others), formed from the
     products before and after i (exact where x has zeros, unlike prod / x)"""
