@@ -16,12 +16,15 @@ from .factories import (Generator, arange, empty, eye, from_numpy, full, full_li
 from .function import Function, once_differentiable
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
-from .ops import (abs, acos, add, argmax, asin, atan, broadcast_to, cat, ceil, clamp, clone,  # noqa: A004
-                  concatenate, cos, cosh, div, exp, expm1, flatten, floor, gather, index_add, index_select,
-                  log, log1p, log2, log10, matmul, max, maximum, mean, min, mm, mul, neg, norm, permute,
-                  pow, reciprocal, relu, reshape, round, rsqrt, sigmoid, sign, sin, sinh, sort, sqrt,
-                  square, squeeze, stack, std, sub, sum, sum_to, t, tan, tanh, transpose, trunc,
-                  unsqueeze, var, where)
+from .ops import (abs, acos, add, amax, amin, argmax, argmin, asin, atan, broadcast_to, cat,  # noqa: A004
+                  ceil, clamp, clone, concatenate, cos, cosh, div, exp, expm1, flatten, floor, gather,
+                  index_add, index_select, isfinite, isinf, isnan, log, log1p, log2, log10, matmul, max,
+                  maximum, mean, min, minimum, mm, mul, neg, norm, permute, pow, reciprocal, relu,
+                  reshape, round, rsqrt, sigmoid, sign, sin, sinh, sort, sqrt, square, squeeze, stack,
+                  std, sub, sum, sum_to, t, tan, tanh, transpose, trunc, unsqueeze, var, where)
+from .ops import (bmm, chunk, cumprod, cumsum, dot, einsum, erf, flip, floor_divide, fmod, logsumexp,  # noqa: A004
+                  masked_fill, movedim, nan_to_num, nonzero, outer, prod, remainder, repeat, roll, scatter,
+                  scatter_add, split, swapaxes, tile, topk, tril, triu)
 from .replay import CaptureError, CapturedStep, capture
 from .variable import Variable
 

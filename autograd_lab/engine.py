@@ -112,6 +112,8 @@ def _hook_name(hook: Callable) -> str:
 
 
 def _accumulate_leaf(var: Variable, grad: Variable, create_graph: bool) -> None:
+    if not var._requires_grad:  # requires_grad_(False) after the graph was built: no .grad (PyTorch)
+        return
     if var._hooks:
         grad = _call_hooks(var._hooks, grad)
     if var._grad is None:
@@ -175,6 +177,8 @@ def run_backward(
                         g = buf[nr] if create_graph else buf[nr].detach()
                         var._grad = g if var._grad is None else _add(var._grad, g)
             if inputs is not None:
+                if type(node) is AccumulateGrad and node.variable._hooks and buf[0] is not None:
+                    buf[0] = _call_hooks(node.variable._hooks, buf[0])  # a leaf's hooks run for al.grad too
                 for nr, g in enumerate(buf):
                     if (id(node), nr) in targets:
                         captured[(id(node), nr)] = g

@@ -14,12 +14,14 @@ second derivatives; conv2d and max_pool2d do not (their backward passes are numb
 """
 from __future__ import annotations
 
-from typing import Any
+from builtins import max as builtins_max
+from typing import Any, Sequence
 
 import numpy as np
 
 from .errors import ShapeError
 from .factories import Generator, default_generator
+from .function import Function
 from .ops.activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, softmax_axis
 from .ops.conv import Conv2d, MaxPool2d
 from .ops.loss import (BCEWithLogits, BinaryCrossEntropy, CrossEntropy, MSELoss, check_reduction,
@@ -29,7 +31,9 @@ from .variable import Variable
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy", "mse_loss",
            "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "linear", "conv2d", "max_pool2d", "dropout"]
+           "linear", "conv2d", "max_pool2d", "dropout", "gelu", "silu", "softplus", "elu",
+           "leaky_relu", "layer_norm", "one_hot", "pad", "normalize", "l1_loss", "smooth_l1_loss",
+           "huber_loss", "embedding", "kl_div", "batch_norm", "avg_pool2d"]
 
 
 def _var(x: Any, name: str = "input") -> Variable:
@@ -68,19 +72,54 @@ def log_softmax(input: Variable, dim: int | None = None, *, axis: int | None = N
     return LogSoftmax.apply(x, softmax_axis(x, dim, axis, "log_softmax"))
 
 
-def cross_entropy(input: Variable, target: Any, reduction: str = "mean") -> Variable:
+def cross_entropy(input: Variable, target: Any, weight: Any = None, ignore_index: int = -100,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Variable:
     """Cross-entropy of logits ``input`` (N, C) [or (C,), or (N, C, d1, ...)] with integer class
     ``target`` (N,) [or (), or (N, d1, ...)]: log_softmax + negative log-likelihood in one kernel.
 
-    reduction: 'mean' (default), 'sum' or 'none' (one loss per target)."""
+    reduction: 'mean' (default), 'sum' or 'none' (one loss per target). ``weight`` (one per
+    class), ``ignore_index`` and ``label_smoothing`` as in PyTorch (these go through
+    log_softmax and nll_loss)."""
     x = _var(input)
     check_reduction(reduction)
     if x.ndim == 0:
         raise ShapeError("cross_entropy: input must hold class scores of shape (N, C) or (C,), "
                          "got a 0-d Variable")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    t = np.asarray(target.data if isinstance(target, Variable) else target)
+    if weight is not None or label_smoothing or (t.dtype.kind in "iu" and (t == ignore_index).any()):
+        return _cross_entropy_options(x, t, weight, ignore_index, reduction, float(label_smoothing))
     # the targets go in as they came (a Variable stays one, so a captured step reads new ones);
     # CrossEntropy.forward checks them
     return CrossEntropy.apply(x, target, reduction)
+
+
+def _cross_entropy_options(x: Variable, t: np.ndarray, weight: Any, ignore_index: int, reduction: str,
+                           smoothing: float) -> Variable:
+    """cross_entropy with class weights, ignored targets or label smoothing, PyTorch's formula:
+    (1 - s) * nll + s / C * (the sum over classes of -weight_c * log p_c, per target, reduced as
+    nll is: a weighted mean divides by the weights of the targets not ignored)."""
+    from .ops.elementwise import select
+
+    dim = 1 if x.ndim > 1 else 0
+    logp = log_softmax(x, dim)
+    nll = nll_loss(logp, t, weight, ignore_index, reduction)
+    if not smoothing:
+        return nll
+    classes = x.shape[dim]
+    w = None if weight is None else np.asarray(weight.data if isinstance(weight, Variable) else weight,
+                                               dtype=x.dtype)
+    per_class = logp if w is None else logp * Variable(w.reshape((classes,) + (1,) * (x.ndim - 1 - dim)))
+    keep = t != ignore_index
+    smooth = select(keep, -per_class.sum(axis=dim))
+    if reduction == "sum":
+        smooth = smooth.sum()
+    elif reduction == "mean":
+        picked = np.where(keep, t, 0)
+        total = float(keep.sum()) if w is None else float((w[picked] * keep).sum())
+        smooth = smooth.sum() / total
+    return nll * (1 - smoothing) + smooth * (smoothing / classes)
 
 
 def mse_loss(input: Variable, target: Any, reduction: str = "mean") -> Variable:
@@ -215,3 +254,256 @@ def dropout(input: Variable, p: float = 0.5, training: bool = True, *,
     else:
         rng = (generator or default_generator).numpy
     return Dropout.apply(x, float(p), rng)
+
+
+# ---------------------------------------------------------------- more activations
+def gelu(input: Variable, approximate: str = "none") -> Variable:
+    """x * Phi(x), Phi the standard normal CDF (``approximate='tanh'``: PyTorch's tanh formula)."""
+    from .ops.extra import gelu as exact_gelu
+
+    x = _var(input)
+    if approximate == "tanh":
+        inner = (x + x * x * x * 0.044715) * float(np.sqrt(2 / np.pi))
+        return x * 0.5 * (Tanh.apply(inner) + 1)
+    if approximate != "none":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return exact_gelu(x)
+
+
+def silu(input: Variable) -> Variable:
+    """x * sigmoid(x) (also called swish)."""
+    x = _var(input)
+    return x * Sigmoid.apply(x)
+
+
+def softplus(input: Variable, beta: float = 1.0, threshold: float = 20.0) -> Variable:
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (as PyTorch)."""
+    from .ops.elementwise import clamp, exp, where
+    from .ops.unary import log1p
+
+    x = _var(input)
+    bx = x * beta
+    smooth = log1p(exp(clamp(bx, max=threshold))) / beta  # clamped: no overflow in the branch not taken
+    return where(bx.data > threshold, x, smooth)
+
+
+def elu(input: Variable, alpha: float = 1.0) -> Variable:
+    """x for x > 0, alpha (exp(x) - 1) otherwise."""
+    from .ops.elementwise import clamp, where
+    from .ops.unary import expm1
+
+    x = _var(input)
+    return where(x.data > 0, x, expm1(clamp(x, max=0.0)) * alpha)
+
+
+def leaky_relu(input: Variable, negative_slope: float = 0.01) -> Variable:
+    """x for x > 0, negative_slope * x otherwise."""
+    from .ops.elementwise import where
+
+    x = _var(input)
+    return where(x.data > 0, x, x * negative_slope)
+
+
+# ---------------------------------------------------------------- normalisation, encoding, padding
+def layer_norm(input: Variable, normalized_shape: Any, weight: Variable | None = None,
+               bias: Variable | None = None, eps: float = 1e-5) -> Variable:
+    """(x - mean) / sqrt(var + eps) over the last ``len(normalized_shape)`` dims (biased variance),
+    then ``* weight + bias``."""
+    x = _var(input)
+    shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    if tuple(x.shape[x.ndim - len(shape):]) != shape:
+        raise ShapeError(f"layer_norm: normalized_shape {list(shape)} must be the last dims of the input, "
+                         f"whose shape is {x.shape}.")
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    centred = x - x.mean(axis=axes, keepdims=True)
+    var = (centred * centred).mean(axis=axes, keepdims=True)
+    out = centred / (var + eps) ** 0.5
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def normalize(input: Variable, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Variable:
+    """x / max(||x||_p, eps) along ``dim``."""
+    from .ops.elementwise import clamp
+
+    x = _var(input)
+    return x / clamp(x.norm(p, dim=dim, keepdim=True), min=eps)
+
+
+def one_hot(tensor: Any, num_classes: int = -1) -> Variable:
+    """Integer class indices -> int64 rows of zeros with a one at the index (a new last dim)."""
+    t = np.asarray(tensor.data if isinstance(tensor, Variable) else tensor)
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"one_hot is only applicable to index tensor of integer dtype, got {t.dtype}")
+    if t.size and t.min() < 0:
+        raise ValueError("Class values must be non-negative.")
+    n = int(t.max()) + 1 if num_classes == -1 and t.size else int(num_classes)
+    if num_classes == -1 and not t.size:
+        raise ValueError("Can not infer total number of classes from empty tensor.")
+    if t.size and t.max() >= n:
+        raise ValueError(f"Class values must be smaller than num_classes ({n}); got {int(t.max())}.")
+    return Variable((t[..., None] == np.arange(n)).astype(np.int64))
+
+
+class Pad(Function):
+    """pad(x, widths, value): constant padding;  grad_x = the grad without the padding"""
+
+    @staticmethod
+    def forward(ctx, x, widths, value):
+        ctx.inner = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))
+        return Variable._make(np.pad(x.data, widths, constant_values=value))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad[ctx.inner], None, None
+
+
+def pad(input: Variable, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Variable:
+    """Pad the last dims: ``pad = (left, right)`` for the last dim, then ``(top, bottom)`` for the
+    one before, and so on (PyTorch's order). Constant padding only, non-negative widths."""
+    x = _var(input)
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported by autograd_lab; only 'constant'")
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise ValueError(f"pad: the padding length must be even and at most twice the number of dims "
+                         f"({x.ndim}); got {len(pad)}")
+    if any(p < 0 for p in pad):
+        raise NotImplementedError("pad: negative padding (cropping) is not supported by autograd_lab; "
+                                  "slice the input instead.")
+    widths = [(0, 0)] * x.ndim
+    for k in range(len(pad) // 2):
+        widths[x.ndim - 1 - k] = (pad[2 * k], pad[2 * k + 1])
+    return Pad.apply(x, tuple(widths), 0.0 if value is None else value)
+
+
+def embedding(input: Any, weight: Variable) -> Variable:
+    """Rows of ``weight`` at the integer indices ``input``."""
+    idx = np.asarray(input.data if isinstance(input, Variable) else input)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
+    return weight[idx]
+
+
+# ---------------------------------------------------------------- more losses
+def _pair_loss(input: Any, target: Any, name: str) -> tuple[Variable, Variable]:
+    x, t = _var(input), _var(target, "target")
+    _same_shape(x, t, name)
+    return x, t
+
+
+def l1_loss(input: Variable, target: Any, reduction: str = "mean") -> Variable:
+    """Mean (or sum) of |input - target|."""
+    check_reduction(reduction)
+    x, t = _pair_loss(input, target, "l1_loss")
+    return reduce_loss((x - t).abs(), reduction)
+
+
+def huber_loss(input: Variable, target: Any, reduction: str = "mean", delta: float = 1.0) -> Variable:
+    """0.5 d**2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere (d = input - target)."""
+    from .ops.elementwise import where
+
+    check_reduction(reduction)
+    x, t = _pair_loss(input, target, "huber_loss")
+    d = x - t
+    a = d.abs()
+    return reduce_loss(where(a.data < delta, d * d * 0.5, (a - 0.5 * delta) * delta), reduction)
+
+
+def smooth_l1_loss(input: Variable, target: Any, reduction: str = "mean", beta: float = 1.0) -> Variable:
+    """0.5 d**2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (huber_loss / beta)."""
+    from .ops.elementwise import where
+
+    check_reduction(reduction)
+    x, t = _pair_loss(input, target, "smooth_l1_loss")
+    d = x - t
+    a = d.abs()
+    if beta == 0:
+        return reduce_loss(a, reduction)
+    return reduce_loss(where(a.data < beta, d * d * (0.5 / beta), a - 0.5 * beta), reduction)
+
+
+def kl_div(input: Variable, target: Any, reduction: str = "mean", log_target: bool = False) -> Variable:
+    """KL divergence with ``input`` as log-probabilities: target * (log(target) - input) pointwise
+    (0 where target is 0); ``log_target=True`` when target holds log-probabilities too.
+    'batchmean' divides the sum by the batch size (the mathematically right mean)."""
+    from .ops.elementwise import select
+
+    x, t = _var(input), _var(target, "target")
+    if reduction not in ("mean", "sum", "none", "batchmean"):
+        raise ValueError(f"reduction must be one of ('mean', 'sum', 'none', 'batchmean'), got {reduction!r}")
+    if log_target:
+        loss = t.exp() * (t - x)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loss = select(t.data > 0, t * (t.log() - x))
+    if reduction == "batchmean":
+        return loss.sum() / float(x.shape[0] if x.ndim else 1)
+    return reduce_loss(loss, reduction)
+
+
+def batch_norm(input: Variable, running_mean: Any, running_var: Any, weight: Variable | None = None,
+               bias: Variable | None = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Variable:
+    """Normalise each channel (dim 1) over the batch and the spatial dims. Training: by the batch's
+    mean and biased variance, and the running statistics (numpy arrays or Variables, updated in
+    place) move towards the batch's mean and unbiased variance by ``momentum``. Evaluation: by the
+    running statistics."""
+    x = _var(input)
+    if x.ndim < 2:
+        raise ShapeError(f"batch_norm: input must be (N, C) or (N, C, ...), got shape {x.shape}")
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    rm = None if running_mean is None else (running_mean.data if isinstance(running_mean, Variable) else running_mean)
+    rv = None if running_var is None else (running_var.data if isinstance(running_var, Variable) else running_var)
+    if training or rm is None:
+        n = x.data.size // x.shape[1]
+        if training and n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {x.shape}")
+        mean = x.mean(axis=axes, keepdims=True)
+        centred = x - mean
+        var = (centred * centred).mean(axis=axes, keepdims=True)
+        if training and rm is not None:
+            rm *= 1 - momentum
+            rm += momentum * mean.data.reshape(-1)
+        if training and rv is not None:
+            rv *= 1 - momentum
+            rv += momentum * var.data.reshape(-1) * (n / builtins_max(n - 1, 1))
+        out = centred / (var + eps) ** 0.5
+    else:
+        out = (x - Variable(np.asarray(rm, dtype=x.dtype).reshape(shape))) / Variable(
+            np.sqrt(np.asarray(rv, dtype=x.dtype) + eps).reshape(shape))
+    if weight is not None:
+        out = out * _var(weight, "weight").reshape(shape)
+    if bias is not None:
+        out = out + _var(bias, "bias").reshape(shape)
+    return out
+
+
+def avg_pool2d(input: Variable, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Variable:
+    """Means of (kh, kw) windows of an (N, C, H, W) input (zero padding counted, as PyTorch's
+    default count_include_pad=True)."""
+    x = _var(input)
+    if x.ndim != 4:
+        raise ShapeError(f"avg_pool2d: input must be (N, C, H, W), got shape {x.shape}")
+    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(kernel_size)
+    sh, sw = (kh, kw) if stride is None else ((stride, stride) if isinstance(stride, int) else tuple(stride))
+    ph, pw = (padding, padding) if isinstance(padding, int) else tuple(padding)
+    if ph > kh // 2 or pw > kw // 2:
+        raise ValueError(f"avg_pool2d: pad should be at most half of effective kernel size, got padding "
+                         f"{(ph, pw)} for kernel {(kh, kw)}")
+    if ph or pw:
+        x = pad(x, (pw, pw, ph, ph))
+    h, w = x.shape[2], x.shape[3]
+    oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
+    if oh < 1 or ow < 1:
+        raise ShapeError(f"avg_pool2d: kernel {(kh, kw)} is larger than the (padded) input {(h, w)}")
+    total = None
+    for i in range(kh):
+        for j in range(kw):
+            part = x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+            total = part if total is None else total + part
+    return total / float(kh * kw)

@@ -49,14 +49,14 @@ def numerical_jacobian(fn: Callable, inputs: tuple, eps: float = 1e-6) -> list[l
     for j, x in enumerate(inputs):
         if not (isinstance(x, Variable) and x.requires_grad):
             continue
-        flat = x.data.reshape(-1)  # a view: perturbing it perturbs x
-        for k in range(flat.size):
-            orig = flat[k]
-            flat[k] = orig + eps
+        data = x.data  # indexed in place (a reshape of a non-contiguous array would be a copy)
+        for k, at in enumerate(np.ndindex(data.shape)):
+            orig = data[at]
+            data[at] = orig + eps
             plus = [o.data.astype(np.float64).ravel().copy() for o in _outputs(fn, inputs)]
-            flat[k] = orig - eps
+            data[at] = orig - eps
             minus = [o.data.astype(np.float64).ravel().copy() for o in _outputs(fn, inputs)]
-            flat[k] = orig
+            data[at] = orig
             for i in range(len(n_out)):
                 jac[i][j][k] = (plus[i] - minus[i]) / (2 * eps)
     return jac

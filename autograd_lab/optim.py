@@ -134,7 +134,8 @@ class SGD(Optimizer):
     """
 
     def __init__(self, params: Iterable[Any], lr: float = _REQUIRED, momentum: float = 0.0,  # type: ignore
-                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False) -> None:
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *,
+                 maximize: bool = False) -> None:
         if lr is not _REQUIRED:
             _check("learning rate", lr)
         _check("momentum", momentum)
@@ -143,19 +144,21 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum > 0 and zero dampening; "
                              f"got momentum={momentum}, dampening={dampening}.")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov))
+                                      weight_decay=weight_decay, nesterov=nesterov, maximize=bool(maximize)))
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; returns ``closure()`` if given."""
         loss = closure() if closure is not None else None
         for group in self.param_groups:
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-            wd, nesterov = group["weight_decay"], group["nesterov"]
-            plain = wd == 0 and dampening == 0 and not nesterov  # the kernel's update, in one pass
+            wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group.get("maximize", False)
+            plain = wd == 0 and dampening == 0 and not nesterov and not maximize  # the kernel's update
             for p in group["params"]:
                 if p._grad is None:
                     continue
                 d_p = p._grad._data
+                if maximize:  # ascend: the gradient's opposite, before weight decay (PyTorch's order)
+                    d_p = -d_p
                 if wd != 0:
                     d_p = d_p + wd * p._data
                 if momentum != 0:
@@ -190,13 +193,15 @@ class Adam(Optimizer):
     _decoupled = False
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0) -> None:
+                 eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
+                 maximize: bool = False) -> None:
         _check("learning rate", lr)
         _check("epsilon", eps)
         _check("weight_decay", weight_decay)
         if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
             raise ValueError(f"Invalid betas {betas}: each must be in [0, 1).")
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                                      amsgrad=bool(amsgrad), maximize=bool(maximize)))
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         loss = closure() if closure is not None else None
@@ -206,6 +211,8 @@ class Adam(Optimizer):
                 if p._grad is None:
                     continue
                 g = p._grad._data
+                if group.get("maximize", False):
+                    g = -g
                 if wd != 0 and self._decoupled:  # AdamW: shrink the weights, leave the gradient alone
                     p._data *= 1 - lr * wd
                 elif wd != 0:
@@ -221,6 +228,10 @@ class Adam(Optimizer):
                 v *= beta2
                 v += (1 - beta2) * g * g
                 step_size = lr / (1 - beta1 ** t)
+                if group.get("amsgrad", False):  # the largest second moment so far (Reddi et al.)
+                    v_max = state.setdefault("max_exp_avg_sq", np.zeros_like(p._data))
+                    np.maximum(v_max, v, out=v_max)
+                    v = v_max
                 denom = np.sqrt(v) / math.sqrt(1 - beta2 ** t) + eps
                 p._data -= step_size * m / denom
                 p._bump_version()
@@ -234,8 +245,9 @@ class AdamW(Adam):
     _decoupled = True
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 1e-2) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay)
+                 eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
+                 maximize: bool = False) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
 
 
 class RMSprop(Optimizer):
@@ -327,3 +339,36 @@ class StepLR:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+
+
+class CosineAnnealingLR(StepLR):
+    """Each group's learning rate follows half a cosine from its initial value down to
+    ``eta_min`` over ``T_max`` calls of ``step()``: eta_min + (lr0 - eta_min) (1 + cos(pi t / T_max)) / 2."""
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0) -> None:  # noqa: N803
+        super().__init__(optimizer, step_size=1, gamma=1.0)
+        if int(T_max) < 1:
+            raise ValueError(f"T_max must be a positive number of steps; got {T_max}")
+        self.T_max, self.eta_min = int(T_max), float(eta_min)
+
+    def step(self) -> None:
+        self.last_epoch += 1
+        t = self.last_epoch
+        for group, base in zip(self.optimizer.param_groups, self.base_lrs):
+            group["lr"] = self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * t / self.T_max)) / 2
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+
+
+def _scheduler_module() -> Any:
+    """``optim.lr_scheduler`` as in PyTorch (``from autograd_lab.optim.lr_scheduler import StepLR``)."""
+    import sys
+    import types
+
+    module = types.ModuleType(__name__ + ".lr_scheduler", "Learning-rate schedules (PyTorch's torch.optim.lr_scheduler).")
+    module.StepLR = StepLR  # type: ignore[attr-defined]
+    module.CosineAnnealingLR = CosineAnnealingLR  # type: ignore[attr-defined]
+    sys.modules[module.__name__] = module
+    return module
+
+
+lr_scheduler = _scheduler_module()

@@ -36,10 +36,64 @@ def shape_of(x: Any) -> tuple[int, ...]:
     return np.shape(x)
 
 
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def _promote_pair(x: np.dtype, y: np.dtype) -> np.dtype:
+    """PyTorch's promote_types: an integer or bool meeting a floating type gives that floating type
+    (numpy would widen float32 with int64 to float64); otherwise numpy's rule, which agrees."""
+    cx, cy = _CATEGORY[x.kind], _CATEGORY[y.kind]
+    if cx != cy and min(cx, cy) < 2 <= max(cx, cy):
+        return x if cx > cy else y
+    return np.promote_types(x, y)
+
+
+def _combine(higher: np.dtype | None, lower: np.dtype | None) -> np.dtype | None:
+    """A dtype of a higher priority (dimensioned over 0-d) wins unless ``lower`` is of a higher
+    category (bool < integer < floating < complex): PyTorch's combine_categories."""
+    if higher is None or lower is None:
+        return lower if higher is None else higher
+    ch, cl = _CATEGORY[higher.kind], _CATEGORY[lower.kind]
+    if ch >= 2 and cl <= ch:
+        return higher
+    if ch == 0 or cl > ch:
+        return _promote_pair(higher, lower)
+    return higher
+
+
+def result_dtype(*arrays: np.ndarray) -> np.dtype:
+    """The dtype PyTorch gives an elementwise op on these arrays: tensors with dimensions decide,
+    0-d ones only where they bring a higher category (float32 + a 0-d float64 stays float32).
+    Python numbers are left to numpy, whose weak-scalar rule is PyTorch's."""
+    dims = [a.dtype for a in arrays if a.ndim]
+    zeros = [a.dtype for a in arrays if not a.ndim]
+    dim = zero = None
+    for d in dims:
+        dim = d if dim is None else _promote_pair(dim, d)
+    for d in zeros:
+        zero = d if zero is None else _promote_pair(zero, d)
+    out = _combine(dim, zero)
+    assert out is not None
+    return out
+
+
+def promoted(a: Any, b: Any) -> tuple[Any, Any]:
+    """``a`` and ``b`` (Variables, arrays or numbers) as operands of one dtype by PyTorch's rules,
+    when both are arrays of different dtypes; otherwise unchanged."""
+    da = a._data if isinstance(a, Variable) else a
+    db = b._data if isinstance(b, Variable) else b
+    if type(da) is np.ndarray and type(db) is np.ndarray and da.dtype != db.dtype \
+            and da.dtype.kind in "biufc" and db.dtype.kind in "biufc":
+        dt = result_dtype(da, db)
+        return da.astype(dt, copy=False), db.astype(dt, copy=False)
+    return da, db
+
+
 def broadcasting(op: Callable[[Any, Any], Any], a: Any, b: Any, name: str) -> Any:
-    """Apply a numpy binary op; turn numpy's broadcast failure into a ShapeError naming both shapes."""
+    """Apply a numpy binary op on operands promoted by PyTorch's rules; turn numpy's broadcast
+    failure into a ShapeError naming both shapes."""
     try:
-        return op(a._data if isinstance(a, Variable) else a, b._data if isinstance(b, Variable) else b)
+        return op(*promoted(a, b))
     except ValueError as exc:
         if "broadcast" not in str(exc):
             raise

@@ -151,9 +151,11 @@ def _jacobian_rows(out: Variable, xs: tuple[Variable, ...], create_graph: bool) 
 def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bool = False,
              vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
     """The Jacobian of ``func`` at ``inputs`` (reverse mode: one backward pass per output element)."""
-    if strategy != "reverse-mode" or vectorize:
-        raise NotImplementedError("jacobian: only strategy='reverse-mode' without vectorize is "
-                                  "implemented here (the values are the same)")
+    # vectorize=True is a speed option in PyTorch (batched backward passes): the values are the
+    # same, so it is accepted and the rows are computed one by one
+    if strategy != "reverse-mode":
+        raise NotImplementedError(f"jacobian: strategy={strategy!r} is not implemented here; use "
+                                  "strategy='reverse-mode' (the values are the same)")
     in_tuple, xs = _as_tuple(inputs, "inputs", "jacobian")
     with enable_grad():
         xs = _prepare(xs, create_graph)

@@ -40,7 +40,7 @@ def _row_max(row, acc):
 
 def _sum_exp_shifted(row, m):
     """sum(exp(row - m)) accumulated in the row's own precision (vectorises)."""
-    s = row[0] - row[0]
+    s = m - m  # a zero of the row's dtype (row[0] - row[0] would be NaN for a leading -inf)
     for j in range(row.shape[0]):
         s += fast_exp(row[j] - m)
     return s
@@ -59,7 +59,7 @@ def _softmax_fwd_k(x, out, nchunks):
             row = x[i]
             orow = out[i]
             m = _row_max_jit(row, acc)
-            s = row[0] - row[0]
+            s = m - m  # zero in the row's dtype; NaN only where the whole row is -inf, as in PyTorch
             for j in range(row.shape[0]):
                 e = fast_exp(row[j] - m)
                 orow[j] = e

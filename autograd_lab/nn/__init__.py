@@ -7,11 +7,14 @@
 """
 from .. import functional  # torch.nn.functional's place: al.nn.functional is al.functional
 from . import init
-from .layers import (Conv2d, CrossEntropyLoss, Dropout, Flatten, Linear, MaxPool2d, MSELoss, ReLU, Sequential,
-                     Sigmoid, Tanh)
+from .layers import (GELU, BCELoss, BatchNorm1d, BatchNorm2d, BCEWithLogitsLoss, Conv2d, CrossEntropyLoss, Dropout, Embedding, Flatten,
+                     Identity, L1Loss, LayerNorm, LeakyReLU, Linear, LogSoftmax, MaxPool2d, ModuleDict, ModuleList,
+                     MSELoss, NLLLoss, ReLU, Sequential, Sigmoid, Softmax, Tanh)
 from .module import IncompatibleKeys, Module, Parameter, StateDictError
 
 __all__ = [
     "Conv2d", "CrossEntropyLoss", "Dropout", "Flatten", "IncompatibleKeys", "Linear", "MaxPool2d", "MSELoss",
     "Module", "Parameter", "ReLU", "Sequential", "Sigmoid", "StateDictError", "Tanh", "functional", "init",
+    "BCELoss", "BCEWithLogitsLoss", "Embedding", "GELU", "Identity", "L1Loss", "LayerNorm", "LeakyReLU",
+    "LogSoftmax", "ModuleDict", "ModuleList", "NLLLoss", "Softmax", "BatchNorm1d", "BatchNorm2d",
 ]

@@ -211,3 +211,254 @@ class MSELoss(Module):
 
     def forward(self, input: Variable, target: Any) -> Variable:
         return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class Identity(Module):
+    """Returns its input unchanged (a placeholder layer); arguments are accepted and ignored."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, x: Any) -> Any:
+        return x
+
+
+class GELU(Module):
+    """x * Phi(x); ``approximate='tanh'`` for PyTorch's tanh formula."""
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x: Variable) -> Variable:
+        return F.gelu(x, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class LeakyReLU(Module):
+    """x for x > 0, negative_slope * x otherwise."""
+
+    def __init__(self, negative_slope: float = 0.01) -> None:
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, x: Variable) -> Variable:
+        return F.leaky_relu(x, self.negative_slope)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}"
+
+
+class Softmax(Module):
+    """softmax along ``dim``."""
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: Variable) -> Variable:
+        return F.softmax(x, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    """log_softmax along ``dim``."""
+
+    def forward(self, x: Variable) -> Variable:
+        return F.log_softmax(x, self.dim)
+
+
+class LayerNorm(Module):
+    """Normalise over the last dims (``normalized_shape``), then scale and shift by learnable
+    ``weight`` (ones) and ``bias`` (zeros) when ``elementwise_affine``."""
+
+    def __init__(self, normalized_shape: Any, eps: float = 1e-5, elementwise_affine: bool = True,
+                 bias: bool = True, *, dtype: Any = np.float32) -> None:
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+        self.normalized_shape, self.eps = tuple(int(s) for s in shape), float(eps)
+        self.elementwise_affine = bool(elementwise_affine)
+        self.weight = Parameter(np.ones(self.normalized_shape, dtype=dtype)) if elementwise_affine else None
+        self.bias = Parameter(np.zeros(self.normalized_shape, dtype=dtype)) if elementwise_affine and bias else None
+
+    def forward(self, x: Variable) -> Variable:
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class Embedding(Module):
+    """A table of ``num_embeddings`` rows of size ``embedding_dim`` (drawn from N(0, 1)), looked up
+    by integer index."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, *, dtype: Any = np.float32,
+                 seed: int | None = None, generator: Generator | None = None) -> None:
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
+        rng = _rng(seed, generator)
+        self.weight = Parameter(np.asarray(rng.standard_normal((num_embeddings, embedding_dim)), dtype=dtype))
+
+    def forward(self, idx: Any) -> Variable:
+        return F.embedding(idx, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+class ModuleList(Module):
+    """A list of Modules whose parameters the parent sees (a plain list hides them)."""
+
+    def __init__(self, modules: Any = None) -> None:
+        super().__init__()
+        for m in modules or ():
+            self.append(m)
+
+    def append(self, module: Module) -> "ModuleList":
+        if not isinstance(module, Module):
+            raise TypeError(f"ModuleList holds Modules; got a {type(module).__name__}")
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+    def extend(self, modules: Any) -> "ModuleList":
+        for m in modules:
+            self.append(m)
+        return self
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        mods = list(self._modules.values())
+        return ModuleList(mods[idx]) if isinstance(idx, slice) else mods[idx]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("ModuleList has no forward: iterate over it and call each module")
+
+
+class ModuleDict(Module):
+    """A dict of Modules whose parameters the parent sees."""
+
+    def __init__(self, modules: Any = None) -> None:
+        super().__init__()
+        for name, m in dict(modules or {}).items():
+            self[name] = m
+
+    def __setitem__(self, name: str, module: Module) -> None:
+        self.add_module(str(name), module)
+
+    def __getitem__(self, name: str) -> Module:
+        return self._modules[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._modules
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def keys(self) -> Any:
+        return self._modules.keys()
+
+    def values(self) -> Any:
+        return self._modules.values()
+
+    def items(self) -> Any:
+        return self._modules.items()
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("ModuleDict has no forward: pick a module by name and call it")
+
+
+class _Loss(Module):
+    def __init__(self, reduction: str = "mean") -> None:
+        super().__init__()
+        self.reduction = reduction
+
+
+class L1Loss(_Loss):
+    """Mean (or sum) of absolute differences."""
+
+    def forward(self, input: Variable, target: Any) -> Variable:
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class NLLLoss(_Loss):
+    """Negative log-likelihood of log-probabilities (N, C) at integer class targets (N,)."""
+
+    def __init__(self, weight: Any = None, ignore_index: int = -100, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.weight, self.ignore_index = weight, ignore_index
+
+    def forward(self, input: Variable, target: Any) -> Variable:
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class BCELoss(_Loss):
+    """Binary cross-entropy of probabilities."""
+
+    def __init__(self, weight: Any = None, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.weight = weight
+
+    def forward(self, input: Variable, target: Any) -> Variable:
+        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(BCELoss):
+    """Binary cross-entropy of logits (the sigmoid is fused in, so it does not overflow)."""
+
+    def forward(self, input: Variable, target: Any) -> Variable:
+        return F.binary_cross_entropy_with_logits(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class _BatchNorm(Module):
+    """Normalise each channel by batch statistics in training and by running ones in evaluation."""
+
+    _dims: tuple[int, ...] = ()
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, *, dtype: Any = np.float32) -> None:
+        super().__init__()
+        self.num_features, self.eps, self.momentum = int(num_features), float(eps), float(momentum)
+        self.affine, self.track_running_stats = bool(affine), bool(track_running_stats)
+        self.weight = Parameter(np.ones(num_features, dtype=dtype)) if affine else None
+        self.bias = Parameter(np.zeros(num_features, dtype=dtype)) if affine else None
+        if track_running_stats:
+            self.register_buffer("running_mean", np.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", np.ones(num_features, dtype=dtype))
+        else:
+            self.running_mean = self.running_var = None
+
+    def forward(self, x: Variable) -> Variable:
+        if x.ndim not in self._dims:
+            raise ValueError(f"{type(self).__name__}: expected a {' or '.join(map(str, self._dims))}-d input, "
+                             f"got shape {x.shape}")
+        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            training=self.training or not self.track_running_stats,
+                            momentum=self.momentum, eps=self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}"
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of (N, C) or (N, C, L) inputs."""
+
+    _dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of (N, C, H, W) inputs."""
+
+    _dims = (4,)

@@ -61,7 +61,10 @@ class ReLU(Function):
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
         if is_grad_enabled() or not _is_float(out.data):
-            return grad * wrap((out.data > 0).astype(grad.dtype))
+            from .elementwise import select
+
+            with np.errstate(invalid="ignore"):
+                return select(~(out.data <= 0), grad, out)  # NaN passes, as in PyTorch
         return wrap(K.relu_bwd(out.data, grad.data.astype(out.dtype, copy=False)))
 
     @staticmethod

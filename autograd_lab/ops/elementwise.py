@@ -9,7 +9,7 @@ import numpy as np
 
 from ..function import Function
 from ..primitives import Add, Cast, sum_to  # noqa: F401  (the engine needs these, so they sit below it)
-from ..primitives import _summed_to, lowers_exactly
+from ..primitives import _summed_to, lowers_exactly, promoted
 from ..variable import Variable
 from ._util import broadcasting, raw, shape_of, variable_arg, wrap
 
@@ -109,7 +109,8 @@ class Div(Function):
         a, b = _operands(ctx)  # b always, a if b needs a gradient
         sa, sb = ctx.shapes
         ga = sum_to(grad / b, sa) if ctx.needs_input_grad[0] else None
-        gb = sum_to(-grad * a / (b * b), sb) if ctx.needs_input_grad[1] else None
+        # (a / b) / b, not a / (b * b): at b = inf its own gradient is 0, not inf / inf (PyTorch's form)
+        gb = sum_to(-grad * ((a / b) / b), sb) if ctx.needs_input_grad[1] else None
         return ga, gb
 
 
@@ -141,11 +142,21 @@ class Pow(Function):
         a = ctx.consts[0] if a is None else a
         b = ctx.consts[1] if b is None else b
         ga = gb = None
-        if ctx.needs_input_grad[0]:
-            ga = sum_to(grad * b * a ** (b - 1), shape_of(a))
-        if ctx.needs_input_grad[1]:
+        if ctx.needs_input_grad[0] and not isinstance(b, Variable) and np.all(np.asarray(b) == 0):
+            ga = wrap(np.zeros(shape_of(a), grad.dtype))  # x ** 0 is constant (PyTorch: zeros, no graph)
+        elif ctx.needs_input_grad[0]:  # b * a**(b-1), taken as 0 where b == 0 (PyTorch: not 0 * inf)
+            ga = grad * b * a ** (b - 1)
+            zero_b = np.asarray(raw(b)) == 0
+            if zero_b.any():
+                ga = select(~np.broadcast_to(zero_b, ga.shape), ga)
+            ga = sum_to(ga, shape_of(a))
+        if ctx.needs_input_grad[1]:  # out * log(a), taken as 0 where a == 0 and b >= 0 (PyTorch)
             base = a if isinstance(a, Variable) else Variable(np.asarray(a, dtype=out.dtype))
-            gb = sum_to(grad * out * log(base), shape_of(b))
+            gb = grad * out * log(base)
+            zero_a = (np.asarray(raw(a)) == 0) & (np.asarray(raw(b)) >= 0)
+            if zero_a.any():
+                gb = select(~np.broadcast_to(zero_a, gb.shape), gb)
+            gb = sum_to(gb, shape_of(b))
         return ga, gb
 
 
@@ -206,7 +217,11 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad * wrap(np.sign(x.data))
+        from .unary import Piecewise, _sign
+
+        # sign(x) as a recorded op of zero derivative: under create_graph the gradient depends on
+        # x, as PyTorch's grad * x.sgn() does (its second derivative is zero, not refused)
+        return grad * Piecewise.apply(x, _sign).to(grad.dtype)
 
 
 class Clamp(Function):
@@ -216,7 +231,10 @@ class Clamp(Function):
     def forward(ctx, x, lo, hi):
         ctx.save_for_backward(x)
         ctx.lo, ctx.hi = lo, hi
-        return wrap(np.clip(x.data, lo, hi))
+        out = np.asarray(np.clip(x.data, lo, hi))
+        if out.dtype.kind == "f":  # a value equal to a bound stays itself: -0.0 at min=0 keeps its sign (PyTorch)
+            np.copyto(out, x.data, where=out == x.data)
+        return wrap(out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -226,7 +244,7 @@ class Clamp(Function):
             keep &= x.data >= ctx.lo
         if ctx.hi is not None:
             keep &= x.data <= ctx.hi
-        return grad * wrap(keep.astype(grad.dtype)), None, None
+        return select(keep, grad), None, None
 
 
 class Clone(Function):
@@ -249,34 +267,69 @@ class Where(Function):
         c = np.asarray(raw(cond), dtype=bool)
         ctx.cond = c
         ctx.shapes = (shape_of(a), shape_of(b))
-        return wrap(np.where(c, raw(a), raw(b)))
+        return wrap(np.where(c, *promoted(a, b)))
 
     @staticmethod
     def backward(ctx, grad):
-        c = wrap(ctx.cond.astype(grad.dtype))
+        c = ctx.cond
         sa, sb = ctx.shapes
-        ga = sum_to(grad * c, sa) if ctx.needs_input_grad[1] else None
-        gb = sum_to(grad * (1 - c), sb) if ctx.needs_input_grad[2] else None
+        ga = sum_to(select(c, grad), sa) if ctx.needs_input_grad[1] else None
+        gb = sum_to(select(~c, grad), sb) if ctx.needs_input_grad[2] else None
         return None, ga, gb
 
 
-class Maximum(Function):
-    """maximum(a, b) elementwise; ties split the gradient evenly as in PyTorch"""
+class Select(Function):
+    """select(mask, g): g where mask holds, else 0 -- a gradient kept or dropped, never multiplied,
+    so that an inf or NaN in g stays out of the entries the mask drops (as ``torch.where``)."""
 
     @staticmethod
-    def forward(ctx, a, b):
-        ad, bd = raw(a), raw(b)
-        ctx.shapes = (np.shape(ad), np.shape(bd))
-        ctx.wa = np.where(ad > bd, 1.0, np.where(ad == bd, 0.5, 0.0))
-        return wrap(broadcasting(np.maximum, a, b, "maximum"))
+    def forward(ctx, mask, g, anchor=None):
+        ctx.mask = mask
+        ctx.anchor_meta = None if anchor is None else (anchor.shape, anchor.dtype)
+        return wrap(np.where(mask, g.data, np.zeros((), g.dtype)))
 
     @staticmethod
     def backward(ctx, grad):
-        w = wrap(ctx.wa.astype(grad.dtype))
+        anchor = None
+        if ctx.anchor_meta is not None and ctx.needs_input_grad[2]:
+            anchor = wrap(np.zeros(*ctx.anchor_meta))
+        return None, Select.apply(ctx.mask, grad), anchor
+
+
+def select(mask: np.ndarray, g: Variable, anchor: Variable | None = None) -> Variable:
+    """``g`` where ``mask`` (a boolean array broadcastable to g) holds, zero elsewhere. With an
+    ``anchor`` (the Variable the mask was computed from) the result also depends on it, with a
+    zero derivative, as PyTorch's threshold_backward depends on its input: under create_graph a
+    second derivative is then zero instead of refused."""
+    return Select.apply(np.broadcast_to(mask, g.shape), g, anchor)
+
+
+class Maximum(Function):
+    """maximum(a, b) elementwise (minimum with ``smaller=True``); ties split the gradient evenly,
+    and where either side is NaN (the result is NaN) both get it, as in PyTorch"""
+
+    @staticmethod
+    def forward(ctx, a, b, smaller=False):
+        ad, bd = raw(a), raw(b)
+        ctx.shapes = (np.shape(ad), np.shape(bd))
+        with np.errstate(invalid="ignore"):
+            wins = (ad < bd) if smaller else (ad > bd)
+            loses = (ad > bd) if smaller else (ad < bd)
+        nan = np.isnan(ad) | np.isnan(bd) if np.result_type(ad, bd).kind == "f" else False
+        ctx.wa = np.where(wins | nan, 1.0, np.where(loses, 0.0, 0.5))
+        ctx.wb = np.where(loses | nan, 1.0, np.where(wins, 0.0, 0.5))
+        return wrap(broadcasting(np.minimum if smaller else np.maximum, a, b,
+                                 "minimum" if smaller else "maximum"))
+
+    @staticmethod
+    def backward(ctx, grad):
         sa, sb = ctx.shapes
-        ga = sum_to(grad * w, sa) if ctx.needs_input_grad[0] else None
-        gb = sum_to(grad * (1 - w), sb) if ctx.needs_input_grad[1] else None
-        return ga, gb
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = sum_to(select(ctx.wa != 0, grad * wrap(ctx.wa.astype(grad.dtype))), sa)
+        if ctx.needs_input_grad[1]:
+            gb = sum_to(select(ctx.wb != 0, grad * wrap(ctx.wb.astype(grad.dtype))), sb)
+        return ga, gb, None
 
 
 # ---- lowercase wrappers -----------------------------------------------------------------
@@ -343,3 +396,7 @@ def where(cond: Any, a: Any, b: Any) -> Variable:
 
 def maximum(a: Any, b: Any) -> Variable:
     return Maximum.apply(a, b)
+
+
+def minimum(a: Any, b: Any) -> Variable:
+    return Maximum.apply(a, b, True)

@@ -72,6 +72,14 @@ def gather(x: Variable, dim: int, index: Any) -> Variable:
         raise ShapeError(f"gather: index must have as many dimensions as the input ({x.ndim}), got {idx.ndim}")
     if idx.size and (idx.min() < -x.shape[dim] or idx.max() >= x.shape[dim]):
         raise IndexError(f"gather: index out of range for dimension {dim} of size {x.shape[dim]}")
+    if any(i != dim and n > m for i, (n, m) in enumerate(zip(idx.shape, x.shape))):
+        raise ShapeError(f"gather: Size does not match at dimension {dim}: expected index {list(idx.shape)} "
+                         f"to be no larger than self {list(x.shape)} apart from dimension {dim}.")
+    if any(i != dim and n < m for i, (n, m) in enumerate(zip(idx.shape, x.shape))):
+        # a smaller index reads the leading block of x (as PyTorch), it is not broadcast over x
+        from .shape import GetItem
+
+        x = GetItem.apply(x, tuple(slice(None) if i == dim else slice(0, n) for i, n in enumerate(idx.shape)))
     return TakeAlong.apply(x, dim, idx % builtin_max(x.shape[dim], 1))
 
 

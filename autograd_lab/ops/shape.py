@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import weakref
 from builtins import max as builtins_max
 from typing import Any, Sequence
 
@@ -9,9 +10,30 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function
+from ..grad_mode import STATE
 from ..primitives import BroadcastTo, SumTo, broadcast_to, sum_to  # noqa: F401  (defined below the engine)
 from ..variable import Variable
 from ._util import raw, variable_arg, wrap
+
+
+def as_view(out: Variable, x: Variable, fn: Any) -> Variable:
+    """Mark ``out`` as a view of ``x``'s base when its data shares x's memory (numpy returned a
+    view, not a copy): it then shares the base's version counter, and an in-place change through
+    it updates the base's history (``ops._inplace``). ``fn`` maps an array shaped like ``x`` to
+    the view's part, as the op did on ``x.data``."""
+    data = out._data
+    if data.base is None or not np.may_share_memory(data, x._data):
+        return out
+    base = x._base if x._base is not None else x
+    parent = x._view_fn
+    out._base = base
+    out._view_fn = fn if parent is None else (lambda a: fn(parent(a)))
+    out._vc = base._version_counter
+    if STATE.enabled and data.dtype.kind == "f":
+        if base._views is None:
+            base._views = weakref.WeakSet()
+        base._views.add(out)
+    return out
 
 
 class Reshape(Function):
@@ -57,7 +79,8 @@ def reshape(x: Variable, *shape: Any) -> Variable:
     x = variable_arg(x, "reshape")
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return Reshape.apply(x, tuple(int(s) for s in shape))
+    shape = tuple(int(s) for s in shape)
+    return as_view(Reshape.apply(x, shape), x, lambda a: a.reshape(shape))
 
 
 class Transpose(Function):
@@ -90,8 +113,13 @@ def transpose(x: Variable, *axes: Any) -> Variable:
         perm = list(range(x.ndim))
         i, j = (a % x.ndim for a in axes)
         perm[i], perm[j] = perm[j], perm[i]
-        return Transpose.apply(x, tuple(perm))
+        return transposed(x, tuple(perm))
     return permute(x, *axes)
+
+
+def transposed(x: Variable, axes: tuple | None) -> Variable:
+    """Transpose.apply, its result marked as the view it is."""
+    return as_view(Transpose.apply(x, axes), x, lambda a: np.transpose(a, axes))
 
 
 def _check_dim(dim: int, ndim: int) -> None:
@@ -109,7 +137,7 @@ def permute(x: Variable, *dims: Any) -> Variable:
         dims = tuple(dims[0])
     if sorted(d % max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
         raise ShapeError(f"permute: {dims} is not a permutation of the {x.ndim} axes of shape {x.shape}.")
-    return Transpose.apply(x, tuple(d % x.ndim for d in dims))
+    return transposed(x, tuple(d % x.ndim for d in dims))
 
 
 def _raw_index(idx: Any) -> Any:
@@ -128,7 +156,10 @@ class GetItem(Function):
             out = x.data[idx]
         except IndexError as exc:
             raise IndexError(f"{exc} (indexing a Variable of shape {x.shape})") from None
-        return wrap(np.array(out) if not isinstance(out, np.ndarray) else out)
+        if not isinstance(out, np.ndarray):  # one element: a 0-d view of it, not a copy (PyTorch)
+            whole = idx if isinstance(idx, tuple) else (idx,)
+            out = x.data[whole + (Ellipsis,)] if _is_basic(whole) and Ellipsis not in whole else np.array(out)
+        return wrap(out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -150,8 +181,44 @@ class IndexAdd(Function):
         return GetItem.apply(grad, ctx.idx), None, None
 
 
+def _is_int(i: Any) -> bool:
+    return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+
+def _is_array_index(i: Any) -> bool:
+    return isinstance(i, (list, np.ndarray)) and np.ndim(i) > 0
+
+
+def _ints_first(idx: Any) -> tuple[tuple, tuple] | None:
+    """PyTorch applies int indices before index arrays; numpy counts an int as an index array, so
+    an int and an array separated by a slice would put the array's axis first (numpy's rule, not
+    PyTorch's). Such an index is split in two steps: the ints (and None), then the rest."""
+    if not isinstance(idx, tuple) or not any(_is_array_index(i) for i in idx):
+        return None
+    if not any(_is_int(i) for i in idx) or any(
+            isinstance(i, np.ndarray) and i.dtype == bool and i.ndim != 1 for i in idx):
+        return None
+    first = tuple(i if _is_int(i) or i is None or i is Ellipsis else slice(None) for i in idx)
+    rest = tuple(slice(None) if i is None else i for i in idx if not _is_int(i))
+    return first, rest
+
+
+def _is_basic(idx: tuple) -> bool:
+    """Ints, slices, None and Ellipsis only: numpy (and PyTorch) then return a view."""
+    return all(i is None or i is Ellipsis or isinstance(i, slice) or _is_int(i) for i in idx)
+
+
 def getitem(x: Variable, idx: Any) -> Variable:
-    return GetItem.apply(x, _raw_index(idx))
+    idx = _raw_index(idx)
+    split = _ints_first(idx)
+    if split is not None:
+        return GetItem.apply(GetItem.apply(x, split[0]), split[1])
+    out = GetItem.apply(x, idx)
+    whole = idx if isinstance(idx, tuple) else (idx,)
+    if _is_basic(whole):
+        view_idx = whole if Ellipsis in whole else whole + (Ellipsis,)
+        return as_view(out, x, lambda a: a[view_idx])
+    return out
 
 
 class SetItem(Function):
@@ -250,13 +317,19 @@ def stack(xs: Sequence[Any], axis: int = 0, *, dim: int | None = None) -> Variab
 def flatten(x: Variable, start_dim: int = 0, end_dim: int = -1) -> Variable:
     x = variable_arg(x, "flatten")
     shape = x.shape
+    _check_dim(start_dim, x.ndim)
+    _check_dim(end_dim, x.ndim)
     s, e = start_dim % max(x.ndim, 1), end_dim % max(x.ndim, 1)
+    if s > e:
+        raise ShapeError(f"flatten() has invalid args: start_dim ({start_dim}) cannot come after "
+                         f"end_dim ({end_dim}).")
     new = shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:]  # np.prod: 2 µs more
     return reshape(x, new)
 
 
 def unsqueeze(x: Variable, dim: int) -> Variable:
     x = variable_arg(x, "unsqueeze")
+    _check_dim(dim, x.ndim + 1)  # a new axis may go anywhere in [-ndim - 1, ndim]
     dim = dim % (x.ndim + 1)
     return reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
 

@@ -81,8 +81,8 @@ class Piecewise(Function):
         return wrap(np.asarray(fn(x.data)))
 
     @staticmethod
-    def backward(ctx, grad):
-        return grad * 0, None
+    def backward(ctx, grad):  # zeros, not grad * 0: an inf or NaN gradient stays out (PyTorch)
+        return wrap(np.zeros(grad.shape, grad.dtype)), None
 
 
 def _unary(cls: type[Function], name: str, doc: str):
@@ -128,4 +128,14 @@ floor = _piecewise(np.floor, "floor")
 ceil = _piecewise(np.ceil, "ceil")
 round = _piecewise(np.round, "round")  # noqa: A001  (PyTorch's name; halves to even, as torch.round)
 trunc = _piecewise(np.trunc, "trunc")
-sign = _piecewise(np.sign, "sign")
+
+
+def _sign(d: np.ndarray) -> np.ndarray:
+    """numpy's sign, but 0 at NaN as torch.sign gives."""
+    out = np.sign(d)
+    if out.dtype.kind == "f":
+        out[np.isnan(d)] = 0
+    return out
+
+
+sign = _piecewise(_sign, "sign")
