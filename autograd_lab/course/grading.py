@@ -240,12 +240,19 @@ def _write_feedback(course: Course, rows: list[Row], out: Path) -> None:
 
 
 def nbgrader_helpers() -> None:
-    """Make nbgrader's ``alembic`` command findable, or say clearly that it is missing.
+    """Make nbgrader's ``alembic`` command (and nbconvert's templates) findable, or say
+    clearly that it is missing.
 
     nbgrader runs ``alembic`` by name when it creates a gradebook; when ``grade`` is called
     by the interpreter's full path (a virtual environment that is not activated), the
     command sits next to ``sys.executable`` but not on ``PATH``.
     """
+    # a virtualenv made with --system-site-packages has nbconvert's templates (feedback
+    # pages) under the base interpreter's share/jupyter, where jupyter does not look
+    base = os.path.join(sys.base_prefix, "share", "jupyter")
+    paths = [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
+    if sys.prefix != sys.base_prefix and os.path.isdir(base) and base not in paths:
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(paths + [base])
     if shutil.which("alembic"):
         return
     bindir = os.path.dirname(sys.executable)

@@ -288,7 +288,8 @@ def bubblewrap_problem(run_as: RunAs | None = None) -> str | None:
     if done.returncode != 0:
         why = done.stderr.decode(errors="replace").strip().splitlines()
         last = why[-1] if why else f"exit code {done.returncode}"
-        if "execvp" in last or "ModuleNotFoundError" in last or "No such file" in last:
+        if any(w in last for w in ("execvp", "ModuleNotFoundError", "No such file",
+                                   "Permission denied", "failed to execute", "no package")):
             return (f"a sandbox starts, but the Python environment does not run in it ({last}); "
                     f"the environment's folders {', '.join(environment_roots())} must be "
                     "readable" + (f" by {run_as.name}" if run_as else ""))
