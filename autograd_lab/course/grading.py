@@ -48,7 +48,7 @@ from .notebooks import (CourseError, cell_failure, default_dir, exercises, forma
                         list_notebooks, nbgrader_meta, read_notebook, write_notebook)
 from .release import release_notebook
 from .sandbox import (Limits, RunAs, bubblewrap_problem, choose_isolation, environment_roots,
-                      visible_in_sandbox)
+                      process_problem, visible_in_sandbox)
 from .submissions import Prepared, load, name_problem, plain_problem, restore_graded_cells, shown
 from .tamper import scan_notebook
 
@@ -432,6 +432,12 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
         level = choose_isolation(isolation, user)
     except (ValueError, RuntimeError) as err:
         raise CourseError(str(err)) from None
+    if level == "process" and user is not None:
+        problem = process_problem(user)
+        if problem:
+            raise CourseError(f"Cannot run the notebooks as {user.name}: {problem}. Use "
+                              "bubblewrap (it reaches the environment for that user), or "
+                              "install the environment where that user can read it.")
     if level == "process":
         why = "as asked" if isolation == "process" else \
             f"because {bubblewrap_problem(user) if user else bubblewrap_problem()}"

@@ -305,6 +305,25 @@ def _user_args(run_as: RunAs | None) -> dict[str, Any]:
     return {"user": run_as.uid, "group": run_as.gid, "extra_groups": []}
 
 
+def process_problem(run_as: "RunAs | None") -> str | None:
+    """``None`` if the interpreter and the notebook runner's packages load as ``run_as``
+    outside a sandbox (``--isolation process``), else why not."""
+    if run_as is None:
+        return None
+    try:
+        done = subprocess.run([sys.executable, "-c", "import nbclient, nbformat"],
+                              capture_output=True, timeout=60, env={}, cwd="/",
+                              **_user_args(run_as))
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"{sys.executable} does not start as {run_as.name} ({type(err).__name__}: {err})"
+    if done.returncode:
+        why = done.stderr.decode(errors="replace").strip().splitlines()
+        return (f"the Python environment ({', '.join(environment_roots())}) does not load as "
+                f"{run_as.name} ({why[-1] if why else done.returncode}): every folder above it "
+                f"must be readable by {run_as.name} for --isolation process")
+    return None
+
+
 def choose_isolation(wanted: str, run_as: RunAs | None = None) -> str:
     """``auto`` -> ``bubblewrap`` where it works, else ``process``; an explicit choice is checked."""
     if wanted not in ISOLATIONS:
