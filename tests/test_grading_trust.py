@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
@@ -28,6 +29,7 @@ from autograd_lab.course.grading import Row, grade  # noqa: E402
 from autograd_lab.course.notebooks import CourseError, write_notebook  # noqa: E402
 from autograd_lab.course.release import release_notebook  # noqa: E402
 from autograd_lab.course.sandbox import Limits, RunAs, bubblewrap_problem  # noqa: E402
+from autograd_lab.course.sanitize import BLOCKED, safe_markdown, safe_target  # noqa: E402
 from tests.fixtures import RUN_AS, course_nb  # noqa: E402
 
 pytestmark = pytest.mark.notebooks
@@ -67,6 +69,13 @@ except OSError as err:
     print('SHM-REFUSED', type(err).__name__)"""
 
 
+LIVE_LINKS = ("[a](javascript:alert(1)) and [b][ref] and <javascript:alert(2)>\n\n"
+              "[ref]: javascript:alert(3)\n\n![big](attachment:big.png)")
+MARKDOWN_OUTPUT = """from IPython.display import Markdown, display
+display(Markdown('[c](JavaScript:alert(4)) [d](&#106;avascript:alert(5))'))"""
+ATTACHMENT_CHARS = 12_000_000
+
+
 def _needs_bubblewrap() -> None:
     problem = bubblewrap_problem()
     if problem:
@@ -101,6 +110,11 @@ def trust(tmp_path_factory: pytest.TempPathFactory) -> dict:
     probe = course_nb.solved(student)
     probe.cells.insert(2, nbformat.v4.new_code_cell(PROBE))
     _put(subs, "prober", probe)
+    links = course_nb.solved(student)
+    cell = nbformat.v4.new_markdown_cell(LIVE_LINKS)
+    cell["attachments"] = {"big.png": {"image/png": "A" * ATTACHMENT_CHARS}}
+    links.cells[2:2] = [cell, nbformat.v4.new_code_cell(MARKDOWN_OUTPUT)]
+    _put(subs, "live_links", links)
     (subs / "link_to_key").mkdir()
     (subs / "link_to_key" / f"{course_nb.NAME}.ipynb").symlink_to(key)
     (subs / "link_folder").symlink_to(good.parent)
@@ -143,8 +157,45 @@ def _graded_text(out: Path, student: str) -> str:
 
 
 def test_honest_students_still_get_full_marks(trust) -> None:
-    for student in ("good", "prober", '=HYPERLINK("evil.invalid")'):
+    for student in ("good", "prober", '=HYPERLINK("evil.invalid")', "live_links"):
         assert _points(trust["table"][student]) == course_nb.TOTAL, trust["table"][student]
+
+
+class _Targets(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.targets: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        self.targets += [value or "" for name, value in attrs if name in ("href", "src")]
+
+
+def test_feedback_links_and_images_are_only_safe_kinds(trust) -> None:
+    page = (trust["out"] / "feedback" / "live_links" / f"{course_nb.NAME}.html").read_text()
+    parser = _Targets()
+    parser.feed(page)
+    assert parser.targets.count(BLOCKED) >= 4  # a, [b][ref], c and d: there, defused
+    assert not [t for t in parser.targets if not safe_target(t)]
+    assert _points(trust["table"]["live_links"]) == course_nb.TOTAL
+
+
+def test_attachments_count_toward_the_size_cap(trust) -> None:
+    page = trust["out"] / "feedback" / "live_links" / f"{course_nb.NAME}.html"
+    assert page.stat().st_size < ATTACHMENT_CHARS
+    assert "attachment 'big.png'" in page.read_text()
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("[x](https://example.org/a_(b))", True), ("[x](notes.html#part)", True),
+    ("![x](data:image/png;base64,iVBO)", True), ("[x](javascript:alert(1))", False),
+    ("[x](<javascript:alert(1)>)", False), ("[x](&#106;avascript:alert(1))", False),
+    ("![x](data:image/svg+xml;base64,PHN2Zz4=)", False), ("[x](vbscript:run)", False),
+    ("[x][r]\n\n[r]: javascript:alert(1)", False), ("[x](data:text/html,<script>)", False),
+    ("![x](attachment:plot.png)", True), ("<javascript:alert(1)>", False),
+])
+def test_markdown_keeps_only_safe_targets(text, kept) -> None:
+    assert (safe_markdown(text) == text) is kept
+    assert kept or BLOCKED in safe_markdown(text) or "&lt;" in safe_markdown(text)
 
 
 def test_a_value_shown_before_an_error_earns_nothing(trust) -> None:
