@@ -113,10 +113,14 @@ def _expected(key: dict[str, Path], submissions: Path, students: list[str],
     return names
 
 
-def _prepare_out(out: Path) -> None:
+def _check_out(out: Path) -> None:
     if out.exists() and any(out.iterdir()) and not (out / "grades.csv").exists():
         raise CourseError(f"{out} is not empty and holds no earlier grades.csv: choose a new or "
                           "empty folder for --out, so no other files are overwritten.")
+
+
+def _prepare_out(out: Path) -> None:
+    _check_out(out)
     out.mkdir(parents=True, exist_ok=True)
     for name in OUTPUTS:
         target = out / name
@@ -454,6 +458,7 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
     if user is not None:
         log(f"jobs run as {user.name} (uid {user.uid})")
     settings = JobSettings(timeout, level, limits or Limits(), user)
+    _check_out(out)  # before the canary's jobs: a wrong --out fails at once
     nbgrader_helpers()
     nb_log = logging.getLogger("autograd_lab.grade")
     nb_log.setLevel(logging.ERROR)

@@ -53,13 +53,16 @@ _REFERENCE = re.compile(r"^( {0,3}\[(?:[^\]\\\n]|\\.)+\]:[ \t]*\n?[ \t]*)(<[^>\n
 _AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.\-]{1,31}:[^<>\s]*)>")
 
 
-def safe_target(url: str) -> bool:
+def safe_target(url: str, attachments: Any = ()) -> bool:
     """Whether a link or image target is ``http``/``https``, relative, a raster
-    ``data:image`` or one of the cell's own attachments (checked by :func:`cap_outputs`). Entities are decoded and the characters browsers skip in a scheme
+    ``data:image`` or one of ``attachments``, the cell's own (checked by :func:`cap_outputs`;
+    a missing one would stop nbconvert from rendering the feedback). Entities are decoded and the characters browsers skip in a scheme
     (white space, control characters) removed before the check."""
     plain = "".join(c for c in html.unescape(url.strip("<>")) if c > " " and c != "\x7f").lower()
-    if plain.startswith(("http:", "https:", "attachment:")) or _RASTER_DATA.match(plain):
+    if plain.startswith(("http:", "https:")) or _RASTER_DATA.match(plain):
         return True
+    if plain.startswith("attachment:"):
+        return url.strip("<>").strip()[len("attachment:"):] in attachments
     return _SCHEME.match(plain) is None
 
 
@@ -83,9 +86,9 @@ def _target_end(text: str, start: int) -> int:
     return i
 
 
-def safe_markdown(text: str) -> str:
+def safe_markdown(text: str, attachments: Any = ()) -> str:
     """``text`` with every unsafe link or image target (inline, reference style, autolink)
-    replaced by :data:`BLOCKED`."""
+    replaced by :data:`BLOCKED`; ``attachments`` are the names ``attachment:`` may use."""
     out, i = [], 0
     while (at := text.find("](", i)) >= 0:
         start = at + 2
@@ -94,10 +97,10 @@ def safe_markdown(text: str) -> str:
         end = _target_end(text, start)
         target = text[start:end]
         out.append(text[i:start])
-        out.append(target if safe_target(target) else BLOCKED)
+        out.append(target if safe_target(target, attachments) else BLOCKED)
         i = end
     text = "".join(out) + text[i:]
-    text = _REFERENCE.sub(lambda m: m.group(1) + (m.group(2) if safe_target(m.group(2))
+    text = _REFERENCE.sub(lambda m: m.group(1) + (m.group(2) if safe_target(m.group(2), attachments)
                                                    else BLOCKED), text)
     return _AUTOLINK.sub(lambda m: m.group(0) if safe_target(m.group(1))
                          else "&lt;" + m.group(1) + "&gt;", text)
@@ -173,8 +176,9 @@ def _cap_attachments(cell: NotebookNode, budget: int) -> int:
             notes.append(f"the attachment {name!r} {why} was cut by the grader")
         if not bundle:
             del attachments[name]
-    if notes:
-        cell["source"] = _text(cell.get("source", "")) + "\n\n*[grader] " + "; ".join(notes) + "*"
+    if notes:  # references to what was cut go too: nbconvert refuses a missing attachment
+        cell["source"] = safe_markdown(_text(cell.get("source", "")), set(attachments)) + \
+            "\n\n*[grader] " + "; ".join(notes) + "*"
     return used
 
 
@@ -225,6 +229,8 @@ def sanitize(nb: NotebookNode) -> NotebookNode:
                 if mime == "text/markdown" and isinstance(output["data"][mime], str):
                     output["data"][mime] = safe_markdown(output["data"][mime])
         if cell.get("cell_type") in ("markdown", "raw"):
-            cell["source"] = safe_markdown(_text(cell.get("source", "")))
+            names = cell.get("attachments") or {}
+            cell["source"] = safe_markdown(_text(cell.get("source", "")),
+                                           set(names) if isinstance(names, dict) else set())
         cleaner.preprocess_cell(cell, {}, index)
     return nb
