@@ -72,14 +72,16 @@ def _grade(args: argparse.Namespace) -> int:
         grade = partial(grade_collected, assignment=args.nbgrader_assignment)
     rows = grade(args.submissions, args.out, solutions=args.solutions, timeout=args.timeout,
                  jobs=args.jobs, notebooks=args.notebooks, isolation=args.isolation,
-                 limits=limits, log=lambda message: print(message, file=sys.stderr, flush=True))
+                 limits=limits, run_as=args.run_as,
+                 log=lambda message: print(message, file=sys.stderr, flush=True))
+    from .course.submissions import shown
     students = dict.fromkeys(r.student for r in rows)
     print(f"graded {len(students)} student(s): {args.out / 'grades.csv'}, feedback in "
           f"{args.out / 'feedback'}")
     for student in students:
         got = sum(r.points for r in rows if r.student == student)
         total = sum(r.max_points for r in rows if r.student == student)
-        print(f"  {student}: {got:g} / {total:g}")
+        print(f"  {shown(student)}: {got:g} / {total:g}")
     levels = sorted({r.isolation for r in rows if r.isolation != "none"})
     if levels:
         print(f"isolation: {', '.join(levels)} (column `isolation` of grades.csv)")
@@ -253,6 +255,12 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
                    f"MB (default: {limits.file_mb})")
     p.add_argument("--processes", type=int, default=limits.processes, metavar="N",
                    help=f"processes and threads a job may run (default: {limits.processes})")
+    p.add_argument("--run-as", default=None, metavar="USER",
+                   help="run every notebook as this unprivileged user (e.g. nobody); needed when "
+                   "grading as root, which is refused otherwise (default: "
+                   "$AUTOGRAD_LAB_RUN_AS). The user needs no access to the key, the "
+                   "submissions or --out; with --isolation process it must be able to read "
+                   "the Python environment")
     p.add_argument("--nbgrader-assignment", default=None, metavar="ASSIGNMENT",
                    help="SUBMISSIONS is an nbgrader course root: grade its "
                    "submitted/STUDENT/ASSIGNMENT/ (as `nbgrader collect` left it) and write "

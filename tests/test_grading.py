@@ -16,7 +16,7 @@ pytest.importorskip("nbgrader")
 from autograd_lab.course.grading import grade  # noqa: E402
 from autograd_lab.course.notebooks import CourseError, write_notebook  # noqa: E402
 from autograd_lab.course.release import release_notebook  # noqa: E402
-from tests.fixtures import course_nb  # noqa: E402
+from tests.fixtures import RUN_AS, course_nb  # noqa: E402
 
 TIMEOUT = 10
 
@@ -37,7 +37,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
         else:
             write_notebook(submission, path)
     rows = grade(root / "submissions", root / "out", solutions=root / "solutions",
-                 timeout=TIMEOUT, jobs=2)
+                 timeout=TIMEOUT, jobs=2, run_as=RUN_AS)
     return root / "out", rows
 
 
@@ -121,7 +121,7 @@ def test_out_folder_with_other_files_is_refused(tmp_path: Path) -> None:
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "precious.txt").write_text("keep me")
     with pytest.raises(CourseError, match="not empty"):
-        grade(tmp_path / "subs", tmp_path / "out", solutions=tmp_path / "sol")
+        grade(tmp_path / "subs", tmp_path / "out", solutions=tmp_path / "sol", run_as=RUN_AS)
     assert (tmp_path / "out" / "precious.txt").read_text() == "keep me"
 
 

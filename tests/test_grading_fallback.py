@@ -20,8 +20,19 @@ import pytest
 
 pytest.importorskip("nbgrader")
 
-from tests.fixtures import course_nb, hostile_nb  # noqa: E402
+from autograd_lab.course.sandbox import RunAs, process_problem  # noqa: E402
+from tests.fixtures import RUN_AS, course_nb  # noqa: E402
 from tests.test_grading_hostile import build_class, marker_processes  # noqa: E402
+
+RUN_AS_ARGS = ["--run-as", RUN_AS] if RUN_AS else []
+
+
+def _needs_reachable_environment() -> None:
+    """As root, the jobs run as ``RUN_AS``, which must be able to load the environment
+    outside a sandbox (an environment under a private /root cannot be)."""
+    problem = process_problem(RunAs.lookup(RUN_AS)) if RUN_AS else None
+    if problem:
+        pytest.skip(f"--isolation process as root: {problem}")
 
 pytestmark = pytest.mark.notebooks
 STUDENTS = ["good", "detached_process", "big_allocation", "fake_pass_meta_path", "big_file"]
@@ -29,6 +40,7 @@ STUDENTS = ["good", "detached_process", "big_allocation", "fake_pass_meta_path",
 
 @pytest.fixture(scope="module")
 def fallback(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    _needs_reachable_environment()
     root = tmp_path_factory.mktemp("fallback")
     subs = build_class(root, STUDENTS)
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV",)}
@@ -37,7 +49,7 @@ def fallback(tmp_path_factory: pytest.TempPathFactory) -> dict:
     done = subprocess.run(
         [sys.executable, "-m", "autograd_lab", "grade", str(subs), "--out", str(root / "out"),
          "--solutions", str(root / "solutions"), "--timeout", "20", "--jobs", "2",
-         "--isolation", "process", "--memory", "2048", "--file-size", "16"],
+         "--isolation", "process", "--memory", "2048", "--file-size", "16", *RUN_AS_ARGS],
         capture_output=True, text=True, env=env, timeout=900)
     with open(root / "out" / "grades.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh)) if done.returncode == 0 else []
@@ -116,6 +128,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_stopped_grader_leaves_no_job_running(tmp_path: Path) -> None:
     """SIGTERM to ``grade`` while a notebook loops: its job and kernel end with it."""
+    _needs_reachable_environment()
     subs = build_class(tmp_path, ["good"])
     nb = json.loads((subs / "good" / f"{course_nb.NAME}.ipynb").read_text())
     nb["cells"].insert(2, {"cell_type": "code", "execution_count": None, "id": "loop",
@@ -125,7 +138,7 @@ def test_a_stopped_grader_leaves_no_job_running(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "autograd_lab", "grade", str(subs), "--out", str(tmp_path / "out"),
          "--solutions", str(tmp_path / "solutions"), "--timeout", "600", "--isolation",
-         "process"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+         "process", *RUN_AS_ARGS], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     kernels: set[int] = set()
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and not kernels:

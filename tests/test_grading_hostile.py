@@ -22,7 +22,7 @@ from autograd_lab.course.grading import grade  # noqa: E402
 from autograd_lab.course.notebooks import write_notebook  # noqa: E402
 from autograd_lab.course.release import release_notebook  # noqa: E402
 from autograd_lab.course.sandbox import PACKAGE, Limits, bubblewrap_problem  # noqa: E402
-from tests.fixtures import course_nb, hostile_nb  # noqa: E402
+from tests.fixtures import RUN_AS, course_nb, hostile_nb  # noqa: E402
 
 pytestmark = pytest.mark.notebooks
 TIMEOUT = 20
@@ -84,7 +84,7 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> dict:
     checker_text = CHECKER.read_bytes()
     try:
         rows = grade(subs, root / "out", solutions=root / "solutions", timeout=TIMEOUT, jobs=2,
-                     isolation="bubblewrap", limits=LIMITS)
+                     isolation="bubblewrap", limits=LIMITS, run_as=RUN_AS)
     finally:
         changed_checker = CHECKER.read_bytes() != checker_text
         if changed_checker:  # never leave a patched checker behind, even if a test fails

@@ -18,7 +18,7 @@ from autograd_lab.course.sandbox import (LIB, PACKAGE, Limits, SandboxError, bub
 from autograd_lab.course.sanitize import (MAX_CELL_CHARS, MAX_IMAGE_CHARS, MAX_OUTPUTS_PER_CELL,
                                           cap_outputs, sanitize)
 from autograd_lab.course.tamper import scan_notebook, scan_source
-from tests.fixtures import course_nb
+from tests.fixtures import RUN_AS, course_nb
 
 KEY_AND_COURSE = sorted((checkout_root() / "solutions").glob("*.ipynb")) + sorted(
     (checkout_root() / "course").glob("*.ipynb"))
@@ -235,13 +235,14 @@ def test_folders_the_sandbox_would_show_are_known(tmp_path) -> None:
 
 def test_a_key_inside_the_sandboxs_view_is_refused(tmp_path, monkeypatch) -> None:
     from autograd_lab.course import grading
-    monkeypatch.setattr(grading, "choose_isolation", lambda wanted: "bubblewrap")
+    monkeypatch.setattr(grading, "choose_isolation", lambda wanted, user=None: "bubblewrap")
     monkeypatch.setattr(grading, "visible_in_sandbox", lambda path: path == tmp_path / "key")
     (tmp_path / "subs" / "ann").mkdir(parents=True)
     write_notebook(course_nb.key_notebook(), tmp_path / "key" / f"{course_nb.NAME}.ipynb")
     write_notebook(course_nb.key_notebook(), tmp_path / "subs" / "ann" / f"{course_nb.NAME}.ipynb")
     with pytest.raises(CourseError, match="would be readable inside the sandbox"):
-        grading.grade(tmp_path / "subs", tmp_path / "out", solutions=tmp_path / "key")
+        grading.grade(tmp_path / "subs", tmp_path / "out", solutions=tmp_path / "key",
+                      run_as=RUN_AS)
     assert not (tmp_path / "out").exists()
 
 

@@ -31,6 +31,7 @@ import pytest
 from autograd_lab.course.nbgrader_course import make_source
 from autograd_lab.course.notebooks import (checkout_root, exercises, nbgrader_meta,
                                            read_notebook)
+from tests.fixtures import RUN_AS
 
 pytestmark = pytest.mark.hub
 
@@ -342,7 +343,8 @@ def test_a_class_runs_through_nbgrader_on_a_real_hub(tmp_path: Path) -> None:
         assert sorted(p.name for p in (course / "submitted").iterdir()) == sorted(STUDENTS)
         out = tmp_path / "grades"
         printed = _run([sys.executable, "-m", "autograd_lab", "grade", str(course),
-                        "--nbgrader-assignment", ASSIGNMENT, "--out", str(out)], course, clock)
+                        "--nbgrader-assignment", ASSIGNMENT, "--out", str(out),
+                        *(["--run-as", RUN_AS] if RUN_AS else [])], course, clock)
         assert "graded 2 student(s)" in printed, printed
         _run([*nbgrader, "release_feedback", ASSIGNMENT], course, clock)
 

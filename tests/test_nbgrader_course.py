@@ -18,7 +18,7 @@ from autograd_lab.course.nbgrader_course import (add_nbgrader_source, collected,
                                                  make_source, parse_groups)
 from autograd_lab.course.notebooks import CourseError, write_notebook  # noqa: E402
 from autograd_lab.course.release import release_notebook  # noqa: E402
-from tests.fixtures import course_nb  # noqa: E402
+from tests.fixtures import RUN_AS, course_nb  # noqa: E402
 
 KEY = ["00_welcome", "01_derivatives", "02_variable_graph"]
 
@@ -107,7 +107,8 @@ def test_grade_reads_submitted_and_writes_feedback_for_release(tmp_path, capsys)
     _submit(course, "ann", course_nb.solved(student), "secret-ann")
     _submit(course, "ben", student, "secret-ben")
     code = main(["grade", str(course), "--nbgrader-assignment", "a1", "--out",
-                 str(tmp_path / "out"), "--solutions", str(key), "--timeout", "20"])
+                 str(tmp_path / "out"), "--solutions", str(key), "--timeout", "20"]
+                + (["--run-as", RUN_AS] if RUN_AS else []))
     assert code == 0, capsys.readouterr()
     with open(tmp_path / "out" / "totals.csv", newline="") as fh:
         totals = {r["student"]: (float(r["points"]), float(r["max_points"]))

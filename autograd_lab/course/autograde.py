@@ -21,6 +21,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import re
+import shutil
 import signal
 import sys
 import threading
@@ -35,7 +36,7 @@ from nbformat import NotebookNode
 
 from .notebooks import is_grade_cell, read_notebook, write_notebook
 from .release import clear_solutions_class
-from .sandbox import Limits, SandboxError, become_subreaper, execute, merge_outputs
+from .sandbox import Limits, RunAs, SandboxError, become_subreaper, execute, merge_outputs
 from .sanitize import cap_outputs, sanitize
 
 PRELUDE = (
@@ -69,6 +70,7 @@ class JobSettings:
     timeout: int
     isolation: str
     limits: Limits
+    run_as: RunAs | None = None
 
 
 _FAILURE: dict[str, str] = {}
@@ -85,11 +87,13 @@ def _sandbox_execute_class() -> type:
         settings = AnyTrait(None).tag(config=True)
         name = AnyTrait("notebook").tag(config=True)
         seconds = AnyTrait(600.0).tag(config=True)
+        workdir = AnyTrait(None).tag(config=True)
 
         def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
             settings: JobSettings = self.settings
             cells, failure = execute(nb, self.name, settings.timeout, settings.limits,
-                                     settings.isolation, float(self.seconds))
+                                     settings.isolation, float(self.seconds),
+                                     run_as=settings.run_as, workdir=self.workdir)
             if failure:
                 _FAILURE["reason"] = failure
                 raise SandboxError(failure)
@@ -158,14 +162,29 @@ class Course:
                     for g in sub.grades}
 
     def clamp_scores(self, student: str, notebook: str) -> None:
-        """Clamp every automatic score of one submission to ``[0, points of the key]``."""
+        """Clamp every automatic score of one submission to ``[0, points of the key]``, and
+        score 0 every graded cell whose outputs hold an error or standard error anywhere.
+
+        nbgrader stops at a graded cell's first output that decides: a value shown through
+        the display hook (``execute_result``) counts as full or partial credit even when the
+        cell raised after it. Here any error counts, whatever came first."""
         from nbgrader.api import Gradebook
+        failed = {meta.get("grade_id") for cell in
+                  read_notebook(self.autograded(student, notebook)).cells
+                  if (meta := cell.get("metadata", {}).get("nbgrader", {})).get("grade")
+                  and any(has_failed(o) for o in cell.get("outputs", []))}
         with Gradebook(self.db_url, self.coursedir().course_id) as gb:
             sub = gb.find_submission_notebook(notebook, notebook, student)
             for g in sub.grades:
                 if g.auto_score is not None:
-                    g.auto_score = clamp(g.auto_score, g.max_score)
+                    g.auto_score = 0.0 if g.name in failed else clamp(g.auto_score, g.max_score)
             gb.db.commit()
+
+
+def has_failed(output: Any) -> bool:
+    """Whether one output shows a failure: an error, or text on standard error."""
+    return output.get("output_type") == "error" or (
+        output.get("output_type") == "stream" and output.get("name") == "stderr")
 
 
 def clamp(score: Any, max_score: Any) -> float:
@@ -180,7 +199,7 @@ def clamp(score: Any, max_score: Any) -> float:
 
 
 def autograde_one(course: Course, student: str, notebook: str, settings: JobSettings,
-                  seconds: float) -> None:
+                  seconds: float, workdir: str | None = None) -> None:
     """Autograde one submitted notebook and write its feedback (runs in a child process).
 
     Raises ``RuntimeError`` with the cause when nbgrader could not grade it.
@@ -201,6 +220,7 @@ def autograde_one(course: Course, student: str, notebook: str, settings: JobSett
     config.SandboxExecute.settings = settings
     config.SandboxExecute.name = notebook
     config.SandboxExecute.seconds = seconds
+    config.SandboxExecute.workdir = workdir
     steps = [_sandbox_execute_class(), IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
              SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
     coursedir = course.coursedir(notebook, student)
@@ -234,6 +254,12 @@ class Job:
     hard_limit: float
 
     @property
+    def workdir(self) -> Path:
+        """The job's own temporary folder (the merged notebook with the hidden tests goes
+        there); removed when the job ends, however it ends."""
+        return self.result.with_suffix(".work")
+
+    @property
     def sandbox_seconds(self) -> float:
         """How long the notebook's sandbox may run: a little less than the whole job."""
         return max(30.0, self.hard_limit - 30.0)
@@ -248,7 +274,9 @@ def _child(course: Course, job: Job, settings: JobSettings) -> None:
     become_subreaper()  # whatever the job leaves behind becomes ours to kill
     outcome: dict[str, Any] = {"ok": True, "reason": ""}
     try:
-        autograde_one(course, job.student, job.notebook, settings, job.sandbox_seconds)
+        job.workdir.mkdir(exist_ok=True)
+        autograde_one(course, job.student, job.notebook, settings, job.sandbox_seconds,
+                      str(job.workdir))
     except BaseException as err:  # everything becomes a reason in the CSV
         outcome = {"ok": False, "reason": str(err) if isinstance(err, RuntimeError)
                    else "".join(traceback.format_exception_only(type(err), err)).strip()}
@@ -303,6 +331,7 @@ def run_jobs(course: Course, jobs: list[Job], settings: JobSettings, parallel: i
                 else:
                     proc.join()
                     outcome = _read_outcome(job, proc.exitcode)
+                shutil.rmtree(job.workdir, ignore_errors=True)  # a killed job's notebook too
                 outcome["seconds"] = round(elapsed, 2)
                 outcome["isolation"] = settings.isolation
                 outcomes[(job.student, job.notebook)] = outcome
@@ -310,9 +339,10 @@ def run_jobs(course: Course, jobs: list[Job], settings: JobSettings, parallel: i
                 if on_done is not None:
                     on_done(job, outcome)
     except BaseException:  # stopped (Ctrl-C, SIGTERM) or failed: no job goes on without us
-        for proc in running:
+        for proc, (job, _) in running.items():
             proc.kill()
             proc.join()
+            shutil.rmtree(job.workdir, ignore_errors=True)
         _stop_forkserver()
         raise
     finally:

@@ -31,9 +31,11 @@ scores are clamped to the key's points, outputs are sanitized and capped
 from __future__ import annotations
 
 import csv
+import hashlib
 import html
 import logging
 import os
+from collections import Counter
 import shutil
 import sys
 import tempfile
@@ -45,8 +47,9 @@ from .autograde import Course, Job, JobSettings, run_jobs
 from .notebooks import (CourseError, cell_failure, default_dir, exercises, format_points,
                         list_notebooks, nbgrader_meta, read_notebook, write_notebook)
 from .release import release_notebook
-from .sandbox import Limits, bubblewrap_problem, choose_isolation, visible_in_sandbox
-from .submissions import load, restore_graded_cells
+from .sandbox import (Limits, RunAs, bubblewrap_problem, choose_isolation, environment_roots,
+                      process_problem, visible_in_sandbox)
+from .submissions import Prepared, load, name_problem, plain_problem, restore_graded_cells, shown
 from .tamper import scan_notebook
 
 TIMEOUT_ERRORS = ("CellTimeoutError", "KeyboardInterrupt")
@@ -73,12 +76,21 @@ class Row:
     flags: str = ""
 
 
+RUN_AS_VARIABLE = "AUTOGRAD_LAB_RUN_AS"
+"""The environment variable that sets ``--run-as`` when the option is not given."""
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""What makes a spreadsheet read a CSV cell as a formula."""
+
+
 def _students(submissions: Path) -> list[str]:
+    """Every entry of ``submissions`` that is (or pretends to be) a student folder; symbolic
+    links and odd names are kept here and refused per student later, with a reason."""
     if not submissions.is_dir():
         raise CourseError(f"SUBMISSIONS must be a folder with one subfolder per student; "
                           f"{submissions} is not a folder.")
     names = sorted(p.name for p in submissions.iterdir()
-                   if p.is_dir() and not p.name.startswith((".", "_")))
+                   if (p.is_dir() or p.is_symlink()) and not p.name.startswith((".", "_")))
     if not names:
         raise CourseError(f"{submissions} has no student folders: put each student's notebooks "
                           "in a subfolder named after the student (e.g. submissions/alice/).")
@@ -101,10 +113,14 @@ def _expected(key: dict[str, Path], submissions: Path, students: list[str],
     return names
 
 
-def _prepare_out(out: Path) -> None:
+def _check_out(out: Path) -> None:
     if out.exists() and any(out.iterdir()) and not (out / "grades.csv").exists():
         raise CourseError(f"{out} is not empty and holds no earlier grades.csv: choose a new or "
                           "empty folder for --out, so no other files are overwritten.")
+
+
+def _prepare_out(out: Path) -> None:
+    _check_out(out)
     out.mkdir(parents=True, exist_ok=True)
     for name in OUTPUTS:
         target = out / name
@@ -164,13 +180,20 @@ def _zero_rows(student: str, notebook: str, key_exercises: list, status: str,
     return [Row(student, notebook, ex.id, 0.0, ex.points, status, reason) for ex in key_exercises]
 
 
+def csv_cell(value: str) -> str:
+    """A text cell that no spreadsheet runs: one starting like a formula gets a ``'`` first,
+    and characters that are not UTF-8 or control characters are escaped."""
+    value = shown(str(value))
+    return "'" + value if value.startswith(FORMULA_STARTS) else value
+
+
 def write_csv(rows: list[Row], out: Path) -> None:
     """Write ``grades.csv`` (one row per exercise) and ``totals.csv`` (one per student)."""
     with open(out / "grades.csv", "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow([f.name for f in fields(Row)])
         for row in rows:
-            values = list(astuple(row))
+            values = [csv_cell(v) if isinstance(v, str) else v for v in astuple(row)]
             values[3:5] = [format_points(row.points), format_points(row.max_points)]
             writer.writerow(values)
     totals: dict[str, list[float]] = {}
@@ -182,12 +205,15 @@ def write_csv(rows: list[Row], out: Path) -> None:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(["student", "points", "max_points"])
         for student, (got_points, max_points) in totals.items():
-            writer.writerow([student, format_points(got_points), format_points(max_points)])
+            writer.writerow([csv_cell(student), format_points(got_points),
+                             format_points(max_points)])
 
 
 def _write_feedback(course: Course, rows: list[Row], out: Path) -> None:
     """Per student: nbgrader's HTML feedback per notebook, and an ``index.html`` summary."""
     for student in dict.fromkeys(r.student for r in rows):
+        if name_problem(student):  # refused for its name: no folder of that name is made
+            continue
         folder = out / "feedback" / student
         folder.mkdir(parents=True, exist_ok=True)
         mine = [r for r in rows if r.student == student]
@@ -218,12 +244,19 @@ def _write_feedback(course: Course, rows: list[Row], out: Path) -> None:
 
 
 def nbgrader_helpers() -> None:
-    """Make nbgrader's ``alembic`` command findable, or say clearly that it is missing.
+    """Make nbgrader's ``alembic`` command (and nbconvert's templates) findable, or say
+    clearly that it is missing.
 
     nbgrader runs ``alembic`` by name when it creates a gradebook; when ``grade`` is called
     by the interpreter's full path (a virtual environment that is not activated), the
     command sits next to ``sys.executable`` but not on ``PATH``.
     """
+    # a virtualenv made with --system-site-packages has nbconvert's templates (feedback
+    # pages) under the base interpreter's share/jupyter, where jupyter does not look
+    base = os.path.join(sys.base_prefix, "share", "jupyter")
+    paths = [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
+    if sys.prefix != sys.base_prefix and os.path.isdir(base) and base not in paths:
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(paths + [base])
     if shutil.which("alembic"):
         return
     bindir = os.path.dirname(sys.executable)
@@ -243,20 +276,153 @@ def _mark_flags(rows: list[Row], flags: list) -> list[Row]:
 def needs_review(rows: list[Row]) -> list[str]:
     """One line per flagged (student, notebook): who, which notebook, what was found."""
     seen = dict.fromkeys((r.student, r.notebook, r.flags) for r in rows if r.flags)
-    return [f"{student}/{notebook}: {flags}" for student, notebook, flags in seen]
+    return [f"{shown(student)}/{notebook}: {shown(flags)}" for student, notebook, flags in seen]
+
+
+def resolve_run_as(run_as: str | None) -> RunAs | None:
+    """The user jobs run as: ``run_as``, else ``$AUTOGRAD_LAB_RUN_AS``; root must name one.
+
+    As root, a sandbox keeps every capability (it could remount the package, read
+    ``/etc/shadow``, ignore the process limit), and a plain process can do anything: so
+    grading as root is refused unless the jobs drop to an unprivileged user."""
+    name = run_as or os.environ.get(RUN_AS_VARIABLE) or None
+    if name is None:
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            raise CourseError(
+                "Refusing to grade as root: the notebooks would run with root's rights. Pass "
+                f"--run-as USER (or set {RUN_AS_VARIABLE}=USER) to run every job as that "
+                "unprivileged user, e.g. --run-as nobody; its Python environment "
+                f"({', '.join(environment_roots())}) must be readable by that user for "
+                "--isolation process. Or grade as an ordinary user.")
+        return None
+    try:
+        user = RunAs.lookup(name)
+    except ValueError as err:
+        raise CourseError(str(err)) from None
+    if os.geteuid() != 0:
+        if os.geteuid() == user.uid:
+            return None  # already that user
+        raise CourseError(f"--run-as {name} needs the grader to run as root (it switches "
+                          f"users); you are uid {os.geteuid()}. Leave --run-as out.")
+    return user
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one batch grades: the key, the student copies, the settings."""
+
+    key: dict[str, Path]
+    expected: list[str]
+    released: dict
+    key_ex: dict
+    timeout: int
+    settings: JobSettings
+    jobs: int
+
+
+_CANARIES_PASSED: set = set()
+"""Canaries that passed in this process (key's bytes, settings, interpreter): not run again."""
+
+
+def _canary_key(plan: _Plan, notebook: str) -> tuple:
+    digest = hashlib.sha256(plan.key[notebook].read_bytes()).hexdigest()
+    return (digest, plan.settings, sys.executable, tuple(environment_roots()))
+
+
+def _run_batch(course: Course, plan: _Plan, submitted: dict[tuple[str, str], Prepared],
+               log: Callable[[str], None], label: Callable[[str], str]) -> dict:
+    """Write each prepared notebook into ``course`` and run its job; return the rows."""
+    pending, rows = [], {}
+    for (student, n), sub in submitted.items():
+        write_notebook(sub.nb, course.submitted(student, n))
+        code_cells = sum(c.cell_type == "code" for c in plan.released[n].cells)
+        pending.append(Job(student, n, course.root / f"result-{len(pending)}.json",
+                           hard_limit=plan.timeout * (code_cells + 2) + 120))
+
+    def done(job: Job, outcome: dict) -> None:
+        log(f"{label(job.student)}/{job.notebook}: {'graded' if outcome['ok'] else 'crashed'} "
+            f"in {outcome['seconds']:.1f} s ({outcome.get('isolation', NOT_RUN)})")
+
+    outcomes = run_jobs(course, pending, plan.settings, plan.jobs, on_done=done)
+    for (student, n), outcome in outcomes.items():
+        rows[(student, n)] = _job_rows(course, student, n, plan.key_ex[n],
+                                       submitted[(student, n)].notes, outcome, plan.timeout)
+    return rows
+
+
+def canary(plan: _Plan, nb_log: logging.Logger, log: Callable[[str], None]) -> None:
+    """Grade the key and an untouched student copy of each notebook exactly as the class
+    will be graded (same isolation, limits, user); unless the key gets full marks and the
+    copy zero, raise :class:`CourseError` saying what failed and how to fix it."""
+    todo = [n for n in plan.expected if _canary_key(plan, n) not in _CANARIES_PASSED]
+    if not todo:
+        return
+    log(f"canary: grading the key and the student copy of {', '.join(todo)} first")
+    with tempfile.TemporaryDirectory(prefix="autograd_lab_canary_") as tmp:
+        course = Course(Path(tmp), Path(tmp) / "gradebook.db")
+        course.add_students(["key", "copy"])
+        course.generate([plan.key[n] for n in todo], nb_log)
+        submitted = {}
+        for n in todo:
+            submitted[("key", n)] = Prepared("ok", nb=read_notebook(plan.key[n]))
+            submitted[("copy", n)] = Prepared("ok", nb=plan.released[n])
+        rows = _run_batch(course, plan, submitted, lambda m: None, lambda s: f"canary {s}")
+    problems = []
+    for n in todo:
+        key_rows, copy_rows = rows[("key", n)], rows[("copy", n)]
+        bad_key = [r for r in key_rows if r.points < r.max_points]
+        bad_copy = [r for r in copy_rows if r.points > 0]
+        for r in bad_key:
+            problems.append(f"the key's {n} scored {format_points(r.points)} / "
+                            f"{format_points(r.max_points)} on {r.exercise} ({r.status}: "
+                            f"{shown(r.reason)[:400]})")
+        for r in bad_copy:
+            problems.append(f"the untouched student copy of {n} scored "
+                            f"{format_points(r.points)} on {r.exercise}: its graded cell "
+                            "passes without an answer")
+        if not bad_key and not bad_copy:
+            _CANARIES_PASSED.add(_canary_key(plan, n))
+    if problems:
+        crashed = any(r.status == "crashed" for n in todo for r in rows[("key", n)])
+        fix = ("The jobs themselves do not run: check that the Python environment "
+               f"({', '.join(environment_roots())}) is readable"
+               + (f" by {plan.settings.run_as.name}" if plan.settings.run_as else "")
+               + ", that --memory, --processes and --file-size leave room for a kernel, and "
+               "try --isolation process to tell the sandbox from the rest."
+               if crashed else
+               "Run the key with `autograd-lab check` or nbval to see its failure, and "
+               "regenerate the student copies with `autograd-lab release`.")
+        raise CourseError("Nothing was graded: the canary failed. " + "; ".join(problems[:6])
+                          + (f" (and {len(problems) - 6} more)" if len(problems) > 6 else "")
+                          + ". " + fix)
+    log("canary: the key scores full marks and the student copy zero")
+
+
+def _infrastructure_failure(rows: dict, ran: int) -> str | None:
+    """The crash most jobs share, when most of the batch crashed the same way."""
+    reasons = Counter(r[0].reason for r in rows.values() if r and r[0].status == "crashed")
+    if not reasons or ran < 3:
+        return None
+    reason, count = reasons.most_common(1)[0]
+    return f"{count} of {ran} notebooks: {reason}" if count * 2 > ran else None
 
 
 def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: int = 60,
           jobs: int = 1, notebooks: list[str] | None = None,
           log: Callable[[str], None] = lambda message: None, isolation: str = "auto",
-          limits: Limits | None = None) -> list[Row]:
+          limits: Limits | None = None, run_as: str | None = None,
+          refused: dict[tuple[str, str], str] | None = None) -> list[Row]:
     """Grade every student folder in ``submissions``; write ``out/grades.csv`` and feedback.
 
     ``notebooks`` restricts (or fixes) the expected notebooks; by default they are the
     key's notebooks that at least one student submitted. ``timeout`` is per cell, in
     seconds. ``isolation`` is ``auto`` (bubblewrap where it works, else a plain process),
-    ``bubblewrap`` or ``process``; ``limits`` bound each job. Returns the rows of
-    ``grades.csv``.
+    ``bubblewrap`` or ``process``; ``limits`` bound each job; ``run_as`` is the
+    unprivileged user the jobs run as (needed when grading as root; default
+    ``$AUTOGRAD_LAB_RUN_AS``). ``refused`` maps (student, notebook) to why a submission
+    was refused before it got here (the nbgrader route). Before any grade is written, a
+    canary grades the key and a student copy the same way (:func:`canary`). Returns the
+    rows of ``grades.csv``.
     """
     submissions, out = Path(submissions), Path(out)
     key_dir = Path(solutions) if solutions is not None else default_dir("solutions")
@@ -265,33 +431,63 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
         raise CourseError(f"The key folder {key_dir} holds no notebooks.")
     students = _students(submissions)
     expected = _expected(key, submissions, students, notebooks)
+    user = resolve_run_as(run_as)
     try:
-        level = choose_isolation(isolation)
+        level = choose_isolation(isolation, user)
     except (ValueError, RuntimeError) as err:
         raise CourseError(str(err)) from None
+    if level == "process" and user is not None:
+        problem = process_problem(user)
+        if problem:
+            raise CourseError(f"Cannot run the notebooks as {user.name}: {problem}. Use "
+                              "bubblewrap (it reaches the environment for that user), or "
+                              "install the environment where that user can read it.")
     if level == "process":
-        why = "as asked" if isolation == "process" else f"because {bubblewrap_problem()}"
+        why = "as asked" if isolation == "process" else \
+            f"because {bubblewrap_problem(user) if user else bubblewrap_problem()}"
         log(f"isolation: process ({why}): each notebook runs in its own process with resource "
             "limits, but it can read your files and the key; grade untrusted work with "
             "bubblewrap")
     else:
-        shown = [str(p) for p in (key_dir, submissions, out) if visible_in_sandbox(p)]
-        if shown:
-            raise CourseError(f"{', '.join(shown)} would be readable inside the sandbox: it lies "
-                              "in the Python environment, the autograd_lab package or the "
+        shown_dirs = [str(p) for p in (key_dir, submissions, out) if visible_in_sandbox(p)]
+        if shown_dirs:
+            raise CourseError(f"{', '.join(shown_dirs)} would be readable inside the sandbox: it "
+                              "lies in the Python environment, the autograd_lab package or the "
                               "system folders that every job sees. Move it elsewhere.")
         log("isolation: bubblewrap (each notebook in its own sandbox)")
-    settings = JobSettings(timeout, level, limits or Limits())
+    if user is not None:
+        log(f"jobs run as {user.name} (uid {user.uid})")
+    settings = JobSettings(timeout, level, limits or Limits(), user)
+    _check_out(out)  # before the canary's jobs: a wrong --out fails at once
     nbgrader_helpers()
-    _prepare_out(out)
     nb_log = logging.getLogger("autograd_lab.grade")
     nb_log.setLevel(logging.ERROR)
+    plan = _Plan(key, expected, {n: release_notebook(read_notebook(key[n]), n) for n in expected},
+                 {n: exercises(read_notebook(key[n])) for n in expected}, timeout, settings, jobs)
+    try:
+        canary(plan, nb_log, log)
+    except CourseError:
+        raise
+    except Exception as err:  # nbgrader refuses the key: say which check failed
+        raise CourseError(f"nbgrader could not grade the key notebooks "
+                          f"({', '.join(expected)}): {type(err).__name__}: {err}. "
+                          "Does `autograd-lab release` work on them?") from err
+    _prepare_out(out)
     rows: dict[tuple[str, str], list[Row]] = {}
     flags: dict[tuple[str, str], list] = {}
+    refused = dict(refused or {})
+    gradable = []
+    for student in students:
+        problem = name_problem(student) or plain_problem(submissions / student, "folder")
+        if problem:
+            for n in expected:
+                refused.setdefault((student, n), f"the student folder was refused: {problem}")
+        else:
+            gradable.append(student)
     with tempfile.TemporaryDirectory(prefix="autograd_lab_grade_") as tmp:
         course = Course(Path(tmp), out / "gradebook.db")
         try:
-            course.add_students(students)
+            course.add_students(gradable)
         except Exception as err:  # the gradebook itself cannot be made: not the key's fault
             raise CourseError(f"nbgrader could not create the gradebook {out / 'gradebook.db'} "
                               f"({type(err).__name__}: {err}).") from err
@@ -301,38 +497,37 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
             raise CourseError(f"nbgrader could not read the key notebooks "
                               f"({', '.join(expected)}): {type(err).__name__}: {err}. "
                               "Does `autograd-lab release` work on them?") from err
-        key_nbs = {n: read_notebook(key[n]) for n in expected}
-        key_ex = {n: exercises(nb) for n, nb in key_nbs.items()}
-        released = {n: release_notebook(read_notebook(key[n]), n) for n in expected}
-        pending, notes = [], {}
+        prepared: dict[tuple[str, str], Prepared] = {}
         for student in students:
             for n in expected:
-                sub = load(submissions / student / f"{n}.ipynb")
+                if (student, n) in refused:
+                    sub = Prepared("invalid", refused[(student, n)])
+                else:
+                    sub = load(submissions / student / f"{n}.ipynb")
                 if sub.status == "ok":
                     try:
                         flags[(student, n)] = scan_notebook(sub.nb)
-                        restore_graded_cells(sub, released[n])
-                        write_notebook(sub.nb, course.submitted(student, n))
-                    except Exception as err:  # odd metadata nbformat accepted but we cannot use
-                        sub.status = "invalid"
-                        sub.reason = f"cannot prepare {n}.ipynb for grading ({err})"
+                        restore_graded_cells(sub, plan.released[n])
+                    except Exception as err:  # odd metadata nbformat accepted, too deep, ...
+                        sub = Prepared("invalid", f"cannot prepare {n}.ipynb for grading "
+                                                  f"({type(err).__name__}: {shown(str(err))[:300]})")
                 if sub.status != "ok":
-                    rows[(student, n)] = _zero_rows(student, n, key_ex[n], sub.status, sub.reason)
-                    log(f"{student}/{n}: {sub.status} ({sub.reason})")
+                    rows[(student, n)] = _zero_rows(student, n, plan.key_ex[n], sub.status,
+                                                    sub.reason)
+                    log(f"{shown(student)}/{n}: {sub.status} ({shown(sub.reason)})")
                     continue
-                notes[(student, n)] = sub.notes
-                code_cells = sum(c.cell_type == "code" for c in key_nbs[n].cells)
-                pending.append(Job(student, n, Path(tmp) / f"result-{len(pending)}.json",
-                                   hard_limit=timeout * (code_cells + 2) + 120))
-
-        def done(job: Job, outcome: dict) -> None:
-            log(f"{job.student}/{job.notebook}: {'graded' if outcome['ok'] else 'crashed'} "
-                f"in {outcome['seconds']:.1f} s ({outcome.get('isolation', NOT_RUN)})")
-
-        outcomes = run_jobs(course, pending, settings, jobs, on_done=done)
-        for (student, n), outcome in outcomes.items():
-            rows[(student, n)] = _job_rows(course, student, n, key_ex[n], notes[(student, n)],
-                                           outcome, timeout)
+                prepared[(student, n)] = sub
+        graded = _run_batch(course, plan, prepared, log, shown)
+        broken = _infrastructure_failure(graded, len(prepared))
+        if broken:
+            for name in OUTPUTS:
+                target = out / name
+                if target.is_file():
+                    target.unlink()
+            raise CourseError(f"No grades were written: most notebooks failed the same way, "
+                              f"which is the grader's setup, not the students' work ({broken}). "
+                              "Fix that and grade again.")
+        rows.update(graded)
         ordered = [r for s in students for n in expected
                    for r in _mark_flags(rows[(s, n)], flags.get((s, n), []))]
         write_csv(ordered, out)

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from .notebooks import CourseError, default_dir, format_points, list_notebooks
+from .submissions import _read_plain, name_problem, plain_problem, shown
 
 SUBMISSION_FILES = ("timestamp.txt", "submission_secret.txt")
 """What ``nbgrader release_feedback`` reads next to each feedback page."""
@@ -85,8 +86,17 @@ def collected(course_root: Path, assignment: str) -> dict[str, list[Path]]:
     if not submitted.is_dir():
         raise CourseError(f"{course_root} has no submitted/ folder: give the nbgrader course "
                           "root (CourseDirectory.root) after `nbgrader collect ASSIGNMENT`.")
-    found = {d.name: sorted((d / assignment).glob("*.ipynb")) for d in sorted(submitted.iterdir())
-             if (d / assignment).is_dir() and not d.name.startswith((".", "_"))}
+    found = {}
+    for d in sorted(submitted.iterdir()):
+        if d.name.startswith((".", "_")) or not (d.is_symlink() or (d / assignment).is_dir()
+                                                 or (d / assignment).is_symlink()):
+            continue
+        folder = d / assignment
+        if d.is_symlink() or folder.is_symlink() or not folder.is_dir():
+            found[d.name] = []  # refused in grade_collected, with its reason
+            continue
+        # names as listed (a link, FIFO or device is refused later), never a file's target
+        found[d.name] = sorted(p for p in folder.iterdir() if p.name.endswith(".ipynb"))
     if not found:
         raise CourseError(f"No student has {assignment!r} in {submitted}; run `nbgrader collect "
                           f"{assignment}` in {course_root} first (or check the assignment name).")
@@ -123,6 +133,11 @@ def _feedback_page(nbgrader_page: Path, rows: list) -> str:
             f"{html.escape(rows[0].notebook)}</title></head><body>\n{summary}\n</body></html>\n")
 
 
+def _copy_plain(source: Path, target: Path) -> None:
+    """Copy a plain file without following a link (checked again once opened)."""
+    target.write_bytes(_read_plain(source))
+
+
 def grade_collected(course_root: Path, out: Path, assignment: str, **options) -> list:
     """Grade ``submitted/*/ASSIGNMENT/`` of an nbgrader course; feedback for release.
 
@@ -134,21 +149,41 @@ def grade_collected(course_root: Path, out: Path, assignment: str, **options) ->
     course_root = Path(course_root)
     found = collected(course_root, assignment)
     options.setdefault("notebooks", _assignment_notebooks(course_root, assignment, found))
+    refused: dict[tuple[str, str], str] = {}
+    notebooks = options["notebooks"]
     with tempfile.TemporaryDirectory(prefix="autograd_lab_collected_") as tmp:
         for student, paths in found.items():
+            submission = course_root / "submitted" / student
+            problem = (name_problem(student) or plain_problem(submission, "folder")
+                       or plain_problem(submission / assignment, "folder"))
+            if problem:
+                refused.update({(student, n): f"the submission folder was refused: {problem}"
+                                for n in notebooks})
             (Path(tmp) / student).mkdir()
             for path in paths:
-                shutil.copyfile(path, Path(tmp) / student / path.name)
-        rows = grade(Path(tmp), out, **options)
+                why = plain_problem(path)
+                if why:  # checked with lstat: a link is not followed, not even to copy it
+                    refused[(student, path.stem)] = f"{shown(path.name)} was refused: {why}"
+                elif not problem:
+                    try:
+                        _copy_plain(path, Path(tmp) / student / path.name)
+                    except OSError as err:
+                        refused[(student, path.stem)] = (f"{shown(path.name)} could not be "
+                                                         f"read ({type(err).__name__})")
+        rows = grade(Path(tmp), out, refused=refused, **options)
     for student in found:
+        if name_problem(student):
+            continue
         submission = course_root / "submitted" / student / assignment
         target = course_root / "feedback" / student / assignment
         if target.exists():
             shutil.rmtree(target)
         target.mkdir(parents=True)
+        folder_ok = not (plain_problem(submission.parent, "folder")
+                         or plain_problem(submission, "folder"))
         for name in SUBMISSION_FILES:
-            if (submission / name).exists():
-                shutil.copyfile(submission / name, target / name)
+            if folder_ok and (submission / name).exists() and not plain_problem(submission / name):
+                _copy_plain(submission / name, target / name)
         mine = [r for r in rows if r.student == student]
         for notebook in dict.fromkeys(r.notebook for r in mine):
             page = _feedback_page(Path(out) / "feedback" / student / f"{notebook}.html",

@@ -85,8 +85,8 @@ class Limits:
             resource.setrlimit(which, (value, value))
 
 
-def _ro_binds() -> list[str]:
-    """``--ro-bind`` pairs for the system and the Python environment (not the checkout)."""
+def _system_binds() -> list[str]:
+    """``--ro-bind`` (or ``--symlink``) arguments for the system folders."""
     args: list[str] = []
     for top in ("bin", "lib", "lib32", "lib64", "libx32", "sbin"):
         path = Path("/") / top
@@ -94,7 +94,12 @@ def _ro_binds() -> list[str]:
             args += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             args += ["--ro-bind", str(path), str(path)]
-    args += ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+    return args + ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+
+
+def environment_roots() -> list[str]:
+    """The folders of the Python environment a job needs (outside ``/usr`` and ``/etc``),
+    none inside another: a virtualenv's, its base interpreter's, their site-packages."""
     import site
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.realpath(sys.prefix),
              os.path.realpath(sys.base_prefix), os.path.dirname(os.path.realpath(sys.executable))}
@@ -106,7 +111,13 @@ def _ro_binds() -> list[str]:
                 root == k or root.startswith(k.rstrip("/") + "/") for k in kept):
             continue
         kept.append(root)
-    for root in kept:
+    return kept
+
+
+def _ro_binds() -> list[str]:
+    """``--ro-bind`` pairs for the system and the Python environment (not the checkout)."""
+    args = _system_binds()
+    for root in environment_roots():
         args += ["--ro-bind", root, root]
     return args
 
@@ -132,48 +143,194 @@ def _env(home: str, tmp: str, pythonpath: str) -> dict[str, str]:
             "NUMBA_NUM_THREADS": "1"}
 
 
+SHM_MB = 16
+"""Size of the sandbox's private ``/dev/shm`` (shared memory is memory no limit counts)."""
+
+
+def _parents(path: str) -> list[str]:
+    """Every folder above ``path``, outermost first (``/a/b/c`` -> ``/a``, ``/a/b``)."""
+    parts = Path(path).parts[1:-1]
+    return ["/" + "/".join(parts[:i + 1]) for i in range(len(parts))]
+
+
 def bubblewrap_command(limits: Limits, tmp_mb: int, files: dict[str, int],
-                       argv: list[str]) -> list[str]:
-    """The ``bwrap`` command line that runs ``argv`` in ``/job`` holding ``files`` (name -> fd)."""
-    cmd = [shutil.which("bwrap") or "bwrap", "--unshare-user", "--unshare-all",
-           "--die-with-parent", "--new-session", "--clearenv", *_ro_binds(),
-           "--ro-bind", str(PACKAGE), f"{LIB}/autograd_lab",
-           "--proc", "/proc", "--dev", "/dev",
-           "--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/tmp",
-           "--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/job"]
+                       argv: list[str], run_as: "RunAs | None" = None,
+                       userns_fd: int | None = None) -> list[str]:
+    """The ``bwrap`` command line that runs ``argv`` in ``/job`` holding ``files`` (name -> fd).
+
+    The private file systems (``/tmp``, ``/job``, ``/proc``, ``/dev``, a small ``/dev/shm``)
+    are mounted first and the read-only binds after them, so a Python environment that lives
+    under ``/tmp`` (or anywhere) is mounted over the private ``/tmp``, not hidden by it.
+
+    As root (``run_as`` and ``userns_fd`` from :func:`user_namespace`): bwrap mounts inside
+    a user namespace that maps only root and ``run_as``, so it can still reach an
+    environment only root can read (``/root/.pyenv``); then ``setpriv`` becomes ``run_as``
+    with no capabilities, not even in the bounding set, before the runner starts.
+    """
+    size = str(tmp_mb * 1024 * 1024)
+    private = ["--perms", "1777", "--size", size, "--tmpfs", "/tmp",
+               "--perms", "1777", "--size", size, "--tmpfs", "/job",
+               "--proc", "/proc", "--dev", "/dev",
+               "--perms", "1777", "--size", str(SHM_MB * 1024 * 1024), "--tmpfs", "/dev/shm"]
+    if run_as is None:
+        cmd = [shutil.which("bwrap") or "bwrap", "--unshare-user", "--unshare-all"]
+    else:
+        cmd = [shutil.which("bwrap") or "bwrap", "--userns", str(userns_fd), "--uid", "0",
+               "--gid", "0", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+               "--unshare-cgroup-try"]
+    cmd += ["--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL"]
+    if run_as is not None:  # only what setpriv needs to drop to run_as, and it drops them all
+        cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
+    cmd += [*private, *_system_binds()]
+    made: set[str] = set()
+    for root, target in [(r, r) for r in environment_roots()] + [
+            (str(PACKAGE), f"{LIB}/autograd_lab")]:
+        for parent in _parents(target):
+            if parent not in made and parent not in ("/tmp", "/usr", "/etc", "/dev", "/proc"):
+                made.add(parent)
+                cmd += ["--perms", "0755", "--dir", parent]
+        cmd += ["--ro-bind", root, target]
     for name, fd in files.items():  # a relative name goes into /job
-        cmd += ["--file", str(fd), name if name.startswith("/") else f"/job/{name}"]
+        cmd += ["--perms", "0644", "--file", str(fd),
+                name if name.startswith("/") else f"/job/{name}"]
     for key, value in _env("/job", "/tmp", LIB).items():
         cmd += ["--setenv", key, value]
-    return cmd + ["--chdir", "/job", "--", *argv]
+    cmd += ["--chdir", "/job", "--"]
+    if run_as is not None:
+        cmd += [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={run_as.uid}",
+                f"--regid={run_as.gid}", "--clear-groups", "--no-new-privs",
+                "--inh-caps=-all", "--bounding-set=-all", "--"]
+    return cmd + argv
+
+
+@contextlib.contextmanager
+def user_namespace(run_as: "RunAs") -> Any:
+    """An open user namespace (its file descriptor) in which uid and gid 0 are root and
+    ``run_as``'s are themselves, nothing else: bwrap joins it with ``--userns``. Made by a
+    short-lived ``unshare --user`` process whose maps the grader (root) writes."""
+    proc = subprocess.Popen([shutil.which("unshare") or "unshare", "--user", "cat"],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env={})
+    try:
+        own = os.readlink("/proc/self/ns/user")
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                if os.readlink(f"/proc/{proc.pid}/ns/user") != own:
+                    break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SandboxError("could not create a user namespace for --run-as "
+                                   "(`unshare --user` failed)")
+            time.sleep(0.005)
+        for kind, own_id in (("uid", run_as.uid), ("gid", run_as.gid)):
+            with open(f"/proc/{proc.pid}/{kind}_map", "w", encoding="ascii") as fh:
+                fh.write(f"0 0 1\n{own_id} {own_id} 1\n")
+        fd = os.open(f"/proc/{proc.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        if proc.stdin:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class RunAs:
+    """The unprivileged user a job runs as when the grader is root (``--run-as``)."""
+
+    name: str
+    uid: int
+    gid: int
+
+    @classmethod
+    def lookup(cls, name: str) -> "RunAs":
+        import pwd
+        try:
+            entry = pwd.getpwnam(name) if not name.isdigit() else pwd.getpwuid(int(name))
+        except KeyError:
+            raise ValueError(f"--run-as {name!r}: no such user on this machine; name an "
+                             "existing unprivileged user, e.g. nobody.") from None
+        if entry.pw_uid == 0:
+            raise ValueError(f"--run-as {name!r} is root (uid 0); name an unprivileged user, "
+                             "e.g. nobody.")
+        return cls(entry.pw_name, entry.pw_uid, entry.pw_gid)
 
 
 @functools.lru_cache(maxsize=None)
-def bubblewrap_problem() -> str | None:
-    """``None`` if a bubblewrap sandbox starts here, else why not (tried, not guessed)."""
+def bubblewrap_problem(run_as: RunAs | None = None) -> str | None:
+    """``None`` if a bubblewrap sandbox starts here, else why not (tried, not guessed).
+
+    The check starts the interpreter inside a sandbox mounted as the jobs' are (as
+    ``run_as`` where given), not only ``true``: an environment the sandbox hides or cannot
+    reach fails here, before any job."""
     if not sys.platform.startswith("linux"):
         return f"bubblewrap needs Linux (this is {sys.platform})"
     if shutil.which("bwrap") is None:
         return "the `bwrap` command is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    cmd = bubblewrap_command(Limits(), 16, {}, ["true"])
-    try:
-        done = subprocess.run(cmd, capture_output=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as err:
-        return f"`bwrap` could not be started ({type(err).__name__}: {err})"
+    probe = ("import os, nbclient, nbformat; "
+             f"assert os.path.isfile('{LIB}/autograd_lab/course/runner.py'), 'no package'")
+    with contextlib.ExitStack() as stack:
+        try:
+            fd = stack.enter_context(user_namespace(run_as)) if run_as is not None else None
+            cmd = bubblewrap_command(Limits(), 16, {}, [sys.executable, "-c", probe],
+                                     run_as=run_as, userns_fd=fd)
+            done = subprocess.run(cmd, capture_output=True, timeout=60, env={},
+                                  pass_fds=() if fd is None else (fd,))
+        except (OSError, subprocess.TimeoutExpired, SandboxError) as err:
+            return f"`bwrap` could not be started ({type(err).__name__}: {err})"
     if done.returncode != 0:
         why = done.stderr.decode(errors="replace").strip().splitlines()
+        last = why[-1] if why else f"exit code {done.returncode}"
+        if any(w in last for w in ("execvp", "ModuleNotFoundError", "No such file",
+                                   "Permission denied", "failed to execute", "no package")):
+            return (f"a sandbox starts, but the Python environment does not run in it ({last}); "
+                    f"the environment's folders {', '.join(environment_roots())} must be "
+                    "readable" + (f" by {run_as.name}" if run_as else ""))
         return ("`bwrap` is installed but cannot create a sandbox here (user namespaces off?): "
-                + (why[-1] if why else f"exit code {done.returncode}"))
+                + last)
     return None
 
 
-def choose_isolation(wanted: str) -> str:
+def _user_args(run_as: RunAs | None) -> dict[str, Any]:
+    """``subprocess`` arguments that start the child as ``run_as`` (no other groups)."""
+    if run_as is None:
+        return {}
+    return {"user": run_as.uid, "group": run_as.gid, "extra_groups": []}
+
+
+def process_problem(run_as: "RunAs | None") -> str | None:
+    """``None`` if the interpreter and the notebook runner's packages load as ``run_as``
+    outside a sandbox (``--isolation process``), else why not."""
+    if run_as is None:
+        return None
+    try:
+        done = subprocess.run([sys.executable, "-c", "import nbclient, nbformat"],
+                              capture_output=True, timeout=60, env={}, cwd="/",
+                              **_user_args(run_as))
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"{sys.executable} does not start as {run_as.name} ({type(err).__name__}: {err})"
+    if done.returncode:
+        why = done.stderr.decode(errors="replace").strip().splitlines()
+        return (f"the Python environment ({', '.join(environment_roots())}) does not load as "
+                f"{run_as.name} ({why[-1] if why else done.returncode}): every folder above it "
+                f"must be readable by {run_as.name} for --isolation process")
+    return None
+
+
+def choose_isolation(wanted: str, run_as: RunAs | None = None) -> str:
     """``auto`` -> ``bubblewrap`` where it works, else ``process``; an explicit choice is checked."""
     if wanted not in ISOLATIONS:
         raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}; got {wanted!r}.")
     if wanted == "process":
         return "process"
-    problem = bubblewrap_problem()
+    problem = bubblewrap_problem(run_as) if run_as is not None else bubblewrap_problem()
     if problem is None:
         return "bubblewrap"
     if wanted == "bubblewrap":
@@ -241,9 +398,9 @@ def _reap() -> None:
             return
 
 
-def _user_tasks() -> int:
-    """Processes and threads this user runs now (Linux; the process-count limit is per user)."""
-    uid, count = os.getuid(), 0
+def _user_tasks(run_as: "RunAs | None" = None) -> int:
+    """Processes and threads the job's user runs now (Linux; the process-count limit is per user)."""
+    uid, count = (run_as.uid if run_as is not None else os.getuid()), 0
     try:
         for pid in os.listdir("/proc"):
             if pid.isdigit():
@@ -279,13 +436,20 @@ def _child_setup(limits: Limits) -> None:
 
 
 def _run(cmd: list[str], limits: Limits, seconds: float, pass_fds: tuple[int, ...] = (),
-         cwd: str | None = None, env: dict[str, str] | None = None) -> tuple[bytes, str]:
-    """Run ``cmd``; return its standard output and how it ended ('' if it exited by itself)."""
+         cwd: str | None = None, env: dict[str, str] | None = None,
+         run_as: RunAs | None = None) -> tuple[bytes, str]:
+    """Run ``cmd`` (as ``run_as`` if given, with exactly the environment ``env``); return its
+    standard output and how it ended ('' if it exited by itself)."""
     if sys.platform.startswith("linux"):
         _libc()  # loaded before the fork: the child only calls into it
+    # the user changes before _child_setup runs (subprocess's order), so the parent-death
+    # signal it sets survives; env={} starts bwrap with nothing of the grader's environment,
+    # which --clearenv cannot do (/proc/1/environ keeps what a process was started with)
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, pass_fds=pass_fds, cwd=cwd, env=env,
-                            start_new_session=True, preexec_fn=functools.partial(_child_setup, limits))
+                            stderr=subprocess.PIPE, pass_fds=pass_fds, cwd=cwd,
+                            env=env if env is not None else {},
+                            start_new_session=True, preexec_fn=functools.partial(_child_setup, limits),
+                            **_user_args(run_as))
     out: list[bytes] = []
     err: list[bytes] = []
     over = threading.Event()
@@ -333,15 +497,18 @@ def _matplotlib_caches() -> list[Path]:
 
 
 def execute(nb: NotebookNode, name: str, timeout: int, limits: Limits, isolation: str,
-            seconds: float) -> tuple[list[dict], str]:
-    """Run ``nb`` (as ``name``.ipynb) in a job of the given isolation.
+            seconds: float, run_as: RunAs | None = None,
+            workdir: str | None = None) -> tuple[list[dict], str]:
+    """Run ``nb`` (as ``name``.ipynb) in a job of the given isolation, as ``run_as`` if given.
 
     Returns the raw per-cell results and, if the notebook did not run to the end, why.
-    ``timeout`` is per cell; ``seconds`` bounds the whole job.
+    ``timeout`` is per cell; ``seconds`` bounds the whole job. The job's files (the merged
+    notebook holds the hidden tests) live in a new folder inside ``workdir``, which the
+    batch removes even if this process is killed.
     """
     text = nbformat.writes(nb, version=4).encode("utf-8")
     runner = "autograd_lab/course/runner.py"
-    with tempfile.TemporaryDirectory(prefix="autograd_lab_job_") as job:
+    with tempfile.TemporaryDirectory(prefix="autograd_lab_job_", dir=workdir) as job:
         if isolation == "bubblewrap":
             source = Path(job) / "in.ipynb"
             source.write_bytes(text)
@@ -350,21 +517,31 @@ def execute(nb: NotebookNode, name: str, timeout: int, limits: Limits, isolation
                 for cache in _matplotlib_caches():
                     files[f"/tmp/matplotlib/{cache.name}"] = stack.enter_context(
                         open(cache, "rb")).fileno()
+                userns = (stack.enter_context(user_namespace(run_as))
+                          if run_as is not None else None)
                 cmd = bubblewrap_command(limits, limits.file_mb, files,
                                          [sys.executable, f"{LIB}/{runner}",
                                           f"/job/{name}.ipynb", str(timeout),
-                                          str(limits.processes)])
-                raw, ended = _run(cmd, limits, seconds, pass_fds=tuple(files.values()))
+                                          str(limits.processes)], run_as=run_as,
+                                         userns_fd=userns)
+                # bwrap starts as root in a namespace where root is only itself; the
+                # runner runs as run_as (see bubblewrap_command)
+                raw, ended = _run(cmd, limits, seconds, env={},
+                                  pass_fds=tuple(files.values()) + (
+                                      () if userns is None else (userns,)))
         else:
             work, tmp = Path(job) / "work", Path(job) / "tmp"
             work.mkdir()
             tmp.mkdir()
             (work / f"{name}.ipynb").write_bytes(text)
+            if run_as is not None:
+                for path in (Path(job), work, tmp, work / f"{name}.ipynb"):
+                    os.chown(path, run_as.uid, run_as.gid)
             env = _env(str(work), str(tmp), str(PACKAGE.parent))
             raw, ended = _run([sys.executable, str(PACKAGE.parent / runner),
                                str(work / f"{name}.ipynb"), str(timeout),
-                               str(limits.processes + _user_tasks())], limits, seconds,
-                              cwd=str(work), env=env)
+                               str(limits.processes + _user_tasks(run_as))], limits, seconds,
+                              cwd=str(work), env=env, run_as=run_as)
     if ended and not raw:
         return [], ended
     try:

@@ -7,12 +7,18 @@ it is scored and rendered:
   Markdown outputs and Markdown/raw cells keep harmless tags only (no ``<script>``, no
   ``on...=`` attributes, no ``javascript:`` links), and output kinds that can run code in
   a browser (JavaScript, SVG, widgets, ...) are dropped.
+  Markdown (cells and ``text/markdown`` outputs) keeps only links and images whose target
+  is ``http``, ``https``, relative or a ``data:image`` raster (:func:`safe_markdown`):
+  bleach sees ``[x](javascript:...)`` as text, but the feedback page renders it as a link.
 * :func:`cap_outputs` bounds every output kind, images included: per output, per cell and
-  per notebook, with a note in the cell saying what was cut. Error outputs and standard
+  per notebook, with a note in the cell saying what was cut; Markdown cells' attachments
+  count toward the same caps and only raster images are kept. Error outputs and standard
   error are shortened but never removed, so capping cannot change a score.
 """
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
 
 from nbformat import NotebookNode
@@ -34,6 +40,70 @@ EXTRA_TAGS = {"p", "div", "span", "br", "hr", "pre", "code", "table", "thead", "
               "summary", "kbd", "del", "ins", "dl", "dt", "dd"}
 EXTRA_ATTRIBUTES = {"img": ["src", "alt", "width", "height"], "td": ["align"],
                     "th": ["align"], "span": ["class"], "div": ["class"]}
+
+
+RASTER_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
+"""Image types an attachment or a ``data:`` link may have (no SVG: it can hold script)."""
+BLOCKED = "#blocked-by-grader"
+"""What an unsafe link or image target becomes."""
+
+_SCHEME = re.compile(r"^([a-z][a-z0-9+.\-]*):")
+_RASTER_DATA = re.compile(r"^data:image/(png|jpeg|jpg|gif|webp|bmp)[;,]")
+_REFERENCE = re.compile(r"^( {0,3}\[(?:[^\]\\\n]|\\.)+\]:[ \t]*\n?[ \t]*)(<[^>\n]*>|\S+)", re.M)
+_AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.\-]{1,31}:[^<>\s]*)>")
+
+
+def safe_target(url: str, attachments: Any = ()) -> bool:
+    """Whether a link or image target is ``http``/``https``, relative, a raster
+    ``data:image`` or one of ``attachments``, the cell's own (checked by :func:`cap_outputs`;
+    a missing one would stop nbconvert from rendering the feedback). Entities are decoded and the characters browsers skip in a scheme
+    (white space, control characters) removed before the check."""
+    plain = "".join(c for c in html.unescape(url.strip("<>")) if c > " " and c != "\x7f").lower()
+    if plain.startswith(("http:", "https:")) or _RASTER_DATA.match(plain):
+        return True
+    if plain.startswith("attachment:"):
+        return url.strip("<>").strip()[len("attachment:"):] in attachments
+    return _SCHEME.match(plain) is None
+
+
+def _target_end(text: str, start: int) -> int:
+    """Where a Markdown link destination that starts at ``start`` ends (after ``](``)."""
+    if start < len(text) and text[start] == "<":
+        end = text.find(">", start)
+        return len(text) if end < 0 else end + 1
+    depth, i = 0, start
+    while i < len(text) and not text[i].isspace():
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            if depth == 0:
+                break
+            depth -= 1
+        i += 1
+    return i
+
+
+def safe_markdown(text: str, attachments: Any = ()) -> str:
+    """``text`` with every unsafe link or image target (inline, reference style, autolink)
+    replaced by :data:`BLOCKED`; ``attachments`` are the names ``attachment:`` may use."""
+    out, i = [], 0
+    while (at := text.find("](", i)) >= 0:
+        start = at + 2
+        while start < len(text) and text[start].isspace():
+            start += 1
+        end = _target_end(text, start)
+        target = text[start:end]
+        out.append(text[i:start])
+        out.append(target if safe_target(target, attachments) else BLOCKED)
+        i = end
+    text = "".join(out) + text[i:]
+    text = _REFERENCE.sub(lambda m: m.group(1) + (m.group(2) if safe_target(m.group(2), attachments)
+                                                   else BLOCKED), text)
+    return _AUTOLINK.sub(lambda m: m.group(0) if safe_target(m.group(1))
+                         else "&lt;" + m.group(1) + "&gt;", text)
 
 
 def _text(value: Any) -> str:
@@ -82,10 +152,43 @@ def _essential(output: NotebookNode) -> bool:
         output.get("output_type") == "stream" and output.get("name") == "stderr")
 
 
+def _cap_attachments(cell: NotebookNode, budget: int) -> int:
+    """Keep a Markdown or raw cell's attachments only if they are raster images within the
+    caps; say in the cell what was cut. Returns what they used of ``budget``."""
+    attachments = cell.get("attachments")
+    if not attachments:
+        return 0
+    notes, used = [], 0
+    for name, bundle in list(attachments.items()):
+        if not isinstance(bundle, dict):
+            del attachments[name]
+            continue
+        for mime, value in list(bundle.items()):
+            size = len(_text(value))
+            if mime not in RASTER_TYPES:
+                why = f"of type {mime}"
+            elif size > MAX_IMAGE_CHARS or used + size > min(MAX_CELL_CHARS, budget):
+                why = f"of {size:,} characters"
+            else:
+                used += size
+                continue
+            del bundle[mime]
+            notes.append(f"the attachment {name!r} {why} was cut by the grader")
+        if not bundle:
+            del attachments[name]
+    if notes:  # references to what was cut go too: nbconvert refuses a missing attachment
+        cell["source"] = safe_markdown(_text(cell.get("source", "")), set(attachments)) + \
+            "\n\n*[grader] " + "; ".join(notes) + "*"
+    return used
+
+
 def cap_outputs(nb: NotebookNode) -> NotebookNode:
-    """Bound every cell's outputs and the notebook's total, noting in each cell what was cut."""
+    """Bound every cell's outputs and attachments and the notebook's total, noting in each
+    cell what was cut."""
     budget = MAX_NOTEBOOK_CHARS
     for cell in nb.cells:
+        if "attachments" in cell:
+            budget -= min(budget, _cap_attachments(cell, budget))
         if cell.get("cell_type") != "code":
             continue
         notes: list[str] = []
@@ -123,5 +226,11 @@ def sanitize(nb: NotebookNode) -> NotebookNode:
             for mime, value in list(output.get("data", {}).items()):
                 if isinstance(value, list):  # bleach wants one string
                     output["data"][mime] = "".join(value)
+                if mime == "text/markdown" and isinstance(output["data"][mime], str):
+                    output["data"][mime] = safe_markdown(output["data"][mime])
+        if cell.get("cell_type") in ("markdown", "raw"):
+            names = cell.get("attachments") or {}
+            cell["source"] = safe_markdown(_text(cell.get("source", "")),
+                                           set(names) if isinstance(names, dict) else set())
         cleaner.preprocess_cell(cell, {}, index)
     return nb

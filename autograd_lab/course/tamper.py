@@ -15,6 +15,7 @@ something on the list (``getattr`` with a computed name, ``exec`` of a computed 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from nbformat import NotebookNode
@@ -310,6 +311,43 @@ def to_python(source: str) -> tuple[str, list[str]]:
     return _strip_magic_calls(python), found
 
 
+_MAGIC_OPTION = re.compile(r"^\s*(?:-[nrp]\s*\S+|-[tcqo])(?=\s)")
+
+
+def magic_arguments(source: str) -> list[str]:
+    """The Python that magics' arguments run, as separate sources to scan as statements:
+    ``%time a = 1; b.c = d`` runs ``a = 1; b.c = d``, ``%%timeit SETUP`` runs ``SETUP``
+    (``%timeit``'s options such as ``-n 10`` removed). Arguments that are not Python are
+    left out (they parse to nothing the scan could flag)."""
+    found: list[str] = []
+    for line in source.splitlines():
+        stripped = line.strip()
+        if not stripped.startswith("%"):
+            continue
+        body = stripped.lstrip("%")
+        parts = body.split(None, 1)
+        if len(parts) < 2:
+            continue
+        argument = parts[1]
+        if parts[0] == "capture":  # %%capture [options] [NAME]: no code
+            continue
+        while (match := _MAGIC_OPTION.match(argument + " ")):
+            argument = argument[match.end():].lstrip()
+        found.append(argument)
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+        tree = ast.parse(TransformerManager().transform_cell(source))
+    except Exception:  # not Python even for IPython: the scan of the cell says what it can
+        return found
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("run_line_magic", "run_cell_magic") and len(node.args) >= 2:
+            argument = _literal(node.args[1])
+            if argument and argument not in found:
+                found.append(argument)
+    return found
+
+
 def _strip_magic_calls(python: str) -> str:
     """Turn ``get_ipython().run_line_magic('time', 'expr')`` back into ``expr`` for the scan."""
     try:
@@ -340,12 +378,13 @@ def _strip_magic_calls(python: str) -> str:
 def scan_source(source: str) -> list[str]:
     """What in one cell's source is on the list (empty for honest code, or code that fails to parse)."""
     python, found = to_python(source)
-    try:
-        tree = ast.parse(python)
-    except SyntaxError:
-        return found
     scanner = _Scanner()
-    scanner.visit(tree)
+    for text in [python] + magic_arguments(source):
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        scanner.visit(tree)
     return list(dict.fromkeys(found + scanner.found))
 
 
