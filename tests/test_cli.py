@@ -164,8 +164,8 @@ def test_missing_checkout_folder_is_explained(monkeypatch, tmp_path) -> None:
 
 
 # -- grade ----------------------------------------------------------------------------------
-def test_grade_command_writes_csv_without_running_anything(tmp_path, capsys) -> None:
-    """Only broken submissions: the batch finishes without a kernel and reports each one."""
+def test_grade_command_reports_broken_submissions(tmp_path, capsys) -> None:
+    """Only broken submissions: after the canary (the key and its copy), the batch reports each one."""
     pytest.importorskip("nbgrader")
     write_notebook(course_nb.key_notebook(), tmp_path / "sol" / f"{course_nb.NAME}.ipynb")
     (tmp_path / "subs" / "ann").mkdir(parents=True)
