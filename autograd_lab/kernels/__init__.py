@@ -16,8 +16,11 @@ parallel from its size in ``_jit.THRESHOLDS`` (chosen from measurements in
 same call picks the same version in every process. ``set_parallel(False)`` or the environment
 variable ``AUTOGRAD_LAB_PARALLEL=0`` keeps everything serial (faster on a machine whose cores other
 programs keep busy); ``set_parallel(True)`` (``AUTOGRAD_LAB_PARALLEL=always``) runs every kernel
-that has a parallel version in parallel; ``set_parallel("auto")`` restores the thresholds. Results
-are the same in every mode. numba's thread pool starts on the first parallel call, with OpenMP's
+that has a parallel version in parallel; ``set_parallel("auto")`` restores the thresholds. The
+mode changes the time, not the numbers, with two exceptions of a few units in the last place:
+softmax's forward and backward (their serial and parallel copies vectorise a 'reassoc' sum
+differently), and column sums under ``set_parallel(False)`` (one block of rows instead of one per
+thread). numba's thread pool starts on the first parallel call, with OpenMP's
 passive waiting, not at import; ``_numba_private`` holds the only uses of numba's private API.
 ``python -m benchmarks.thread_wakeup --probe`` measures this machine's wake-up and the thresholds
 it suggests.

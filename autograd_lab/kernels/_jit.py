@@ -146,7 +146,8 @@ def set_parallel(mode: ParallelMode) -> ParallelMode:
     ``True``: every kernel that has a parallel version uses it, whatever the size (for timing the
     parallel kernels, or a machine whose idle threads wake in a few microseconds).
     The environment variable ``AUTOGRAD_LAB_PARALLEL`` sets the mode a process starts with
-    (``0`` for False, ``always`` for True). Results are the same in every mode."""
+    (``0`` for False, ``always`` for True). The mode changes the time and, but for a few units in
+    the last place (see the package's docstring), not the numbers."""
     global _MODE
     if mode is not True and mode is not False and mode != "auto":
         raise ValueError(f"set_parallel expects True, False or 'auto', got {mode!r}; "
