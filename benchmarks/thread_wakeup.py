@@ -81,8 +81,12 @@ def measure(size: int = 1000, repeats: int = 15, rounds: int = 3,
 
 # The thresholds as first measured, on a machine where waking numba's second thread took about
 # 2 us (PROFILE.md, section 13); a probe of w us suggests them times w / 2, from 1 to 10 times.
-FIRST_THRESHOLDS = {"elementwise": 60_000, "exp": 8_000, "bias_act_bwd": 60_000, "sum_rows": 60_000,
+# The column sums (sum_rows, the fused backward) have more than one block of rows to share out only
+# from BLOCKS_MIN_SIZE values on (the library's PARALLEL_MIN_SIZE), so neither goes below it.
+FIRST_THRESHOLDS = {"elementwise": 60_000, "exp": 8_000, "bias_act_bwd": 8_000, "sum_rows": 60_000,
                     "rows": 16_000, "conv": 32_000, "pool": 131_072}
+BLOCKS_MIN_SIZE = 60_000
+BLOCKED = ("bias_act_bwd", "sum_rows")
 REFERENCE_WAKE_UP_US = 2.0
 MAX_SCALE = 10.0
 
@@ -118,9 +122,12 @@ def probe_us(repeats: int = 15, clock=time.perf_counter) -> float:
 
 def suggested_thresholds(wake_up_us: float) -> dict[str, int]:
     """The first thresholds scaled by the measured wake-up over the 2 µs they were measured with,
-    by 1 to 10 (beyond ten times the measurements say nothing)."""
+    by 1 to 10 (beyond ten times the measurements say nothing). A starting point only: where
+    PROFILE.md measured a crossover (the sums stayed faster serial up to a million values, say),
+    the measurement wins, which is why the library's own table differs from this in places."""
     scale = min(MAX_SCALE, max(1.0, wake_up_us / REFERENCE_WAKE_UP_US))
-    return {name: int(round(size * scale)) for name, size in FIRST_THRESHOLDS.items()}
+    return {name: max(BLOCKS_MIN_SIZE if name in BLOCKED else 0, int(round(size * scale)))
+            for name, size in FIRST_THRESHOLDS.items()}
 
 
 def format_probe(wake_up_us: float) -> str:
