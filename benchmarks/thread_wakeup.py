@@ -9,6 +9,15 @@ This runs twice, each time in a fresh process: once with the library's default (
 passive waiting: the second thread sleeps between parallel loops, and each loop wakes it) and
 once with ``OMP_WAIT_POLICY=ACTIVE`` (it spins, awake). The OpenMP runtime reads the policy once,
 when numba loads it, hence the processes. benchmarks/PROFILE.md, section 16, quotes this output.
+
+    python -m benchmarks.thread_wakeup --probe [--repeats 15]
+
+measures instead what starting one parallel loop costs on this machine (the median time of a
+parallel loop over 64 numbers minus that of a serial one, alternating) and prints the serial/parallel
+thresholds it suggests beside the library's fixed ones (``autograd_lab.kernels.THRESHOLDS``). The
+library used to run this probe in every process and scale its thresholds by it, so the choice moved
+with the machine's load; it now keeps fixed thresholds, and this probe is where to start when
+choosing them for another machine (or deciding on ``set_parallel(True)``).
 """
 from __future__ import annotations
 
@@ -16,8 +25,10 @@ import argparse
 import functools
 import json
 import os
+import statistics
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -33,8 +44,10 @@ def measure(size: int = 1000, repeats: int = 15, rounds: int = 3,
     threads and for numpy's composite (tanh's, on one thread: numpy runs elementwise work on one)."""
     import numba
 
+    from autograd_lab.kernels import _jit
     from autograd_lab.kernels import activation as A
 
+    _jit.num_threads()  # start numba's threads the library's way (passive unless the policy is set)
     rng = np.random.default_rng(0)
     z = rng.standard_normal((size, size)).astype(np.float32)
     b = rng.standard_normal(size).astype(np.float32)
@@ -64,6 +77,69 @@ def measure(size: int = 1000, repeats: int = 15, rounds: int = 3,
     finally:
         numba.set_num_threads(before)
     return results
+
+
+# The thresholds as first measured, on a machine where waking numba's second thread took about
+# 2 us (PROFILE.md, section 13); a probe of w us suggests them times w / 2, from 1 to 10 times.
+# The column sums (sum_rows, the fused backward) have more than one block of rows to share out only
+# from BLOCKS_MIN_SIZE values on (the library's PARALLEL_MIN_SIZE), so neither goes below it.
+FIRST_THRESHOLDS = {"elementwise": 60_000, "exp": 8_000, "bias_act_bwd": 8_000, "sum_rows": 60_000,
+                    "rows": 16_000, "conv": 32_000, "pool": 131_072}
+BLOCKS_MIN_SIZE = 60_000
+BLOCKED = ("bias_act_bwd", "sum_rows")
+REFERENCE_WAKE_UP_US = 2.0
+MAX_SCALE = 10.0
+
+
+def probe_us(repeats: int = 15, clock=time.perf_counter) -> float:
+    """What starting a parallel loop costs here, in µs: the median time of a parallel loop over 64
+    numbers minus the median of the serial one, the two alternating (0 without JIT)."""
+    import numba
+
+    if numba.config.DISABLE_JIT:
+        return 0.0
+    from autograd_lab.kernels import _jit
+
+    _jit.num_threads()  # numba's threads start as the library starts them (passive waiting)
+
+    def add_one(x):
+        for i in numba.prange(x.size):
+            x[i] += 1.0
+
+    serial, parallel = numba.njit(add_one), numba.njit(parallel=True)(add_one)
+    x = np.zeros(64)
+    serial(x), parallel(x)  # compiled before anything is timed
+    serial_times, parallel_times = [], []
+    for _ in range(repeats):
+        start = clock()
+        serial(x)
+        middle = clock()
+        parallel(x)
+        serial_times.append(middle - start)
+        parallel_times.append(clock() - middle)
+    return max(0.0, (statistics.median(parallel_times) - statistics.median(serial_times)) * 1e6)
+
+
+def suggested_thresholds(wake_up_us: float) -> dict[str, int]:
+    """The first thresholds scaled by the measured wake-up over the 2 µs they were measured with,
+    by 1 to 10 (beyond ten times the measurements say nothing). A starting point only: where
+    PROFILE.md measured a crossover (the sums stayed faster serial up to a million values, say),
+    the measurement wins, which is why the library's own table differs from this in places."""
+    scale = min(MAX_SCALE, max(1.0, wake_up_us / REFERENCE_WAKE_UP_US))
+    return {name: max(BLOCKS_MIN_SIZE if name in BLOCKED else 0, int(round(size * scale)))
+            for name, size in FIRST_THRESHOLDS.items()}
+
+
+def format_probe(wake_up_us: float) -> str:
+    from autograd_lab.kernels import THRESHOLDS
+
+    suggested = suggested_thresholds(wake_up_us)
+    lines = [f"starting a parallel loop costs {wake_up_us:.1f} µs here "
+             f"(the thresholds were first measured where it cost {REFERENCE_WAKE_UP_US:g} µs)",
+             "| kernel family | the library's threshold | suggested by this probe |", "| --- | --- | --- |"]
+    for name, size in THRESHOLDS.items():
+        lines.append(f"| {name} | {size:,} | {suggested.get(name, size):,} |")
+    return "\n".join(lines)
 
 
 def _in_fresh_process(policy: str | None, args: argparse.Namespace) -> dict[str, list[float]]:
@@ -103,8 +179,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--size", type=int, default=1000, help="the batch is size x size float32 (default 1000)")
     parser.add_argument("--sample-seconds", type=float, default=0.02,
                         help="each sample repeats a call for about this long (default 0.02)")
+    parser.add_argument("--probe", action="store_true",
+                        help="measure the wake-up of one parallel loop and print the thresholds it suggests")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)  # one policy, as JSON
     args = parser.parse_args(argv)
+    if args.probe:
+        print(format_probe(probe_us(args.repeats)))
+        return
     if args.child:
         print(json.dumps({"policy": os.environ.get("OMP_WAIT_POLICY"),
                           "times": measure(args.size, args.repeats, args.rounds, args.sample_seconds)}))

@@ -154,3 +154,43 @@ def test_the_wakeup_benchmark_runs_each_policy_in_its_own_process(capsys):
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")][1:]
         assert len(cells) == len(thread_wakeup.POLICIES) and all(c != "—" for c in cells), row
+
+
+def test_the_wakeup_probe_is_the_median_parallel_time_over_the_serial_one():
+    """`python -m benchmarks.thread_wakeup --probe`: medians, so one slow loop does not move it."""
+    import numba
+
+    from benchmarks import thread_wakeup
+
+    if numba.config.DISABLE_JIT:
+        assert thread_wakeup.probe_us() == 0.0  # nothing runs in parallel
+        return
+    # a clock on which each serial loop takes 1 us and each parallel one 41 (one 500 us outlier)
+    ticks = []
+    for k in range(5):
+        parallel = 500e-6 if k == 2 else 41e-6
+        ticks += [k * 1e-3, k * 1e-3 + 1e-6, k * 1e-3 + 1e-6 + parallel]
+    clock = iter(ticks)
+    assert thread_wakeup.probe_us(repeats=5, clock=lambda: next(clock)) == pytest.approx(40.0)
+    assert thread_wakeup.probe_us(repeats=3) >= 0.0  # the real clock: measured, not asserted
+
+
+def test_the_wakeup_probe_suggests_thresholds_in_proportion_capped_at_ten_times(capsys):
+    from autograd_lab.kernels import THRESHOLDS
+    from benchmarks import thread_wakeup
+
+    first = thread_wakeup.FIRST_THRESHOLDS
+    assert set(first) == set(THRESHOLDS)  # a suggestion for every kernel family the library has
+
+    def scaled(factor):  # the column sums have one block below 60,000 values: never suggested lower
+        return {k: max(60_000 if k in ("sum_rows", "bias_act_bwd") else 0, factor * v) for k, v in first.items()}
+
+    assert thread_wakeup.suggested_thresholds(0.5) == scaled(1)  # faster than where they were measured
+    assert thread_wakeup.suggested_thresholds(12.0) == scaled(6)
+    assert thread_wakeup.suggested_thresholds(2000.0) == scaled(10)
+    assert scaled(10)["bias_act_bwd"] == 80_000 and scaled(1)["bias_act_bwd"] == 60_000
+    thread_wakeup.main(["--probe", "--repeats", "3"])
+    out = capsys.readouterr().out
+    assert out.startswith("starting a parallel loop costs ")
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert [row.split("|")[1].strip() for row in rows] == list(THRESHOLDS)

@@ -10,11 +10,20 @@ log-softmax, cross-entropy), ``conv`` (im2col/col2im, conv2d), ``pool`` (max-poo
 ``blas`` sets how many threads BLAS uses: one for small products (``serial_blas``, used by conv
 and ``Linear``).
 
-Large inputs run multi-threaded (``prange``) kernels; ``set_parallel(False)`` or the environment
-variable ``AUTOGRAD_LAB_PARALLEL=0`` keeps everything serial, which is faster on a machine whose
-cores other programs keep busy. Where waking the threads is slow (some virtual machines), the
-sizes at which kernels go parallel grow with it, up to tenfold: the first kernel that could go
-parallel measures the wake-up once (``_jit.wake_up_scale``).
+Large inputs run multi-threaded (``prange``) kernels. The rule is fixed per kernel: each goes
+parallel from its size in ``_jit.THRESHOLDS`` (chosen from measurements in
+``benchmarks/PROFILE.md``, sections 12-14, where waking a sleeping thread took 40-58 us), so the
+same call picks the same version in every process. ``set_parallel(False)`` or the environment
+variable ``AUTOGRAD_LAB_PARALLEL=0`` keeps everything serial (faster on a machine whose cores other
+programs keep busy); ``set_parallel(True)`` (``AUTOGRAD_LAB_PARALLEL=always``) runs every kernel
+that has a parallel version in parallel; ``set_parallel("auto")`` restores the thresholds. The
+mode changes the time, not the numbers, with two exceptions of a few units in the last place:
+softmax's forward and backward (their serial and parallel copies vectorise a 'reassoc' sum
+differently), and column sums under ``set_parallel(False)`` (one block of rows instead of one per
+thread). numba's thread pool starts on the first parallel call, with OpenMP's
+passive waiting, not at import; ``_numba_private`` holds the only uses of numba's private API.
+``python -m benchmarks.thread_wakeup --probe`` measures this machine's wake-up and the thresholds
+it suggests.
 
 numba's cache does not track imports: after editing ``_jit.py`` delete the ``__pycache__`` folders
 of this package so that dependent kernels recompile.
@@ -34,7 +43,7 @@ from .conv import col2im, conv2d_bwd, conv2d_fwd, im2col, out_size
 from .pool import max_pool2d_bwd, max_pool2d_fwd
 from .optim import sgd_momentum_
 from .reduce import sum_rows
-from ._jit import parallel_enabled, set_parallel
+from ._jit import THRESHOLDS, parallel_enabled, parallel_mode, set_parallel
 from .warm import warmup
 from .softmax import (cross_entropy_bwd, cross_entropy_fwd, log_softmax_bwd, log_softmax_fwd,
                       logsumexp, softmax_bwd, softmax_fwd)
@@ -46,5 +55,5 @@ __all__ = [
     "cross_entropy_fwd", "cross_entropy_bwd",
     "im2col", "col2im", "conv2d_fwd", "conv2d_bwd", "out_size",
     "max_pool2d_fwd", "max_pool2d_bwd", "sum_rows", "sgd_momentum_",
-    "warmup", "set_parallel", "parallel_enabled",
+    "warmup", "set_parallel", "parallel_enabled", "parallel_mode", "THRESHOLDS",
 ]

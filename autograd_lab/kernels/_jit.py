@@ -1,4 +1,5 @@
-"""Shared helpers for the numba kernels: jit flags, serial/parallel pairs, a vectorisable exp.
+"""Shared helpers for the numba kernels: jit flags, serial/parallel pairs and the rule that picks
+one of a pair, a vectorisable exp.
 
 numba on PyPI ships without a vector math library, so ``math.exp`` inside a loop stays scalar
 (about 8x slower than numpy's SIMD ``np.exp``).  ``fast_exp`` below is plain arithmetic plus one
@@ -9,11 +10,9 @@ units in the last place for float32 and float64.  Under ``NUMBA_DISABLE_JIT=1`` 
 from __future__ import annotations
 
 import os
-import statistics
-import time
 import types as _pytypes
 import warnings
-from typing import Callable
+from typing import Callable, Literal, Union
 
 import numpy as np
 
@@ -21,44 +20,21 @@ from numba import config, get_num_threads, njit, prange  # noqa: F401  (re-expor
 from numba.core import types
 from numba.extending import intrinsic, overload
 
-
-def _start_threads_passively() -> None:
-    """Start numba's thread pool with OpenMP's passive waiting, without changing os.environ.
-
-    OpenMP threads that wait for work spin by default; on a shared or busy machine (a JupyterHub
-    server, CI, a laptop running a browser) the spinning thread steals the core the other needs
-    and a parallel kernel on a small array took milliseconds instead of microseconds (measured:
-    one CNN epoch 388 ms of CPU time with spinning, 73 ms with passive waiting). The OpenMP
-    runtime reads OMP_WAIT_POLICY once, when numba loads it: the variable is set for that moment
-    only and then removed again, so the process environment (and every child process) is left as
-    it was. A user's own setting wins.
-    """
-    from numba.np.ufunc import parallel
-
-    if "OMP_WAIT_POLICY" in os.environ:
-        parallel._launch_threads()
-        return
-    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
-    try:
-        parallel._launch_threads()
-    finally:
-        os.environ.pop("OMP_WAIT_POLICY", None)
-
-
-_start_threads_passively()
+from ._numba_private import numba_internals
 
 
 def _can_cache() -> bool:
     """Whether numba finds a writable place for its cache (the package's ``__pycache__``, the
     user's cache folder or NUMBA_CACHE_DIR). On a read-only install with no writable home it does
-    not; kernels then compile in every process (slower start, same results) and say so once."""
-    from numba.core.caching import FunctionCache
+    not; kernels then compile in every process (slower start, same results) and say so once.
 
+    This one runs at import, unlike the thread start below: the kernels are decorated at import,
+    and a ``cache=True`` decoration without a writable folder would raise there."""
     def probe():  # pragma: no cover - never called, only located
         return 0
 
     try:
-        FunctionCache(probe)
+        numba_internals().FunctionCache(probe)
     except RuntimeError as exc:
         warnings.warn(
             f"numba cannot cache compiled kernels here ({exc}); they will compile in "
@@ -82,7 +58,10 @@ FASTMATH_REASSOC = FASTMATH | {"reassoc"}
 JIT_OPTIONS = {"cache": CACHE, "fastmath": FASTMATH, "error_model": "numpy", "nogil": True}
 REDUCE_OPTIONS = {"cache": CACHE, "fastmath": FASTMATH_REASSOC, "error_model": "numpy", "nogil": True}
 
-# Below this many elements a serial loop beats prange on 2 cores (thread start-up ~2 us).
+# From this many elements the column sums (``sum_rows``, the fused backward's bias gradient) split
+# their rows into one block per thread. The blocks fix the order of the additions, so this number
+# sets the sums' last bits and never changes; whether the blocks then run on threads is asked apart,
+# through ``big_enough`` and the thresholds below, and changes only the time.
 PARALLEL_MIN_SIZE = 60_000
 
 
@@ -108,90 +87,139 @@ def jit_pair(fn: Callable, reassoc: bool = False) -> tuple[Callable, Callable]:
     return serial, parallel
 
 
-# Parallel kernels need every core at once: on a machine that other programs keep busy (a shared
-# JupyterHub server, say) a parallel region waits milliseconds for a descheduled thread, and a
-# serial loop is then many times faster.  AUTOGRAD_LAB_PARALLEL=0 (or set_parallel(False)) keeps
-# every kernel serial.
-_PARALLEL = os.environ.get("AUTOGRAD_LAB_PARALLEL", "1").strip().lower() not in ("0", "false", "no", "off")
+# ---------------------------------------------------------------- serial or parallel
+# The size (elements of work) from which each kernel runs its parallel version, fixed, so that the
+# choice is the same in every process whatever the machine's load. A parallel loop first wakes
+# numba's other thread, which sleeps between loops: about 2 us on the machine where the kernels
+# were first tuned, 40-58 us on the 2-core virtual machine of benchmarks/PROFILE.md, sections 12-14.
+# Each value below says which measurement chose it: the crossovers on that slower machine (or the
+# first machine's thresholds times ten, as section 13 scaled them there), so that a kernel just
+# above its threshold is never many times slower than serial. Where waking is cheap they leave
+# some speed unused between the two; set_parallel(True) takes it. The wake-up of a machine, and
+# the thresholds it suggests, are measured by benchmarks/thread_wakeup.py --probe.
+THRESHOLDS: dict[str, int] = {
+    # relu forward/backward and the bias + relu forward: relu_fwd on 65,536 values took 5.2-5.6 us
+    # serial, 67-73 us parallel; on 1,000,000 the parallel one takes 115-120 us (section 13)
+    "elementwise": 600_000,
+    # sigmoid and tanh, alone or after a bias (an exp per value): sigmoid_fwd on 65,536 values took
+    # 29-30 us serial against 63-82 us parallel (section 13)
+    "exp": 80_000,
+    # the fused bias + activation backward (derivative, grad_z store, column sums): serial 44-45 us
+    # and parallel 43 us at 98,304 values, 93 against 62-67 at 262,144 (section 14)
+    "bias_act_bwd": 80_000,
+    # sum_rows: serial was faster at every size measured, 89-100 us against 110-130 at 1,048,576
+    # values (section 14), so threads only beyond that
+    "sum_rows": 2_000_000,
+    # softmax, log-softmax, logsumexp and cross-entropy, rows split across threads: 10x the 16,000
+    # first measured (section 13 moved every row threshold by the measured 10x)
+    "rows": 160_000,
+    # im2col / col2im, counted in columns' elements: 10x the 32,000 first measured (section 13)
+    "conv": 320_000,
+    # max-pool forward and backward, counted in input elements: on 2 shared cores prange lost at
+    # 32k and 65k elements (forward 59 against 94 us, 256 against 314; backward 40 against 57) and
+    # won from 262k (forward 1,296 us serial against 320 parallel), where a 50 us wake-up is small
+    "pool": 262_144,
+}
+
+ParallelMode = Union[bool, Literal["auto"]]
 
 
-def set_parallel(enabled: bool) -> bool:
-    """Allow (True) or forbid (False) multi-threaded kernels; returns the previous setting."""
-    global _PARALLEL
-    previous, _PARALLEL = _PARALLEL, bool(enabled)
+def _mode_from_env(value: str | None) -> ParallelMode:
+    """AUTOGRAD_LAB_PARALLEL: 0/false/no/off keeps every kernel serial, always/force runs every
+    kernel that has a parallel version in parallel, anything else (1, auto, unset) uses THRESHOLDS."""
+    text = (value or "auto").strip().lower()
+    if text in ("0", "false", "no", "off"):
+        return False
+    if text in ("always", "force"):
+        return True
+    return "auto"
+
+
+_MODE: ParallelMode = _mode_from_env(os.environ.get("AUTOGRAD_LAB_PARALLEL"))
+
+
+def set_parallel(mode: ParallelMode) -> ParallelMode:
+    """Choose how kernels pick between their serial and parallel versions; returns the previous mode.
+
+    ``"auto"`` (the default): each kernel goes parallel from its size in ``THRESHOLDS``.
+    ``False``: every kernel serial, one thread (best on a machine other programs keep busy).
+    ``True``: every kernel that has a parallel version uses it, whatever the size (for timing the
+    parallel kernels, or a machine whose idle threads wake in a few microseconds).
+    The environment variable ``AUTOGRAD_LAB_PARALLEL`` sets the mode a process starts with
+    (``0`` for False, ``always`` for True). The mode changes the time and, but for a few units in
+    the last place (see the package's docstring), not the numbers."""
+    global _MODE
+    if mode is not True and mode is not False and mode != "auto":
+        raise ValueError(f"set_parallel expects True, False or 'auto', got {mode!r}; "
+                         "use False to keep every kernel serial, 'auto' for the size thresholds")
+    previous, _MODE = _MODE, mode
     return previous
 
 
+def parallel_mode() -> ParallelMode:
+    """The current mode (see ``set_parallel``): True, False or ``"auto"``."""
+    return _MODE
+
+
 def parallel_enabled() -> bool:
-    """Whether kernels may use threads (see ``set_parallel``)."""
-    return _PARALLEL
+    """Whether kernels may use threads at all (the mode is not False)."""
+    return _MODE is not False
+
+
+_threads_started = False
+
+
+def _start_threads() -> None:
+    """Start numba's thread pool once, with OpenMP's passive waiting, before the first parallel
+    kernel or thread count needs it (never at import).
+
+    OpenMP threads that wait for work spin by default; on a shared or busy machine (a JupyterHub
+    server, CI, a laptop running a browser) the spinning thread steals the core the other needs
+    and a parallel kernel on a small array took milliseconds instead of microseconds (measured:
+    one CNN epoch 388 ms of CPU time with spinning, 73 ms with passive waiting). The OpenMP
+    runtime reads OMP_WAIT_POLICY once, when numba loads it: the variable is set for that moment
+    only and removed again, so the environment is left as it was. A user's own setting wins, and
+    so does a pool that numba already started (by a parallel loop of the user's own)."""
+    global _threads_started
+    if _threads_started or config.DISABLE_JIT:
+        _threads_started = True
+        return
+    launch = numba_internals().launch_threads
+    if "OMP_WAIT_POLICY" in os.environ:
+        launch()
+    else:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+        try:
+            launch()
+        finally:
+            os.environ.pop("OMP_WAIT_POLICY", None)
+    _threads_started = True
 
 
 def num_threads() -> int:
     """Threads the kernels may use: numba's setting (``NUMBA_NUM_THREADS``,
     ``numba.set_num_threads``), or 1 when ``set_parallel(False)``."""
-    return get_num_threads() if _PARALLEL else 1
+    if _MODE is False:
+        return 1
+    _start_threads()
+    return get_num_threads()
 
 
-def big_enough(size: int, min_size: int = PARALLEL_MIN_SIZE) -> bool:
-    """Whether ``size`` elements pay for threads: from ``min_size`` on, times ``wake_up_scale()``.
-    Only kernels that compute the same way on either path ask (each element, each row, or the
-    same blocks of rows for the column sums), so the answer changes their time and never their
-    numbers."""
-    return size >= min_size and _PARALLEL and size >= min_size * (_scale or wake_up_scale())
+def big_enough(size: int, min_size: int = THRESHOLDS["elementwise"]) -> bool:
+    """Whether ``size`` elements go to the threads: from ``min_size`` on in the ``"auto"`` mode,
+    always with ``set_parallel(True)``, never with ``False``. Only kernels that compute the same
+    way on either path ask (each element, each row, or the same blocks of rows for the column
+    sums), so the answer changes their time and never their numbers."""
+    if _MODE is False or (_MODE == "auto" and size < min_size):
+        return False
+    _start_threads()
+    return True
 
 
-def pick(pair: tuple[Callable, Callable], size: int, min_size: int = PARALLEL_MIN_SIZE) -> Callable:
+def pick(pair: tuple[Callable, Callable], size: int,
+         min_size: int = THRESHOLDS["elementwise"]) -> Callable:
     """The serial kernel for small work, the parallel one where ``big_enough``."""
     return pair[1] if big_enough(size, min_size) else pair[0]
-
-
-# A parallel loop first wakes numba's other threads, which wait passively. The thresholds were
-# measured where that took about 2 us. On a virtual machine whose idle CPUs sleep deeply it took
-# 40-50 us (benchmarks/PROFILE.md, section 13), and a kernel just above its threshold ran ten times
-# slower in parallel than serially. So the first kernel that could run in parallel measures the
-# wake-up once, and every threshold grows in proportion, by at most 10x: a probe that a busy
-# moment slowed must not keep a whole process off its threads.
-_WAKE_UP_REFERENCE_US = 2.0
-_MAX_SCALE = 10.0
-_scale: float | None = None  # set by wake_up_scale() on first use
-
-
-def _probe_k(x):
-    for i in prange(x.size):
-        x[i] += 1.0
-
-
-_PROBE = jit_pair(_probe_k)
-
-
-def wake_up_us(repeats: int = 15) -> float:
-    """What starting a parallel loop costs here, in microseconds: the median time of a parallel
-    loop over 64 numbers minus that of the serial one, alternating (0 without JIT)."""
-    if config.DISABLE_JIT:
-        return 0.0
-    serial, parallel = _PROBE
-    x = np.zeros(64)
-    serial(x), parallel(x)  # compiled (or loaded from the cache) before anything is timed
-    clock = time.perf_counter
-    serial_times, parallel_times = [], []
-    for _ in range(repeats):
-        start = clock()
-        serial(x)
-        middle = clock()
-        parallel(x)
-        serial_times.append(middle - start)
-        parallel_times.append(clock() - middle)
-    return max(0.0, (statistics.median(parallel_times) - statistics.median(serial_times)) * 1e6)
-
-
-def wake_up_scale() -> float:
-    """By how much the thresholds between serial and parallel kernels grow on this machine: the
-    measured wake-up over the 2 us they were measured with, from 1 to 10. Measured once per process."""
-    global _scale
-    if _scale is None:
-        _scale = min(_MAX_SCALE, max(1.0, wake_up_us() / _WAKE_UP_REFERENCE_US))
-    return _scale
 
 
 # ---------------------------------------------------------------- vectorisable exp

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import PARALLEL_MIN_SIZE, big_enough, fast_exp, jit_pair, num_threads, pick, prange
+from ._jit import PARALLEL_MIN_SIZE, THRESHOLDS, big_enough, fast_exp, jit_pair, num_threads, pick, prange
 
 #: activation codes understood by ``bias_act_fwd`` / ``bias_act_bwd``
 ACTIVATIONS = {"identity": 0, "relu": 1, "sigmoid": 2, "tanh": 3}
@@ -163,7 +163,7 @@ _BIAS_ACT_BWD = jit_pair(_bias_act_bwd_k)
 
 
 # ------------------------------------------------------------------ public wrappers
-def _unary(pair, x, out, min_size=PARALLEL_MIN_SIZE):
+def _unary(pair, x, out, min_size=THRESHOLDS["elementwise"]):
     shape = np.shape(x)
     x = _float_array(x)
     out = _out_like(x, out)
@@ -171,7 +171,7 @@ def _unary(pair, x, out, min_size=PARALLEL_MIN_SIZE):
     return out if out.shape == shape else out.reshape(shape)  # a 0-d input gives a 0-d result
 
 
-def _binary(pair, y, g, out, min_size=PARALLEL_MIN_SIZE):
+def _binary(pair, y, g, out, min_size=THRESHOLDS["elementwise"]):
     shape = np.shape(y)
     y = _float_array(y, "y")
     g = _float_array(g, "grad")
@@ -182,12 +182,11 @@ def _binary(pair, y, g, out, min_size=PARALLEL_MIN_SIZE):
     return out if out.shape == shape else out.reshape(shape)
 
 
-# exp-based kernels do ~10x more work per element than relu, so threads pay off sooner
-_EXP_MIN_SIZE = 8_000
-# bias_act_bwd's blocks run on threads from max(PARALLEL_MIN_SIZE, this x the wake-up scale): its
-# pass (the derivative, a store, the column sums) pays for threads from about 100,000 values
-# where waking one costs 20-50 us (benchmarks/PROFILE.md, section 14)
-_BWD_MIN_SIZE = 8_000
+# exp-based kernels do ~10x more work per element than relu, so threads pay off sooner; the
+# fused backward's blocks (the derivative, a store, the column sums) likewise. Sizes and their
+# measurements: _jit.THRESHOLDS.
+_EXP_MIN_SIZE = THRESHOLDS["exp"]
+_BWD_MIN_SIZE = THRESHOLDS["bias_act_bwd"]
 
 
 def relu_fwd(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -241,7 +240,7 @@ def bias_act_fwd(z: np.ndarray, bias: np.ndarray, activation: str = "relu",
                          f"got z {z.shape} and bias {bias.shape}")
     out = _out_like(z, out)
     code = _act_code(activation)
-    min_size = _EXP_MIN_SIZE if code in (2, 3) else PARALLEL_MIN_SIZE
+    min_size = _EXP_MIN_SIZE if code in (2, 3) else THRESHOLDS["elementwise"]
     pick(_BIAS_ACT_FWD, z.size, min_size)(z, bias, code, out)
     return out
 

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._jit import jit_pair, num_threads, pick, prange
+from ._jit import THRESHOLDS, jit_pair, num_threads, pick, prange
 from .activation import _float_array
 from .blas import _single_threaded_blas, serial_blas
 
@@ -149,7 +149,7 @@ _GATHER_SUM9 = jit_pair(_gather_sum9_k)
 # Standalone im2col/col2im calls go parallel from this size on.  Inside conv2d_fwd/bwd the
 # kernels run serially in worker threads instead (see "threads" below): prange gathers that
 # alternate with multi-threaded BLAS calls were measured up to 80x slower on 2 busy cores.
-_CONV_MIN_SIZE = 32_000
+_CONV_MIN_SIZE = THRESHOLDS["conv"]  # its source: _jit.THRESHOLDS
 
 
 def _pick(pair, size: int):

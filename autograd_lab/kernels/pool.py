@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import JIT_OPTIONS, jit_pair, njit, pick, prange
+from ._jit import JIT_OPTIONS, THRESHOLDS, jit_pair, njit, pick, prange
 from .activation import _float_array
 from .conv import _pair2, out_size
 
@@ -123,9 +123,8 @@ def _maxpool_bwd_k(g, idx, dx):
 _FWD = jit_pair(_maxpool_fwd_k)
 _FWD_2X2 = jit_pair(_maxpool2x2_fwd_k)
 _BWD = jit_pair(_maxpool_bwd_k)
-# Parallel from this many input elements on: measured on 2 shared cores, prange lost at 32k and 65k
-# elements (fwd 59 vs 94 us, 256 vs 314 us; bwd 40 vs 57 us) and won from 262k (fwd 1296 vs 320 us).
-_POOL_MIN_SIZE = 131_072
+# Parallel from this many input elements on (the measurements: _jit.THRESHOLDS)
+_POOL_MIN_SIZE = THRESHOLDS["pool"]
 
 
 def max_pool2d_fwd(x: np.ndarray, kernel_size, stride=None) -> tuple[np.ndarray, np.ndarray]:

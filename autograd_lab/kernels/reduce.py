@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import PARALLEL_MIN_SIZE, big_enough, jit_pair, num_threads, prange
+from ._jit import PARALLEL_MIN_SIZE, THRESHOLDS, big_enough, jit_pair, num_threads, prange
 from .activation import _float_array
 
 
@@ -43,8 +43,8 @@ def sum_rows(x: np.ndarray, parallel: bool = True) -> np.ndarray:
     blocks = num_threads() if parallel and x.size >= PARALLEL_MIN_SIZE and x.shape[0] >= 8 else 1
     out = np.empty(x.shape[1], dtype=x.dtype)
     # The blocks set the order of the additions, hence the numbers. Whether they run on threads
-    # is asked apart (big_enough follows the machine's wake-up) and changes only the time.
-    _SUM_ROWS[1 if blocks > 1 and big_enough(x.size) else 0](x, blocks, out)
+    # is asked apart (THRESHOLDS["sum_rows"], set_parallel) and changes only the time.
+    _SUM_ROWS[1 if blocks > 1 and big_enough(x.size, THRESHOLDS["sum_rows"]) else 0](x, blocks, out)
     return out
 
 

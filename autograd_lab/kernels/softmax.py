@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import JIT_OPTIONS, REDUCE_OPTIONS, big_enough, fast_exp, jit_pair, njit, num_threads, prange
+from ._jit import JIT_OPTIONS, REDUCE_OPTIONS, THRESHOLDS, big_enough, fast_exp, jit_pair, njit, num_threads, prange
 from .activation import _float_array
 
 
@@ -165,8 +165,8 @@ _LOG_SOFTMAX_BWD = jit_pair(_log_softmax_bwd_k, reassoc=True)
 _CE_FWD = jit_pair(_cross_entropy_fwd_k)
 _CE_BWD = jit_pair(_cross_entropy_bwd_k)
 
-# rows are independent; threads pay once a call touches ~16k elements
-_ROWS_MIN_SIZE = 16_000
+# rows are independent; from this size on they are split across threads (_jit.THRESHOLDS)
+_ROWS_MIN_SIZE = THRESHOLDS["rows"]
 
 
 def _run(pair, shape: tuple[int, int], *args) -> None:

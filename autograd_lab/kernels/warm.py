@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from . import activation, conv, optim, pool, reduce, softmax
-from ._jit import REGISTRY, wake_up_scale
+from ._jit import REGISTRY
 
 
 def _exercise(dtype) -> None:
@@ -46,7 +46,6 @@ def warmup(dtypes=(np.float32, np.float64), parallel: bool = True) -> float:
     Returns the seconds it took: seconds on first use, a fraction of one when numba's cache
     already holds the machine code."""
     start = time.perf_counter()
-    wake_up_scale()  # compiles the wake-up probe and measures it, once per process
     for dtype in dtypes:
         _exercise(np.dtype(dtype).type)
     if parallel:
