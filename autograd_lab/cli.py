@@ -72,7 +72,7 @@ def _grade(args: argparse.Namespace) -> int:
         grade = partial(grade_collected, assignment=args.nbgrader_assignment)
     rows = grade(args.submissions, args.out, solutions=args.solutions, timeout=args.timeout,
                  jobs=args.jobs, notebooks=args.notebooks, isolation=args.isolation,
-                 limits=limits, run_as=args.run_as,
+                 limits=limits, run_as=args.run_as, regrade=args.regrade,
                  log=lambda message: print(message, file=sys.stderr, flush=True))
     from .course.submissions import shown
     students = dict.fromkeys(r.student for r in rows)
@@ -265,6 +265,11 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
                    help="SUBMISSIONS is an nbgrader course root: grade its "
                    "submitted/STUDENT/ASSIGNMENT/ (as `nbgrader collect` left it) and write "
                    "feedback/STUDENT/ASSIGNMENT/ for `nbgrader release_feedback`")
+    p.add_argument("--regrade", action="store_true",
+                   help="keep the rows of the earlier --out/grades.csv whose key and submission "
+                   "are unchanged (columns key_version, submission_version) and grade only the "
+                   "others; prints every row that changed. Manual scores in --out/term/ are "
+                   "not touched")
     p.set_defaults(func=_grade)
 
 
