@@ -8,6 +8,8 @@ after a fix to one notebook's hidden tests. The jobs each run starts are recorde
 from __future__ import annotations
 
 import csv
+import io
+import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ pytest.importorskip("nbgrader")
 from autograd_lab.course import grading  # noqa: E402
 from autograd_lab.course.notebooks import CourseError, read_notebook, write_notebook  # noqa: E402
 from autograd_lab.course.release import release_notebook  # noqa: E402
+from autograd_lab.course.sandbox import Limits  # noqa: E402
 from tests.fixtures import RUN_AS, course_nb  # noqa: E402
 
 FIRST, SECOND = course_nb.NAME, "01_fixture"
@@ -46,12 +49,16 @@ def term(tmp_path_factory: pytest.TempPathFactory) -> dict:
         runs[-1].update((job.student, job.notebook) for job in jobs)
         return real(course, jobs, settings, parallel, on_done=on_done)
 
+    progress: list[io.StringIO] = []
+
     def run(regrade: bool) -> tuple[set, list[str], dict]:
         runs.append(set())
         messages.append([])
+        progress.append(io.StringIO())
         grading._CANARIES_PASSED.clear()  # a canary that is needed must run again
         grading.grade(root / "subs", root / "out", solutions=root / "solutions", timeout=10,
-                      jobs=2, run_as=RUN_AS, regrade=regrade, log=messages[-1].append)
+                      jobs=2 if not regrade else None, run_as=RUN_AS, regrade=regrade,
+                      log=messages[-1].append, progress=progress[-1])
         return runs[-1], messages[-1], _table(root / "out")
 
     with pytest.MonkeyPatch.context() as mp:
@@ -72,7 +79,8 @@ def term(tmp_path_factory: pytest.TempPathFactory) -> dict:
                        "\n### END HIDDEN TESTS")
         write_notebook(key, root / "solutions" / f"{SECOND}.ipynb")
         result["key_fixed"] = run(True)
-    result.update(root=root, manual=manual, feedback=feedback)
+    result.update(root=root, manual=manual, feedback=feedback,
+                  progress=[stream.getvalue() for stream in progress])
     return result
 
 
@@ -157,3 +165,47 @@ def test_key_version_follows_the_graded_cells_only() -> None:
     assert grading.key_version(key) == base
     course_nb.find_cell(key, "ch00-center-rows").metadata["nbgrader"]["points"] = 5
     assert grading.key_version(key) != base
+
+
+def test_the_batch_reports_progress_and_the_default_jobs(term) -> None:
+    first, unchanged, resubmitted, _ = term["progress"]
+    assert first.splitlines()[-1].startswith("graded 6/6 notebook(s), ")
+    assert first.splitlines()[-1].split(": ", 1)[1] == "2 passed, 4 failed, 0 crashed, 0 flagged"
+    assert unchanged == ""  # nothing to grade
+    assert len(resubmitted.splitlines()) == 1
+    assert resubmitted.startswith("graded 1/1 notebook(s), ")
+    assert resubmitted.rstrip().endswith(": 1 passed, 0 failed, 0 crashed, 0 flagged")
+    _, messages, _ = term["resubmitted"]
+    want = grading.default_jobs(Limits().memory_mb)[0]
+    assert any(m.startswith(f"jobs: {want} at a time (") for m in messages), messages
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_rewrites_one_line_on_a_terminal_and_escapes_names() -> None:
+    row = grading.Row("x", "n", "e", 0.0, 1.0, "failed", "")
+    screen = _Terminal()
+    progress = grading.Progress(3, screen)
+    progress.update([row], False, "mallory\x1b[2J\rwipe/n")
+    progress.update([grading.Row("y", "n", "e", 0.0, 1.0, "crashed", "")], True, "y/n")
+    progress.update([grading.Row("z", "n", "e", 1.0, 1.0, "passed", "")], False, "z/n")
+    text = screen.getvalue()
+    assert text.count("\n") == 1 and text.endswith("\n")  # one line, ended once at the end
+    assert text.count("\r") == 3  # rewritten in place: the name's own \r is escaped
+    assert "\x1b[2J" not in text
+    assert "1 passed, 1 failed, 1 crashed, 1 flagged" in text.rsplit("\r", 1)[1]
+    quiet = io.StringIO()
+    progress = grading.Progress(40, quiet)
+    for _ in range(40):
+        progress.update([row], False, "x/n")
+    assert len(quiet.getvalue().splitlines()) == 10  # a line per tenth, not per notebook
+
+
+def test_default_jobs_is_the_cores_within_memory() -> None:
+    cores = len(os.sched_getaffinity(0))
+    jobs, why = grading.default_jobs(1)
+    assert jobs == cores and f"{cores} core(s)" in why
+    assert grading.default_jobs(10 ** 9)[0] == 1  # no machine has a petabyte free

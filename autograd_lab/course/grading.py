@@ -46,7 +46,9 @@ from collections import Counter
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Callable
+from typing import TextIO
 from dataclasses import astuple, dataclass, fields, replace
 from pathlib import Path
 
@@ -161,6 +163,71 @@ def regrade_changes(old: dict[tuple[str, str], list[Row]], rows: list[Row]) -> l
                          f"({'+' if delta >= 0 else '-'}{format_points(abs(delta))}; "
                          f"{was.status} -> {r.status})")
     return lines
+
+
+def default_jobs(memory_mb: int) -> tuple[int, str]:
+    """How many notebooks to grade at once: the cores this process may use, no more than the
+    available memory holds at ``memory_mb`` (``--memory``) each; and why."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    available = None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    available = int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    if available is None:
+        return max(1, cores), f"{cores} core(s); free memory unknown"
+    fits = max(1, available // max(1, memory_mb))
+    return max(1, min(cores, fits)), (f"{cores} core(s), {available} MB available / "
+                                      f"{memory_mb} MB per job = {fits}")
+
+
+class Progress:
+    """A progress line for the batch: done / total, ETA and running counts of passed,
+    failed, crashed and flagged notebooks. On a terminal one line is rewritten in place;
+    elsewhere (a log file, CI) a line is written at every tenth of the batch."""
+
+    def __init__(self, total: int, stream: TextIO | None) -> None:
+        self.total, self.stream = total, stream
+        self.counts = Counter({"passed": 0, "failed": 0, "crashed": 0, "flagged": 0})
+        self.done = 0
+        self.started = time.monotonic()
+        self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self.every = max(1, total // 10)
+
+    def line(self, last: str = "") -> str:
+        elapsed = time.monotonic() - self.started
+        eta = "?" if not self.done else _clock(elapsed / self.done * (self.total - self.done))
+        counts = ", ".join(f"{n} {k}" for k, n in self.counts.items())
+        return (f"graded {self.done}/{self.total} notebook(s), {_clock(elapsed)} elapsed, "
+                f"ETA {eta}: {counts}" + (f" (last: {shown(last)[:60]})" if last else ""))
+
+    def update(self, rows: list[Row], flagged: bool, last: str) -> None:
+        self.done += 1
+        statuses = {r.status for r in rows}
+        self.counts["crashed" if "crashed" in statuses else
+                    "passed" if statuses <= {"passed"} else "failed"] += 1
+        self.counts["flagged"] += bool(flagged)
+        if self.stream is None:
+            return
+        if self.tty:
+            self.stream.write("\r\x1b[K" + self.line(last))
+            if self.done == self.total:
+                self.stream.write("\n")
+        elif self.done % self.every == 0 or self.done == self.total:
+            self.stream.write(self.line() + "\n")
+        self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 60}:{seconds % 60:02d}" if seconds < 3600 else \
+        f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
 def _students(submissions: Path) -> list[str]:
@@ -411,7 +478,8 @@ def _canary_key(plan: _Plan, notebook: str) -> tuple:
 
 
 def _run_batch(course: Course, plan: _Plan, submitted: dict[tuple[str, str], Prepared],
-               log: Callable[[str], None], label: Callable[[str], str]) -> dict:
+               log: Callable[[str], None], label: Callable[[str], str],
+               progress: Progress | None = None, flags: dict | None = None) -> dict:
     """Write each prepared notebook into ``course`` and run its job; return the rows."""
     pending, rows = [], {}
     for (student, n), sub in submitted.items():
@@ -421,13 +489,17 @@ def _run_batch(course: Course, plan: _Plan, submitted: dict[tuple[str, str], Pre
                            hard_limit=plan.timeout * (code_cells + 2) + 120))
 
     def done(job: Job, outcome: dict) -> None:
-        log(f"{label(job.student)}/{job.notebook}: {'graded' if outcome['ok'] else 'crashed'} "
-            f"in {outcome['seconds']:.1f} s ({outcome.get('isolation', NOT_RUN)})")
-
-    outcomes = run_jobs(course, pending, plan.settings, plan.jobs, on_done=done)
-    for (student, n), outcome in outcomes.items():
+        student, n = job.student, job.notebook
         rows[(student, n)] = _job_rows(course, student, n, plan.key_ex[n],
                                        submitted[(student, n)].notes, outcome, plan.timeout)
+        if progress is None or not progress.tty:  # a terminal has the progress line instead
+            log(f"{label(student)}/{n}: {'graded' if outcome['ok'] else 'crashed'} "
+                f"in {outcome['seconds']:.1f} s ({outcome.get('isolation', NOT_RUN)})")
+        if progress is not None:
+            progress.update(rows[(student, n)], bool((flags or {}).get((student, n))),
+                            f"{student}/{n}")
+
+    run_jobs(course, pending, plan.settings, plan.jobs, on_done=done)
     return rows
 
 
@@ -489,11 +561,11 @@ def _infrastructure_failure(rows: dict, ran: int) -> str | None:
 
 
 def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: int = 60,
-          jobs: int = 1, notebooks: list[str] | None = None,
+          jobs: int | None = 1, notebooks: list[str] | None = None,
           log: Callable[[str], None] = lambda message: None, isolation: str = "auto",
           limits: Limits | None = None, run_as: str | None = None,
           refused: dict[tuple[str, str], str] | None = None,
-          regrade: bool = False) -> list[Row]:
+          regrade: bool = False, progress: TextIO | None = None) -> list[Row]:
     """Grade every student folder in ``submissions``; write ``out/grades.csv`` and feedback.
 
     ``notebooks`` restricts (or fixes) the expected notebooks; by default they are the
@@ -510,6 +582,9 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
     versions are unchanged and grades only the other (student, notebook) pairs; the
     canary runs only for notebooks that have a pair to grade, so a regrade with nothing
     changed runs no job at all. It logs every row whose points or status changed.
+
+    ``jobs=None`` grades as many notebooks at once as :func:`default_jobs` allows.
+    ``progress`` (e.g. ``sys.stderr``) gets a :class:`Progress` line while the class runs.
     """
     submissions, out = Path(submissions), Path(out)
     key_dir = Path(solutions) if solutions is not None else default_dir("solutions")
@@ -545,6 +620,9 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
     if user is not None:
         log(f"jobs run as {user.name} (uid {user.uid})")
     settings = JobSettings(timeout, level, limits or Limits(), user)
+    if jobs is None:
+        jobs, why = default_jobs(settings.limits.memory_mb)
+        log(f"jobs: {jobs} at a time ({why}; --jobs sets it)")
     _check_out(out)  # before the canary's jobs: a wrong --out fails at once
     refused = dict(refused or {})
     key_v = {n: key_version(read_notebook(key[n])) for n in expected}
@@ -631,7 +709,8 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
                 log(f"{shown(student)}/{n}: {sub.status} ({shown(sub.reason)})")
                 continue
             prepared[(student, n)] = sub
-        graded = _run_batch(course, plan, prepared, log, shown)
+        graded = _run_batch(course, plan, prepared, log, shown,
+                            Progress(len(prepared), progress), flags)
         broken = _infrastructure_failure(graded, len(prepared))
         if broken and regrade:
             raise CourseError(f"Nothing was regraded: most notebooks failed the same way, "
