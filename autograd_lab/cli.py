@@ -72,7 +72,7 @@ def _grade(args: argparse.Namespace) -> int:
         grade = partial(grade_collected, assignment=args.nbgrader_assignment)
     rows = grade(args.submissions, args.out, solutions=args.solutions, timeout=args.timeout,
                  jobs=args.jobs, notebooks=args.notebooks, isolation=args.isolation,
-                 limits=limits, run_as=args.run_as,
+                 limits=limits, run_as=args.run_as, regrade=args.regrade, progress=sys.stderr,
                  log=lambda message: print(message, file=sys.stderr, flush=True))
     from .course.submissions import shown
     students = dict.fromkeys(r.student for r in rows)
@@ -237,8 +237,9 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
                         "key's notebooks that at least one student submitted)")
     p.add_argument("--timeout", type=int, default=60,
                    help="seconds a cell may run before it is stopped (default: 60)")
-    p.add_argument("--jobs", type=int, default=1,
-                   help="notebooks graded at the same time (default: 1)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="notebooks graded at the same time (default: the cores this process "
+                   "may use, no more than the available memory divided by --memory)")
     from .course.sandbox import Limits
     limits = Limits()
     p.add_argument("--isolation", choices=("auto", "bubblewrap", "process"), default="auto",
@@ -265,6 +266,11 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
                    help="SUBMISSIONS is an nbgrader course root: grade its "
                    "submitted/STUDENT/ASSIGNMENT/ (as `nbgrader collect` left it) and write "
                    "feedback/STUDENT/ASSIGNMENT/ for `nbgrader release_feedback`")
+    p.add_argument("--regrade", action="store_true",
+                   help="keep the rows of the earlier --out/grades.csv whose key and submission "
+                   "are unchanged (columns key_version, submission_version) and grade only the "
+                   "others; prints every row that changed. Manual scores in --out/term/ are "
+                   "not touched")
     p.set_defaults(func=_grade)
 
 

@@ -27,19 +27,28 @@ A submission is untrusted code: each job runs in a sandbox (``isolation`` column
 scores are clamped to the key's points, outputs are sanitized and capped
 (:mod:`autograd_lab.course.sanitize`), and what no exercise needs is flagged for review
 (``flags`` column, :mod:`autograd_lab.course.tamper`).
+
+Every row also records ``key_version`` (a hash of the key notebook's graded cells: their
+ids, points and source with the hidden tests) and ``submission_version`` (a hash of the
+submitted file's bytes, or ``missing`` / ``refused``). ``regrade=True`` (``grade
+--regrade``) reads the earlier ``DIR/grades.csv`` and re-runs only the (student, notebook)
+pairs whose key or submission version changed; the other rows are kept as they were.
 """
 from __future__ import annotations
 
 import csv
 import hashlib
 import html
+import json
 import logging
 import os
 from collections import Counter
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Callable
+from typing import TextIO
 from dataclasses import astuple, dataclass, fields, replace
 from pathlib import Path
 
@@ -49,7 +58,8 @@ from .notebooks import (CourseError, cell_failure, default_dir, exercises, forma
 from .release import release_notebook
 from .sandbox import (Limits, RunAs, bubblewrap_problem, choose_isolation, environment_roots,
                       process_problem, visible_in_sandbox)
-from .submissions import Prepared, load, name_problem, plain_problem, restore_graded_cells, shown
+from .submissions import (Prepared, _read_plain, load, name_problem, plain_problem,
+                          restore_graded_cells, shown)
 from .tamper import scan_notebook
 
 TIMEOUT_ERRORS = ("CellTimeoutError", "KeyboardInterrupt")
@@ -74,6 +84,8 @@ class Row:
     reason: str
     isolation: str = NOT_RUN
     flags: str = ""
+    key_version: str = ""
+    submission_version: str = ""
 
 
 RUN_AS_VARIABLE = "AUTOGRAD_LAB_RUN_AS"
@@ -81,6 +93,141 @@ RUN_AS_VARIABLE = "AUTOGRAD_LAB_RUN_AS"
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """What makes a spreadsheet read a CSV cell as a formula."""
+
+
+def key_version(nb) -> str:
+    """A short hash of what the key contributes to a grade: every graded cell's id, points
+    and source (hidden tests included). Prose, given code and solutions do not count:
+    a student's notebook brings its own, and the grader puts back only the graded cells."""
+    graded = [[meta.get("grade_id"), meta.get("points"), cell.get("source", "")]
+              for cell in nb.cells if (meta := nbgrader_meta(cell)).get("grade")]
+    return hashlib.sha256(json.dumps(graded, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def submission_version(path: Path, refused: str | None = None) -> str:
+    """A short hash of a submitted file's bytes; ``missing`` or ``refused`` when it cannot
+    be read as a plain file."""
+    if refused is not None:
+        return "refused"
+    if not os.path.lexists(path):
+        return "missing"
+    if plain_problem(path):
+        return "refused"
+    try:
+        return hashlib.sha256(_read_plain(path)).hexdigest()[:16]
+    except OSError:
+        return "refused"
+
+
+def read_grades(out: Path) -> dict[tuple[str, str], list[Row]]:
+    """The rows of an earlier ``out/grades.csv`` by (student, notebook), for ``--regrade``."""
+    path = out / "grades.csv"
+    if not path.is_file():
+        raise CourseError(f"--regrade needs the earlier grades in {path}, but there is none: "
+                          "grade without --regrade first.")
+    names = [f.name for f in fields(Row)]
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        missing = [n for n in names if n not in (reader.fieldnames or [])]
+        if missing:
+            raise CourseError(f"{path} has no column(s) {', '.join(missing)}: it was written "
+                              "before grades recorded their versions. Grade again without "
+                              "--regrade once; later runs can use --regrade.")
+        table: dict[tuple[str, str], list[Row]] = {}
+        for line in reader:
+            values = {n: line[n] for n in names}
+            for n in ("student", "notebook", "exercise", "reason", "flags"):
+                text = values[n]  # undo csv_cell's guard against formulas
+                values[n] = text[1:] if text.startswith("'") and text[1:].startswith(
+                    FORMULA_STARTS) else text
+            values["points"] = float(values["points"])
+            values["max_points"] = float(values["max_points"])
+            row = Row(**values)
+            table.setdefault((row.student, row.notebook), []).append(row)
+    return table
+
+
+def regrade_changes(old: dict[tuple[str, str], list[Row]], rows: list[Row]) -> list[str]:
+    """One line per row whose points or status differ from ``old`` (or that is new)."""
+    before = {(r.student, r.notebook, r.exercise): r for rs in old.values() for r in rs}
+    lines = []
+    for r in rows:
+        was = before.get((r.student, r.notebook, r.exercise))
+        if was is None:
+            lines.append(f"{shown(r.student)}/{r.notebook}/{r.exercise}: new, "
+                         f"{format_points(r.points)} ({r.status})")
+        elif (was.points, was.status) != (r.points, r.status):
+            delta = r.points - was.points
+            lines.append(f"{shown(r.student)}/{r.notebook}/{r.exercise}: "
+                         f"{format_points(was.points)} -> {format_points(r.points)} "
+                         f"({'+' if delta >= 0 else '-'}{format_points(abs(delta))}; "
+                         f"{was.status} -> {r.status})")
+    return lines
+
+
+def default_jobs(memory_mb: int) -> tuple[int, str]:
+    """How many notebooks to grade at once: the cores this process may use, no more than the
+    available memory holds at ``memory_mb`` (``--memory``) each; and why."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    available = None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    available = int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    if available is None:
+        return max(1, cores), f"{cores} core(s); free memory unknown"
+    fits = max(1, available // max(1, memory_mb))
+    return max(1, min(cores, fits)), (f"{cores} core(s), {available} MB available / "
+                                      f"{memory_mb} MB per job = {fits}")
+
+
+class Progress:
+    """A progress line for the batch: done / total, ETA and running counts of passed,
+    failed, crashed and flagged notebooks. On a terminal one line is rewritten in place;
+    elsewhere (a log file, CI) a line is written at every tenth of the batch."""
+
+    def __init__(self, total: int, stream: TextIO | None) -> None:
+        self.total, self.stream = total, stream
+        self.counts = Counter({"passed": 0, "failed": 0, "crashed": 0, "flagged": 0})
+        self.done = 0
+        self.started = time.monotonic()
+        self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self.every = max(1, total // 10)
+
+    def line(self, last: str = "") -> str:
+        elapsed = time.monotonic() - self.started
+        eta = "?" if not self.done else _clock(elapsed / self.done * (self.total - self.done))
+        counts = ", ".join(f"{n} {k}" for k, n in self.counts.items())
+        return (f"graded {self.done}/{self.total} notebook(s), {_clock(elapsed)} elapsed, "
+                f"ETA {eta}: {counts}" + (f" (last: {shown(last)[:60]})" if last else ""))
+
+    def update(self, rows: list[Row], flagged: bool, last: str) -> None:
+        self.done += 1
+        statuses = {r.status for r in rows}
+        self.counts["crashed" if "crashed" in statuses else
+                    "passed" if statuses <= {"passed"} else "failed"] += 1
+        self.counts["flagged"] += bool(flagged)
+        if self.stream is None:
+            return
+        if self.tty:
+            self.stream.write("\r\x1b[K" + self.line(last))
+            if self.done == self.total:
+                self.stream.write("\n")
+        elif self.done % self.every == 0 or self.done == self.total:
+            self.stream.write(self.line() + "\n")
+        self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 60}:{seconds % 60:02d}" if seconds < 3600 else \
+        f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
 def _students(submissions: Path) -> list[str]:
@@ -225,6 +372,7 @@ def _write_feedback(course: Course, rows: list[Row], out: Path) -> None:
             title = html.escape(notebook)
             if page.exists():
                 shutil.copyfile(page, folder / f"{notebook}.html")
+            if (folder / f"{notebook}.html").exists():  # new, or kept by a regrade
                 title = f'<a href="{html.escape(notebook)}.html">{title}</a>'
             graded = course.autograded(student, notebook)
             if graded.exists():
@@ -330,7 +478,8 @@ def _canary_key(plan: _Plan, notebook: str) -> tuple:
 
 
 def _run_batch(course: Course, plan: _Plan, submitted: dict[tuple[str, str], Prepared],
-               log: Callable[[str], None], label: Callable[[str], str]) -> dict:
+               log: Callable[[str], None], label: Callable[[str], str],
+               progress: Progress | None = None, flags: dict | None = None) -> dict:
     """Write each prepared notebook into ``course`` and run its job; return the rows."""
     pending, rows = [], {}
     for (student, n), sub in submitted.items():
@@ -340,13 +489,17 @@ def _run_batch(course: Course, plan: _Plan, submitted: dict[tuple[str, str], Pre
                            hard_limit=plan.timeout * (code_cells + 2) + 120))
 
     def done(job: Job, outcome: dict) -> None:
-        log(f"{label(job.student)}/{job.notebook}: {'graded' if outcome['ok'] else 'crashed'} "
-            f"in {outcome['seconds']:.1f} s ({outcome.get('isolation', NOT_RUN)})")
-
-    outcomes = run_jobs(course, pending, plan.settings, plan.jobs, on_done=done)
-    for (student, n), outcome in outcomes.items():
+        student, n = job.student, job.notebook
         rows[(student, n)] = _job_rows(course, student, n, plan.key_ex[n],
                                        submitted[(student, n)].notes, outcome, plan.timeout)
+        if progress is None or not progress.tty:  # a terminal has the progress line instead
+            log(f"{label(student)}/{n}: {'graded' if outcome['ok'] else 'crashed'} "
+                f"in {outcome['seconds']:.1f} s ({outcome.get('isolation', NOT_RUN)})")
+        if progress is not None:
+            progress.update(rows[(student, n)], bool((flags or {}).get((student, n))),
+                            f"{student}/{n}")
+
+    run_jobs(course, pending, plan.settings, plan.jobs, on_done=done)
     return rows
 
 
@@ -408,10 +561,11 @@ def _infrastructure_failure(rows: dict, ran: int) -> str | None:
 
 
 def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: int = 60,
-          jobs: int = 1, notebooks: list[str] | None = None,
+          jobs: int | None = 1, notebooks: list[str] | None = None,
           log: Callable[[str], None] = lambda message: None, isolation: str = "auto",
           limits: Limits | None = None, run_as: str | None = None,
-          refused: dict[tuple[str, str], str] | None = None) -> list[Row]:
+          refused: dict[tuple[str, str], str] | None = None,
+          regrade: bool = False, progress: TextIO | None = None) -> list[Row]:
     """Grade every student folder in ``submissions``; write ``out/grades.csv`` and feedback.
 
     ``notebooks`` restricts (or fixes) the expected notebooks; by default they are the
@@ -423,6 +577,14 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
     was refused before it got here (the nbgrader route). Before any grade is written, a
     canary grades the key and a student copy the same way (:func:`canary`). Returns the
     rows of ``grades.csv``.
+
+    ``regrade`` keeps the rows of the earlier ``out/grades.csv`` whose key and submission
+    versions are unchanged and grades only the other (student, notebook) pairs; the
+    canary runs only for notebooks that have a pair to grade, so a regrade with nothing
+    changed runs no job at all. It logs every row whose points or status changed.
+
+    ``jobs=None`` grades as many notebooks at once as :func:`default_jobs` allows.
+    ``progress`` (e.g. ``sys.stderr``) gets a :class:`Progress` line while the class runs.
     """
     submissions, out = Path(submissions), Path(out)
     key_dir = Path(solutions) if solutions is not None else default_dir("solutions")
@@ -458,11 +620,33 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
     if user is not None:
         log(f"jobs run as {user.name} (uid {user.uid})")
     settings = JobSettings(timeout, level, limits or Limits(), user)
+    if jobs is None:
+        jobs, why = default_jobs(settings.limits.memory_mb)
+        log(f"jobs: {jobs} at a time ({why}; --jobs sets it)")
     _check_out(out)  # before the canary's jobs: a wrong --out fails at once
+    refused = dict(refused or {})
+    key_v = {n: key_version(read_notebook(key[n])) for n in expected}
+    folder_refused = {s: name_problem(s) or plain_problem(submissions / s, "folder")
+                      for s in students}
+    sub_v = {(s, n): submission_version(submissions / s / f"{n}.ipynb",
+                                        refused.get((s, n)) or folder_refused[s])
+             for s in students for n in expected}
+    old = read_grades(out) if regrade else {}
+    kept = {pair: old[pair] for pair in sub_v if pair in old and all(
+        (r.key_version, r.submission_version) == (key_v[pair[1]], sub_v[pair])
+        for r in old[pair])}
+    todo = [pair for pair in sub_v if pair not in kept]
+    if regrade:
+        changed_keys = sorted({n for (_, n), rs in old.items() if n in key_v
+                               and any(r.key_version != key_v[n] for r in rs)})
+        log(f"regrade: {len(todo)} of {len(sub_v)} notebook(s) to grade again"
+            + (f" (key changed: {', '.join(changed_keys)})" if changed_keys else "")
+            + f"; {len(kept)} kept as they were")
+    run_now = [n for n in expected if any(n == pair[1] for pair in todo)]
     nbgrader_helpers()
     nb_log = logging.getLogger("autograd_lab.grade")
     nb_log.setLevel(logging.ERROR)
-    plan = _Plan(key, expected, {n: release_notebook(read_notebook(key[n]), n) for n in expected},
+    plan = _Plan(key, run_now, {n: release_notebook(read_notebook(key[n]), n) for n in expected},
                  {n: exercises(read_notebook(key[n])) for n in expected}, timeout, settings, jobs)
     try:
         canary(plan, nb_log, log)
@@ -472,10 +656,19 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
         raise CourseError(f"nbgrader could not grade the key notebooks "
                           f"({', '.join(expected)}): {type(err).__name__}: {err}. "
                           "Does `autograd-lab release` work on them?") from err
-    _prepare_out(out)
-    rows: dict[tuple[str, str], list[Row]] = {}
+    if regrade:  # only the pairs graded again lose their earlier files
+        out.mkdir(parents=True, exist_ok=True)
+        for student, n in todo:
+            if name_problem(student):
+                continue
+            for stale in (out / "feedback" / student / f"{n}.html",
+                          out / "autograded" / student / f"{n}.ipynb"):
+                if stale.is_file() and not stale.is_symlink():
+                    stale.unlink()
+    else:
+        _prepare_out(out)
+    rows: dict[tuple[str, str], list[Row]] = dict(kept)
     flags: dict[tuple[str, str], list] = {}
-    refused = dict(refused or {})
     gradable = []
     for student in students:
         problem = name_problem(student) or plain_problem(submissions / student, "folder")
@@ -492,33 +685,37 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
             raise CourseError(f"nbgrader could not create the gradebook {out / 'gradebook.db'} "
                               f"({type(err).__name__}: {err}).") from err
         try:
-            course.generate([key[n] for n in expected], nb_log)
+            course.generate([key[n] for n in run_now], nb_log)
         except Exception as err:  # nbgrader refuses the key: say which check failed
             raise CourseError(f"nbgrader could not read the key notebooks "
                               f"({', '.join(expected)}): {type(err).__name__}: {err}. "
                               "Does `autograd-lab release` work on them?") from err
         prepared: dict[tuple[str, str], Prepared] = {}
-        for student in students:
-            for n in expected:
-                if (student, n) in refused:
-                    sub = Prepared("invalid", refused[(student, n)])
-                else:
-                    sub = load(submissions / student / f"{n}.ipynb")
-                if sub.status == "ok":
-                    try:
-                        flags[(student, n)] = scan_notebook(sub.nb)
-                        restore_graded_cells(sub, plan.released[n])
-                    except Exception as err:  # odd metadata nbformat accepted, too deep, ...
-                        sub = Prepared("invalid", f"cannot prepare {n}.ipynb for grading "
-                                                  f"({type(err).__name__}: {shown(str(err))[:300]})")
-                if sub.status != "ok":
-                    rows[(student, n)] = _zero_rows(student, n, plan.key_ex[n], sub.status,
-                                                    sub.reason)
-                    log(f"{shown(student)}/{n}: {sub.status} ({shown(sub.reason)})")
-                    continue
-                prepared[(student, n)] = sub
-        graded = _run_batch(course, plan, prepared, log, shown)
+        for student, n in todo:
+            if (student, n) in refused:
+                sub = Prepared("invalid", refused[(student, n)])
+            else:
+                sub = load(submissions / student / f"{n}.ipynb")
+            if sub.status == "ok":
+                try:
+                    flags[(student, n)] = scan_notebook(sub.nb)
+                    restore_graded_cells(sub, plan.released[n])
+                except Exception as err:  # odd metadata nbformat accepted, too deep, ...
+                    sub = Prepared("invalid", f"cannot prepare {n}.ipynb for grading "
+                                              f"({type(err).__name__}: {shown(str(err))[:300]})")
+            if sub.status != "ok":
+                rows[(student, n)] = _zero_rows(student, n, plan.key_ex[n], sub.status,
+                                                sub.reason)
+                log(f"{shown(student)}/{n}: {sub.status} ({shown(sub.reason)})")
+                continue
+            prepared[(student, n)] = sub
+        graded = _run_batch(course, plan, prepared, log, shown,
+                            Progress(len(prepared), progress), flags)
         broken = _infrastructure_failure(graded, len(prepared))
+        if broken and regrade:
+            raise CourseError(f"Nothing was regraded: most notebooks failed the same way, "
+                              f"which is the grader's setup, not the students' work ({broken}). "
+                              "The earlier grades.csv is unchanged; fix that and regrade.")
         if broken:
             for name in OUTPUTS:
                 target = out / name
@@ -528,8 +725,15 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
                               f"which is the grader's setup, not the students' work ({broken}). "
                               "Fix that and grade again.")
         rows.update(graded)
-        ordered = [r for s in students for n in expected
-                   for r in _mark_flags(rows[(s, n)], flags.get((s, n), []))]
+        ordered = [replace(r, key_version=key_v[n], submission_version=sub_v[(s, n)])
+                   for s in students for n in expected
+                   for r in (rows[(s, n)] if (s, n) in kept else
+                             _mark_flags(rows[(s, n)], flags.get((s, n), [])))]
+        if regrade:
+            changes = regrade_changes(old, ordered)
+            log(f"regrade: {len(changes)} row(s) changed" + (":" if changes else ""))
+            for line in changes:
+                log(f"  {line}")
         write_csv(ordered, out)
         _write_feedback(course, ordered, out)
     return ordered
