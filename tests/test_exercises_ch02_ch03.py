@@ -617,3 +617,26 @@ def test_ch02_reference_gradients_match_pytorch(w):
     for name, v in zip(["l1", "l2", "l3", "l4", "w1", "w2", "w3"], [l1, l2, l3, l4, *ws]):
         np.testing.assert_allclose(got[name], v.grad.numpy(), rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(hand_gradients(*w)[name], v.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+# -- what the chapters say ------------------------------------------------------------------------
+def _markdown(name: str) -> str:
+    from pathlib import Path
+
+    from autograd_lab.course.notebooks import read_notebook
+    path = Path(__file__).resolve().parents[1] / "solutions" / name
+    return "\n".join(c.source for c in read_notebook(path).cells if c.cell_type == "markdown")
+
+
+def test_ch03_has_one_history_section():
+    text = _markdown("03_function.ipynb")
+    assert text.count("## 6 · History") == 1
+    assert text.count("**History box") == 1
+
+
+def test_ch02_says_how_its_dtype_rule_differs_from_autograd_lab():
+    import autograd_lab as al
+    text = _markdown("02_variable_graph.ipynb")
+    assert "following autograd_lab's" not in text
+    assert "`al.Variable([1, 2])` stays `int64`" in text
+    assert al.Variable([1, 2]).dtype == np.int64      # what the sentence says of autograd_lab
