@@ -554,6 +554,11 @@ def test_topological_order_rejects_typical_mistakes(wrong, words):
     (("grads[id(x)] = grads[id(x)] + gx if id(x) in grads else gx", "grads[id(x)] = gx"),
      "only one of their gradients reached it"),
     (("        v.grad = v.grad + grad", "        v.grad = grad"), "must add to .grad"),
+    # _accumulate keeps the object it was given: two leaves of an Add share one array
+    (("        v.grad = Variable(grad.data.copy()) if not GradMode.enabled else grad",
+      "        v.grad = grad"), "store a copy of its data"),
+    (("        v.grad = Variable(grad.data.copy()) if not GradMode.enabled else grad",
+      "        v.grad = Variable(grad.data)"), "share one array"),
     (("                node.release()", "                pass"), "node.release()"),
     (("                    g = as_variable(changed)", "                    pass"),
      "returned value was ignored"),

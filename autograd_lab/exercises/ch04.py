@@ -837,6 +837,17 @@ def ch04_engine_backward(backward: Callable[..., Any], mygrad: ModuleType | None
                     "Leaves accumulate: x.grad = x.grad + gradient, never overwrite.",
                     mistakes=[(6.0, "That is one call's gradient: the second call must add to "
                                ".grad, not replace it.")])
+    with ck.case("out = x + y: the two leaves get .grad arrays of their own"):
+        x, y = _mg(pkg, [1.0, 2.0], True), _mg(pkg, [3.0, 4.0], True)
+        ck.call(backward, (x + y).sum())
+        _grad_close(ck, x, [1.0, 1.0], "x.grad", grads_hint)
+        _grad_close(ck, y, [1.0, 1.0], "y.grad", grads_hint)
+        ck.check(not np.shares_memory(_values(x.grad), _values(y.grad)),
+                 "x.grad and y.grad share one array: changing one (an optimizer's zero_() "
+                 "does) would change the other.",
+                 hint="Add hands the very same gradient to both of its inputs. The first "
+                      "time a leaf gets a gradient, _accumulate must store a copy of its data, "
+                      "not the object it was given.")
     with ck.case("saved tensors are freed: a second backward without retain_graph raises"):
         x = _mg(pkg, 2.0, True)
         out = x * x
