@@ -115,3 +115,123 @@ def test_version_check_names_the_failing_inplace_exercise_in_one_line(capsys):
     notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
     assert len(notes) == 1                      # the product's case (zero_ is not broken)
     assert "exercise ch06-inplace-ops fails" in notes[0] and "not to 1" in notes[0]
+
+
+# -- chapter 03 --------------------------------------------------------------------------------
+CH03 = "03_function.ipynb"
+
+
+def ch03_cells() -> list[tuple[str | None, str]]:
+    """The %%mygrad cells of chapter 03 and the FixedReLU cell, in order: (exercise id or None,
+    source without the %%mygrad line)."""
+    from .test_exercises_ch06 import solution_cells
+    cells = []
+    for cell in solution_cells(CH03):
+        source = "".join(cell["source"])
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+        if source.startswith("%%mygrad function"):
+            cells.append((grade_id.removesuffix("-code") or None, source.split("\n", 1)[1]))
+        elif grade_id == "ch03-find-the-bug-code":
+            cells.append(("ch03-find-the-bug", source))
+    return cells
+
+
+def ch03_notebook(broken: str | None, replacements: list[tuple[str, str]]) -> dict[str, Any]:
+    """What the chapter 03 notebook holds when exercise ``broken`` has the mistake
+    ``replacements``: the course's Variable, then the chapter's cells, run in one namespace."""
+    from autograd_lab.course.library import PACKAGE, REFERENCE_ROOT
+    from autograd_lab.course.loader import build_package
+    pkg = build_package({"variable": REFERENCE_ROOT / PACKAGE / "variable.py"})
+    namespace = dict(vars(pkg.variable))
+    for exercise, source in ch03_cells():
+        if exercise is not None and exercise == broken:
+            for old, new in replacements:
+                assert old in source, (exercise, old)
+                source = source.replace(old, new)
+        exec(source, namespace)  # noqa: S102 - the key's cells, one of them made wrong
+    return namespace
+
+
+CH03_CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "ch03-own-apply": lambda ns: check.ch03_own_apply(ns["Function"], hidden=True),
+    "ch03-mul-function": lambda ns: check.ch03_mul_function(ns["Mul"], hidden=True),
+    "ch03-relu-function": lambda ns: check.ch03_relu_function(ns["ReLU"], hidden=True),
+    "ch03-find-the-bug": lambda ns: check.ch03_find_the_bug(ns["FixedReLU"], hidden=True),
+}
+
+CH03_BREAKS = [
+    # apply reads grad mode after switching it off: it never records (the issue's case)
+    ("ch03-own-apply", [("        enabled = GradMode.enabled\n        GradMode.enabled = False",
+                         "        GradMode.enabled = False\n        enabled = GradMode.enabled")]),
+    # apply forgets to restore grad mode
+    ("ch03-own-apply", [("        finally:\n            GradMode.enabled = enabled\n",
+                         "        finally:\n            pass\n")]),
+    # apply returns forward's raw output and never records
+    ("ch03-own-apply", [("        return output\n", "        return cls.forward(cls.Node(), *inputs)\n")]),
+    # a recursive Mul: forward multiplies Variables (the issue's case)
+    ("ch03-mul-function", [("        return Variable(a.data * b.data)", "        return a * b")]),
+    # Mul forgets to save its inputs
+    ("ch03-mul-function", [("        ctx.save_for_backward(a, b)\n", "")]),
+    # Mul swaps the gradients
+    ("ch03-mul-function", [("sum_to(grad_output * b, a.shape), sum_to(grad_output * a, b.shape)",
+                            "sum_to(grad_output * a, a.shape), sum_to(grad_output * b, b.shape)")]),
+    # ReLU passes the gradient at 0
+    ("ch03-relu-function", [("(x.data > 0)", "(x.data >= 0)")]),
+    # ReLU's mask as float64 (float32 input, float64 gradient: the issue's case)
+    ("ch03-relu-function", [("Variable((x.data > 0).astype(grad_output.dtype))",
+                             "Variable(x.data > 0)")]),
+    # ReLU zeroes grad_output itself
+    ("ch03-relu-function", [("        return grad_output * Variable((x.data > 0).astype("
+                             "grad_output.dtype))",
+                             "        grad_output.data[x.data <= 0] = 0\n        return grad_output")]),
+    # the bug left in
+    ("ch03-find-the-bug", [("grad_input[input_ < 0] = 0", "grad_input[input < 0] = 0")]),
+    # FixedReLU changes grad_output in place (the issue's case)
+    ("ch03-find-the-bug", [("        grad_input = grad_output.clone()\n",
+                            "        grad_input = grad_output\n")]),
+    # the mask taken from the output of clone, not from the input
+    ("ch03-find-the-bug", [("grad_input[input_ < 0] = 0", "grad_input[grad_input < 0] = 0")]),
+]
+
+
+def test_the_key_passes_every_check_of_chapter_03(capsys):
+    namespace = ch03_notebook(None, [])
+    for run in CH03_CHECKS.values():
+        run(namespace)
+    out = capsys.readouterr().out
+    assert out.count("passed (with hidden cases).") == len(CH03_CHECKS)
+    assert "note:" not in out
+
+
+@pytest.mark.parametrize("broken,replacements", CH03_BREAKS,
+                         ids=[f"{b}-{i}" for i, (b, _) in enumerate(CH03_BREAKS)])
+def test_one_broken_exercise_of_chapter_03_costs_only_its_own_points(broken, replacements,
+                                                                     capsys):
+    namespace = ch03_notebook(broken, replacements)
+    with pytest.raises((AssertionError, NotImplementedError), match=f"Exercise {broken}"):
+        CH03_CHECKS[broken](namespace)
+    for exercise, run in CH03_CHECKS.items():
+        if exercise != broken:
+            run(namespace)                     # full points: no AssertionError
+    for note in (line for line in capsys.readouterr().out.splitlines()
+                 if line.startswith("note:")):
+        assert broken in note, note
+
+
+def test_an_apply_that_never_records_is_named_once_by_the_other_checks(capsys):
+    namespace = ch03_notebook("ch03-own-apply", CH03_BREAKS[0][1])
+    for exercise in ("ch03-mul-function", "ch03-relu-function", "ch03-find-the-bug"):
+        CH03_CHECKS[exercise](namespace)
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert len(notes) == 3 and all("exercise ch03-own-apply fails" in n for n in notes)
+
+
+def test_chapter_03_checks_record_even_if_an_earlier_apply_left_grad_mode_off(capsys):
+    """An apply that never restores grad mode, run before the checks, leaves it off; the
+    checks of Mul, ReLU and FixedReLU still pass the key's pieces, and put the mode back."""
+    namespace = ch03_notebook("ch03-own-apply", CH03_BREAKS[1][1])
+    namespace["Mul"].apply(namespace["Variable"]([1.0]), namespace["Variable"]([2.0]))
+    assert namespace["GradMode"].enabled is False
+    for exercise in ("ch03-mul-function", "ch03-relu-function", "ch03-find-the-bug"):
+        CH03_CHECKS[exercise](namespace)
+    assert namespace["GradMode"].enabled is False

@@ -9,6 +9,7 @@ compared with central differences of the learner's own forward.
 from __future__ import annotations
 
 import contextlib
+import io
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -397,6 +398,115 @@ def _sum_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return g
 
 
+# -- isolation: the course's apply and Mul around the piece under test -------------------------
+def _reference_apply(cls: type, ns: dict[str, Any]) -> Callable[..., Any]:
+    """``cls.apply`` as the course writes it, for checking ``cls``'s forward and backward
+    without the learner's own ``apply`` (exercise ch03-own-apply is checked on its own)."""
+    Variable, GradMode = ns["Variable"], ns.get("GradMode")
+
+    def apply(*inputs: Any) -> Any:
+        ctx = cls.Node()
+        ctx.needs_input_grad = tuple(isinstance(x, Variable) and x.requires_grad
+                                     for x in inputs)
+        enabled = getattr(GradMode, "enabled", True)
+        if GradMode is not None:
+            GradMode.enabled = False
+        try:
+            output = cls.forward(ctx, *inputs)
+        finally:
+            if GradMode is not None:
+                GradMode.enabled = enabled
+        if not isinstance(output, Variable):
+            output = Variable(output)
+        if enabled and any(ctx.needs_input_grad):
+            ctx.inputs = inputs
+            output.requires_grad = True
+            output.grad_fn = ctx
+        return output
+
+    apply.__name__ = f"{cls.__name__}.apply"
+    return apply
+
+
+def _own_apply_fails(Function: Any) -> bool:
+    """Whether the learner's ``Function.apply`` fails its own check (run quietly)."""
+    if Function is None:
+        return False
+    quiet = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(quiet):
+            ch03_own_apply(Function)
+    except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
+        return True
+    return False
+
+
+def _note_apply(ns: dict[str, Any]) -> None:
+    """One line when the learner's apply fails: this check does not use it."""
+    if _own_apply_fails(ns.get("Function")):
+        print("note: exercise ch03-own-apply fails its own check; this check runs your "
+              "forward and backward with the course's apply instead.")
+
+
+@contextlib.contextmanager
+def _course_apply(cls: type, ns: dict[str, Any]) -> Iterator[None]:
+    """Run with the course's ``apply`` on the learner's ``Function`` (so every Function, and
+    ``cls`` whichever way it is called, uses it), then give ``Function`` its own back; grad
+    mode is restored too, whatever ran inside."""
+    GradMode = ns.get("GradMode")
+    mode = getattr(GradMode, "enabled", True)
+    owners = [k for k in getattr(cls, "__mro__", ())[:-1] if "apply" in k.__dict__]
+    saved = [(k, k.__dict__["apply"]) for k in owners]
+
+    def apply(klass: type, *inputs: Any) -> Any:
+        return _reference_apply(klass, ns)(*inputs)
+
+    for klass in owners:
+        klass.apply = classmethod(apply)
+    if GradMode is not None:
+        GradMode.enabled = True       # the cases record; an earlier cell may have left it off
+    try:
+        yield
+    finally:
+        for klass, own in saved:
+            klass.apply = own
+        if GradMode is not None:
+            GradMode.enabled = mode
+
+
+class _ReferenceOps:
+    """``a * b`` and ``x.clone()`` as the course's Mul and Clone compute them, with nothing
+    recorded: what ``*`` and ``clone()`` mean inside another Function's backward while that
+    Function is checked."""
+
+    def __init__(self, Variable: type, op: Callable[..., np.ndarray]) -> None:
+        self.Variable, self.op = Variable, op
+
+    def apply(self, *inputs: Any) -> Any:
+        return self.Variable(self.op(*(np.asarray(_data(x)) for x in inputs)))
+
+
+@contextlib.contextmanager
+def _course_ops(ns: dict[str, Any]) -> Iterator[None]:
+    """Run with ``Mul`` and ``Clone`` in the learner's namespace replaced by the course's (the
+    operators look them up there), then put the learner's back: a broken Mul is exercise
+    ch03-mul-function's, a broken apply (which Clone uses) ch03-own-apply's, not the
+    Function's that uses ``*`` or ``clone()`` in its backward."""
+    Variable = ns["Variable"]
+    course = {"Mul": _ReferenceOps(Variable, np.multiply),
+              "Clone": _ReferenceOps(Variable, np.copy)}
+    before = {name: ns.get(name, _MISSING) for name in course}
+    ns.update(course)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is _MISSING:
+                ns.pop(name, None)
+            else:
+                ns[name] = value
+
+
 def ch03_mul_function(Mul: type, *, seed: int = 0, hidden: bool = False) -> None:
     """Check mygrad's ``Mul``: forward(ctx, a, b) saves both inputs and returns a * b;
     backward returns (grad_output * b, grad_output * a), each summed to its input's shape."""
@@ -404,6 +514,16 @@ def ch03_mul_function(Mul: type, *, seed: int = 0, hidden: bool = False) -> None
     ns = _names(ck, Mul, "forward", ("Variable",))
     _is_function_class(ck, Mul, "Mul", ns)
     Variable = ns["Variable"]
+    apply = _reference_apply(Mul, ns)
+    _note_apply(ns)
+    with _course_apply(Mul, ns):
+        _mul_cases(ck, Mul, Variable, apply, hidden)
+    ck.done()
+
+
+def _mul_cases(ck: Checker, Mul: type, Variable: type, apply: Callable[..., Any],
+               hidden: bool) -> None:
+    """The cases of ch03-mul-function (Mul.apply is the course's while they run)."""
     shapes = [((4,), (4,)), ((2, 3), (2, 3)), ((3, 4), (4,))]
     if hidden:
         shapes += [((3, 2, 2), (3, 2, 2)), ((2, 3), (2, 1)), ((), (3,))]
@@ -411,7 +531,7 @@ def ch03_mul_function(Mul: type, *, seed: int = 0, hidden: bool = False) -> None
         with ck.case(f"a of shape {sa} times b of shape {sb}"):
             ad, bd = np.round(ck.rng.normal(size=sa), 3), np.round(ck.rng.normal(size=sb), 3)
             a, b = Variable(ad, requires_grad=True), Variable(bd, requires_grad=True)
-            y = ck.call(Mul.apply, a, b)
+            y = ck.call(apply, a, b)
             node = _check_node(ck, y, Mul, Variable)
             ck.close(y.data, ad * bd, what="output",
                      mistakes=[(ad + bd, "You added; multiply: a.data * b.data.")],
@@ -446,14 +566,13 @@ def ch03_mul_function(Mul: type, *, seed: int = 0, hidden: bool = False) -> None
     with ck.case("central differences agree with backward"):
         ad, bd = ck.rng.normal(size=(3, 2)), ck.rng.normal(size=(3, 2))
         gd = ck.rng.normal(size=(3, 2))
-        y = ck.call(Mul.apply, Variable(ad, requires_grad=True), Variable(bd, requires_grad=True))
+        y = ck.call(apply, Variable(ad, requires_grad=True), Variable(bd, requires_grad=True))
         grads = _backward(ck, Mul, y.grad_fn, Variable(gd), "a, b")
-        num = _numeric_grads(lambda p, q: np.asarray(Mul.apply(Variable(p), Variable(q)).data),
+        num = _numeric_grads(lambda p, q: np.asarray(apply(Variable(p), Variable(q)).data),
                              [ad, bd], gd)
         for what, got, want in zip("ab", grads, num):
             ck.close(_data(got), want, atol=1e-6, rtol=1e-5, what=f"gradient of {what} (against "
                      "central differences)")
-    ck.done()
 
 
 # -- ch03-relu-function ------------------------------------------------------------------------
@@ -475,6 +594,16 @@ def ch03_relu_function(ReLU: type, *, seed: int = 0, hidden: bool = False) -> No
     ns = _names(ck, ReLU, "forward", ("Variable",))
     _is_function_class(ck, ReLU, "ReLU", ns)
     Variable = ns["Variable"]
+    apply = _reference_apply(ReLU, ns)
+    _note_apply(ns)
+    with _course_ops(ns), _course_apply(ReLU, ns):
+        _relu_cases(ck, ReLU, Variable, apply, hidden)
+    ck.done()
+
+
+def _relu_cases(ck: Checker, ReLU: type, Variable: type, apply: Callable[..., Any],
+                hidden: bool) -> None:
+    """The cases of ch03-relu-function (run with the course's apply and Mul)."""
     shapes = [(6,), (3, 4)]
     if hidden:
         shapes += [(2, 3, 2), ()]
@@ -482,7 +611,7 @@ def ch03_relu_function(ReLU: type, *, seed: int = 0, hidden: bool = False) -> No
         with ck.case(f"forward and backward on a {shape} input (zeros included)"):
             data = _relu_data(ck, shape)
             x = Variable(data.copy(), requires_grad=True)
-            y = ck.call(ReLU.apply, x)
+            y = ck.call(apply, x)
             node = _check_node(ck, y, ReLU, Variable)
             ck.check(np.array_equal(x.data, data), "forward changed its input in place.",
                      hint="Return a new Variable: Variable(np.maximum(x.data, 0)).")
@@ -519,18 +648,26 @@ def ch03_relu_function(ReLU: type, *, seed: int = 0, hidden: bool = False) -> No
         data = ck.rng.normal(size=(4, 3))
         data = np.where(np.abs(data) < 0.1, 0.5, data)
         gd = ck.rng.normal(size=(4, 3))
-        y = ck.call(ReLU.apply, Variable(data, requires_grad=True))
+        y = ck.call(apply, Variable(data, requires_grad=True))
         grads = _backward(ck, ReLU, y.grad_fn, Variable(gd), "x")
-        num = _numeric_grads(lambda p: np.asarray(ReLU.apply(Variable(p)).data), [data], gd)
+        num = _numeric_grads(lambda p: np.asarray(apply(Variable(p)).data), [data], gd)
         ck.close(_data(grads[0]), num[0], atol=1e-6, rtol=1e-5,
                  what="gradient (against central differences)")
     with ck.case("float32 stays float32"):
         x = Variable(_relu_data(ck, (3,), np.float32), requires_grad=True)
-        y = ck.call(ReLU.apply, x)
+        y = ck.call(apply, x)
         ck.check(y.dtype == np.float32, "the output is not float32.", expected="float32",
                  received=str(y.dtype), hint="np.maximum(x.data, 0) keeps the input's dtype; "
                                              "do not convert it.")
-    ck.done()
+        g = Variable(np.ones(3, dtype=np.float32))
+        grads = _backward(ck, ReLU, y.grad_fn, g, "x")
+        got = np.asarray(_data(grads[0]))
+        ck.check(got.dtype == np.float32, "backward returned a gradient of another dtype for "
+                 "a float32 input and a float32 grad_output.", expected="float32",
+                 received=str(got.dtype),
+                 hint="A gradient has its input's dtype. Something in backward is float64: "
+                      "the mask, probably (a Variable of bools becomes float64). Build the "
+                      "mask in grad_output's dtype.")
 
 
 # -- ch03-find-the-bug -------------------------------------------------------------------------
@@ -540,6 +677,17 @@ def ch03_find_the_bug(FixedReLU: type, *, seed: int = 0, hidden: bool = False) -
     ck = Checker("ch03-find-the-bug", seed=seed, hidden=hidden)
     ns = _names(ck, FixedReLU, "backward", ("Variable",))
     _is_function_class(ck, FixedReLU, "FixedReLU", ns)
+    Variable = ns["Variable"]
+    apply = _reference_apply(FixedReLU, ns)
+    _note_apply(ns)
+    with _course_ops(ns), _course_apply(FixedReLU, ns):
+        _find_the_bug_cases(ck, FixedReLU, ns, apply, hidden)
+    ck.done()
+
+
+def _find_the_bug_cases(ck: Checker, FixedReLU: type, ns: dict[str, Any],
+                        apply: Callable[..., Any], hidden: bool) -> None:
+    """The cases of ch03-find-the-bug (run with the course's apply, Mul and Clone)."""
     Variable = ns["Variable"]
     shapes = [(5,), (2, 3)] + ([(4, 2, 2)] if hidden else [])
     decoys: list[tuple[str, Callable[[tuple[int, ...]], Any]]] = [
@@ -552,12 +700,13 @@ def ch03_find_the_bug(FixedReLU: type, *, seed: int = 0, hidden: bool = False) -
                 data = ck.rng.normal(size=shape)
                 data = np.round(np.where(np.abs(data) < 0.1, 0.5, data), 4)
                 g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+                grad_output = Variable(g.copy())
                 with _global_input(ns, decoy(shape)):
                     x = Variable(data, requires_grad=True)
-                    y = ck.call(FixedReLU.apply, x)
+                    y = ck.call(apply, x)
                     node = _check_node(ck, y, FixedReLU, Variable)
                     try:
-                        grads = _backward(ck, FixedReLU, node, Variable(g), "input_")
+                        grads = _backward(ck, FixedReLU, node, grad_output, "input_")
                     except AssertionError as err:
                         cause = err.__cause__
                         if isinstance(cause, TypeError) and _reads_global_input(FixedReLU):
@@ -568,6 +717,11 @@ def ch03_find_the_bug(FixedReLU: type, *, seed: int = 0, hidden: bool = False) -
                                      "the kernel's version of it), which cannot be compared with "
                                      "a number. Which tensor should the mask come from?") from None
                         raise
+                ck.check(np.array_equal(grad_output.data, g), "backward changed grad_output "
+                         "in place.", expected=g, received=grad_output.data,
+                         hint="grad_output belongs to the engine, which may hand the same object "
+                              "to other nodes: zero the entries of a copy (grad_output.clone()), "
+                              "as the old tutorial did, not of grad_output itself.")
                 got = np.asarray(_data(grads[0]), dtype=float)
                 source = ("the global `input`" if _reads_global_input(FixedReLU)
                           else "something other than the input")
@@ -580,7 +734,6 @@ def ch03_find_the_bug(FixedReLU: type, *, seed: int = 0, hidden: bool = False) -
                                     "saved.")],
                          hint="Zero the gradient where the input forward saved was negative, "
                               "and nowhere else.")
-    ck.done()
 
 
 def _reads_global_input(cls: type) -> bool:

@@ -194,7 +194,7 @@ class ReLU(Function):
     @staticmethod
     def backward(ctx, grad_output):
         x, = ctx.saved_tensors
-        return grad_output * Variable(x.data > 0)
+        return grad_output * Variable((x.data > 0).astype(grad_output.dtype))
 
 
 # --- section: reductions ---
