@@ -235,3 +235,89 @@ def test_chapter_03_checks_record_even_if_an_earlier_apply_left_grad_mode_off(ca
     for exercise in ("ch03-mul-function", "ch03-relu-function", "ch03-find-the-bug"):
         CH03_CHECKS[exercise](namespace)
     assert namespace["GradMode"].enabled is False
+
+
+# -- chapter 04 --------------------------------------------------------------------------------
+def _ch04() -> Any:
+    from . import test_exercises_ch04 as t4
+    return t4
+
+
+def _ch04_backward_overwriting(sort: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A walk that overwrites a parent's gradient instead of adding (its own bug)."""
+    def backward(root):
+        grads = {root: 1.0}
+        for node in sort(root):
+            g = grads[node]
+            if not node.parents:
+                node.grad += g
+            for parent, local in zip(node.parents, node.local_grads):
+                grads[parent] = local * g
+        return grads
+    return backward
+
+
+def ch04_checks(sort: Callable, backward: Callable, order: Callable | None, pkg: Any,
+                ) -> dict[str, Callable[[], None]]:
+    t4 = _ch04()
+    return {
+        "ch04-topological-sort": lambda: check.ch04_topological_sort(sort, hidden=True),
+        "ch04-backward": lambda: check.ch04_backward(backward, hidden=True),
+        "ch04-reused-node": lambda: check.ch04_reused_node(t4.reused_node_grads, hidden=True),
+        "ch04-second-backward": lambda: check.ch04_second_backward(t4.predict_x_grad,
+                                                                   hidden=True),
+        "ch04-topological-order": lambda: check.ch04_topological_order(
+            order or pkg.topological_order, pkg, hidden=True),
+        "ch04-engine-backward": lambda: check.ch04_engine_backward(pkg.backward, pkg,
+                                                                   hidden=True),
+    }
+
+
+def _ch04_breaks() -> list[tuple[str, str]]:
+    return [("ch04-topological-sort", name) for name in (
+        "sort_without_visited", "sort_forward_order", "sort_recursive", "sort_breadth_first")] + [
+        ("ch04-backward", "overwrite"),
+        ("ch04-topological-order", "order_no_visited"),
+        ("ch04-topological-order", "order_forward"),
+        ("ch04-topological-order", "order_with_constants"),
+        ("ch04-engine-backward", "accumulate_without_copy"),
+        ("ch04-engine-backward", "no_release")]
+
+
+ENGINE_MISTAKES = {
+    "accumulate_without_copy": (
+        "        v.grad = Variable(grad.data.copy()) if not GradMode.enabled else grad",
+        "        v.grad = grad"),
+    "no_release": ("                node.release()", "                pass"),
+}
+ORDER_MISTAKES = {
+    "order_no_visited": ("            if id(x) not in visited:\n", "            if True:\n"),
+    "order_forward": ("    return order[::-1]            # root first, leaves last",
+                      "    return order"),
+    "order_with_constants": (
+        "    return [x for x in v.grad_fn.inputs if isinstance(x, Variable) and x.requires_grad]",
+        "    return [x for x in v.grad_fn.inputs if isinstance(x, Variable)]"),
+}
+
+
+@pytest.mark.parametrize("broken,mistake", _ch04_breaks(),
+                         ids=[f"{b}-{m}" for b, m in _ch04_breaks()])
+def test_one_broken_exercise_of_chapter_04_costs_only_its_own_points(broken, mistake, tmp_path,
+                                                                     capsys):
+    t4 = _ch04()
+    sort, order = t4.topological_sort, None
+    change = ENGINE_MISTAKES.get(mistake) or ORDER_MISTAKES.get(mistake)
+    pkg = t4.engine_package(tmp_path, change) if change else t4.engine_package()
+    if broken == "ch04-topological-sort":
+        sort = getattr(t4, mistake)
+    backward = (_ch04_backward_overwriting(sort) if broken == "ch04-backward"
+                else t4.make_backward(sort))
+    checks = ch04_checks(sort, backward, order, pkg)
+    with pytest.raises(AssertionError, match=f"Exercise {broken} failed"):
+        checks[broken]()
+    for exercise, run in checks.items():
+        if exercise != broken:
+            run()                               # full points: no AssertionError
+    for note in (line for line in capsys.readouterr().out.splitlines()
+                 if line.startswith("note:")):
+        assert broken in note, note
