@@ -225,6 +225,11 @@ def _unpack_lazy(ctx):
     return _unpack_right(ctx)
 
 
+def _unpack_never_compares(ctx):
+    _freed_check(ctx)
+    return tuple(ctx._saved)
+
+
 def _unpack_against_zero(ctx):
     _freed_check(ctx)
     for t in ctx._saved:
@@ -318,7 +323,11 @@ def test_the_right_functions_written_here_pass(capsys):
 
 
 @pytest.mark.parametrize("save,unpack,hidden,words", [
-    (_save_lazy, _unpack_lazy, False, "Read each version in save_for_backward"),
+    (_save_lazy, _unpack_lazy, False, "read t._version for each tensor when it is saved"),
+    # the case: a saved_tensors that never raises; the hint names the half that is
+    # missing, looking at what save_for_backward kept
+    (_save_right, _unpack_never_compares, False, "saved_tensors never compared it"),
+    (_save_lazy, _unpack_never_compares, False, "save_for_backward kept no version"),
     (_save_right, _unpack_against_zero, False, "not with 0"),
     (_save_right, _unpack_vague, False, "name both versions"),
     (_save_global, _unpack_global, False, "not on Context or in a global"),
