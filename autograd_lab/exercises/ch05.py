@@ -120,7 +120,13 @@ def ch05_unbroadcast(unbroadcast: Callable[[np.ndarray, tuple], np.ndarray], *,
         with ck.case(name):
             grad = np.round(rng.normal(size=big), 3)
             before = grad.copy()
-            got = data_of(ck.call(unbroadcast, grad, small))
+            got = data_of(_call_shapes(
+                ck, lambda: unbroadcast(grad, small), "unbroadcast",
+                f"Shapes did not line up while summing {big} down to {small}. Two usual "
+                "causes: axis numbers taken from one shape and used on an array that already "
+                "lost some axes (after the leading axes are summed away, the axes of the rest "
+                "are numbered like the target's), or a size-1 axis summed without "
+                "keepdims=True, so later steps see one axis fewer than they expect."))
             ck.check(got is not None, "your unbroadcast returned None.",
                      hint="Did you forget the `return` statement?")
             expected = _unbroadcast_reference(before, small)
@@ -318,6 +324,46 @@ def _axis_mistakes(data: np.ndarray, axis: int) -> list[tuple[np.ndarray, str]]:
     return out
 
 
+_SHAPE_WORDS = ("broadcast", "shape", "axis", "dimension")
+
+
+def _call_shapes(ck: Checker, fn: Callable[[], Any], name: str, shape_hint: str) -> Any:
+    """Call the learner's ``fn``; a crash about shapes gets ``shape_hint`` (the usual cause),
+    any other crash the generic hint."""
+    def call() -> Any:
+        return fn()
+    call.__name__ = name
+    try:
+        return call()
+    except NotImplementedError as err:
+        raise ck._not_done(err) from None
+    except Exception as err:  # the learner's bug: say what it most likely is
+        text = str(err).lower()
+        about_shapes = isinstance(err, ValueError) or any(w in text for w in _SHAPE_WORDS)
+        raise ck.error(f"your {name} raised {type(err).__name__}: {err}",
+                       hint=shape_hint if about_shapes else
+                       "Read the traceback above to find the failing line in your code.") from err
+
+
+_KEEPDIMS_FORWARD = ("Shapes did not line up in forward. A sum or max along the axis without "
+                     "keepdims=True drops that axis, so the result no longer lines up with x "
+                     "(a (2, 5) input gives (2,), which cannot divide (2, 5)). Keep the axis: "
+                     "keepdims=True in every reduction of forward.")
+_KEEPDIMS_BACKWARD = ("Shapes did not line up in backward. The sum of g * y along the axis must "
+                      "keep that axis (keepdims=True), so that it lines up with y again: "
+                      "without it a (2, 5) gradient sums to (2,), which cannot be subtracted "
+                      "from (2, 5).")
+
+
+def _dropped_axis(make: Callable[[], np.ndarray], hint: str) -> list[tuple[np.ndarray, str]]:
+    """The result of a formula that forgot keepdims, where numpy could still broadcast it."""
+    try:
+        with np.errstate(all="ignore"):
+            return [(np.asarray(make()), hint)]
+    except ValueError:
+        return []
+
+
 def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
     """Check ``Softmax.apply(x, axis)``: a numerically stable softmax along ``axis`` whose
     backward is ``y * (g - sum(g * y, axis, keepdims=True))`` and passes gradcheck."""
@@ -337,16 +383,22 @@ def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
     for name, data, axis in cases:
         with ck.case(name):
             x = al.Variable(data.copy(), requires_grad=True)
-            y = ck.call(named(lambda: Softmax.apply(x, axis), Softmax.__name__))
+            y = _call_shapes(ck, lambda: Softmax.apply(x, axis), Softmax.__name__,
+                             _KEEPDIMS_FORWARD)
             ck.check(np.array_equal(x.data, data), "your forward changed its input x.",
                      hint="Compute on new arrays (z = x.data - m), never x.data -= m.")
             expected = _softmax(data, axis)
             ck.close(data_of(y), expected, what="forward result",
                      hint="softmax(x) = exp(x) / exp(x).sum(axis, keepdims=True) along the "
                           "given axis.",
-                     mistakes=_axis_mistakes(data, axis))
+                     mistakes=_axis_mistakes(data, axis) + _dropped_axis(
+                         lambda: np.exp(data) / np.exp(data).sum(axis=axis),
+                         "The sum along the axis lost that axis (no keepdims=True), and numpy "
+                         "lined it up with the wrong axis of exp(x): keepdims=True keeps each "
+                         "row's sum next to its row."))
             g = np.round(rng.normal(size=data.shape), 3)
-            ck.call(named(lambda: y.backward(al.Variable(g)), "Softmax.backward"))
+            _call_shapes(ck, lambda: y.backward(al.Variable(g)), "Softmax.backward",
+                         _KEEPDIMS_BACKWARD)
             s = expected
             right = s * (g - (g * s).sum(axis=axis, keepdims=True))
             ck.check(x.grad is not None, "x.grad is None after backward.",
@@ -354,11 +406,15 @@ def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
             ck.close(data_of(x.grad), right, what="gradient of x",
                      hint="With y = softmax(x) saved in forward: grad_x = y * (g - (g * y).sum("
                           "axis, keepdims=True)).",
-                     mistakes=[(g * s * (1 - s), "That is only the diagonal of the Jacobian "
-                                "(i = j). Each output depends on every input along the axis: "
-                                "grad_x = y * (g - (g * y).sum(axis, keepdims=True))."),
-                               (g, "backward passed grad_output through unchanged; multiply by "
-                                "the softmax Jacobian.")])
+                     mistakes=_dropped_axis(
+                         lambda: s * (g - (g * s).sum(axis=axis)),
+                         "The sum of g * y lost the axis it was taken along (no keepdims=True), "
+                         "so numpy lined it up with another axis: keepdims=True.") + [
+                         (g * s * (1 - s), "That is only the diagonal of the Jacobian "
+                          "(i = j). Each output depends on every input along the axis: "
+                          "grad_x = y * (g - (g * y).sum(axis, keepdims=True))."),
+                         (g, "backward passed grad_output through unchanged; multiply by "
+                          "the softmax Jacobian.")])
     for name, data in [("large inputs [1000, 1001, 1002] do not overflow",
                         np.array([[1000.0, 1001.0, 1002.0]])),
                        ("very negative inputs [-1000, -1001, -1002] do not give 0/0",
