@@ -153,13 +153,57 @@ def ch03_notebook(broken: str | None, replacements: list[tuple[str, str]]) -> di
 
 
 CH03_CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "ch03-context": lambda ns: check.ch03_context(ns["Context"], hidden=True),
     "ch03-own-apply": lambda ns: check.ch03_own_apply(ns["Function"], hidden=True),
+    "ch03-exp-function": lambda ns: check.ch03_exp_function(ns["Exp"], hidden=True),
+    "ch03-reductions": lambda ns: check.ch03_reductions(ns["Sum"], ns["Mean"], hidden=True),
     "ch03-mul-function": lambda ns: check.ch03_mul_function(ns["Mul"], hidden=True),
     "ch03-relu-function": lambda ns: check.ch03_relu_function(ns["ReLU"], hidden=True),
     "ch03-find-the-bug": lambda ns: check.ch03_find_the_bug(ns["FixedReLU"], hidden=True),
 }
 
-CH03_BREAKS = [
+# the mistakes of the three newer exercises, with the words their hints must contain
+CH03_NEW_MISTAKES = [
+    # the saved tensors kept on the class: every node shares the last one's
+    ("ch03-context", [("        self._saved = tensors\n", "        Context._saved = tensors\n"),
+                      ("        self._saved = ()\n", ""),
+                      ("    function = None ", "    _saved = ()\n    function = None ")],
+     "stored on the class or in a global"),
+    # release() empties instead of freeing: a second backward would silently see nothing
+    ("ch03-context", [("        self._saved = None\n        ### END SOLUTION\n\n    def __repr__",
+                       "        self._saved = ()\n        ### END SOLUTION\n\n    def __repr__")],
+     "Free them in a way saved_tensors can tell apart"),
+    # saved_tensors gives a list
+    ("ch03-context", [("        return tuple(self._saved)", "        return list(self._saved)")],
+     "as a tuple"),
+    # a new node without _saved: saved_tensors of Add's node crashes
+    ("ch03-context", [("        self._saved = ()\n", "")], "set what it reads in __init__"),
+    # Exp's backward multiplies by the input
+    ("ch03-exp-function", [("        y = Variable(np.exp(x.data))\n        ctx.save_for_backward(y)",
+                            "        y = Variable(np.exp(x.data))\n        ctx.save_for_backward(x)")],
+     "multiplied grad_output by the input x"),
+    # Exp's backward forgets grad_output
+    ("ch03-exp-function", [("        return grad_output * y", "        return y")],
+     "multiply it by grad_output"),
+    # Exp's backward passes grad_output through
+    ("ch03-exp-function", [("        return grad_output * y", "        return grad_output")],
+     "passed grad_output through unchanged"),
+    # Exp changes its input
+    ("ch03-exp-function", [("        y = Variable(np.exp(x.data))",
+                            "        y = Variable(np.exp(x.data, out=x.data))")],
+     "changed its input"),
+    # Sum's backward returns grad_output as it is: a single number for a whole tensor
+    ("ch03-reductions", [("        return BroadcastTo.apply(grad_output, ctx.x_shape)\n",
+                          "        return grad_output\n")], "has the shape of its input"),
+    # Mean's backward forgets to divide
+    ("ch03-reductions", [("grad_output * Variable(1.0 / n)", "grad_output")],
+     "That is Sum's gradient"),
+    # Mean divides by the length of the first axis
+    ("ch03-reductions", [("n = max(int(np.prod(ctx.x_shape)), 1)", "n = ctx.x_shape[0]")],
+     "not the length of the first axis"),
+]
+
+CH03_BREAKS = [(exercise, replacements) for exercise, replacements, _ in CH03_NEW_MISTAKES] + [
     # apply reads grad mode after switching it off: it never records (the issue's case)
     ("ch03-own-apply", [("        enabled = GradMode.enabled\n        GradMode.enabled = False",
                          "        GradMode.enabled = False\n        enabled = GradMode.enabled")]),
@@ -194,6 +238,9 @@ CH03_BREAKS = [
 ]
 
 
+OWN_APPLY_BREAKS = [r for e, r in CH03_BREAKS if e == "ch03-own-apply"]
+
+
 def test_the_key_passes_every_check_of_chapter_03(capsys):
     namespace = ch03_notebook(None, [])
     for run in CH03_CHECKS.values():
@@ -219,7 +266,7 @@ def test_one_broken_exercise_of_chapter_03_costs_only_its_own_points(broken, rep
 
 
 def test_an_apply_that_never_records_is_named_once_by_the_other_checks(capsys):
-    namespace = ch03_notebook("ch03-own-apply", CH03_BREAKS[0][1])
+    namespace = ch03_notebook("ch03-own-apply", OWN_APPLY_BREAKS[0])
     for exercise in ("ch03-mul-function", "ch03-relu-function", "ch03-find-the-bug"):
         CH03_CHECKS[exercise](namespace)
     notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
@@ -229,7 +276,7 @@ def test_an_apply_that_never_records_is_named_once_by_the_other_checks(capsys):
 def test_chapter_03_checks_record_even_if_an_earlier_apply_left_grad_mode_off(capsys):
     """An apply that never restores grad mode, run before the checks, leaves it off; the
     checks of Mul, ReLU and FixedReLU still pass the key's pieces, and put the mode back."""
-    namespace = ch03_notebook("ch03-own-apply", CH03_BREAKS[1][1])
+    namespace = ch03_notebook("ch03-own-apply", OWN_APPLY_BREAKS[1])
     namespace["Mul"].apply(namespace["Variable"]([1.0]), namespace["Variable"]([2.0]))
     assert namespace["GradMode"].enabled is False
     for exercise in ("ch03-mul-function", "ch03-relu-function", "ch03-find-the-bug"):
@@ -321,3 +368,13 @@ def test_one_broken_exercise_of_chapter_04_costs_only_its_own_points(broken, mis
     for note in (line for line in capsys.readouterr().out.splitlines()
                  if line.startswith("note:")):
         assert broken in note, note
+
+
+@pytest.mark.parametrize("exercise,replacements,words", CH03_NEW_MISTAKES,
+                         ids=[f"{e}-{i}" for i, (e, _, _) in enumerate(CH03_NEW_MISTAKES)])
+def test_the_newer_chapter_03_exercises_name_the_cause(exercise, replacements, words):
+    namespace = ch03_notebook(exercise, replacements)
+    with pytest.raises(AssertionError) as info:
+        CH03_CHECKS[exercise](namespace)
+    message = str(info.value)
+    assert message.startswith(f"Exercise {exercise} failed") and words in message, message

@@ -18,7 +18,8 @@ import numpy as np
 
 from ._common import Checker
 
-__all__ = ["ch03_own_apply", "ch03_mul_function", "ch03_relu_function", "ch03_find_the_bug"]
+__all__ = ["ch03_context", "ch03_own_apply", "ch03_mul_function", "ch03_exp_function",
+           "ch03_relu_function", "ch03_reductions", "ch03_find_the_bug"]
 
 _MISSING = object()
 
@@ -769,3 +770,208 @@ def mygrad_function(pkg: types.ModuleType) -> None:
     ch03_relu_function(pkg.ReLU)
     function(pkg)
 
+
+
+# -- ch03-context --------------------------------------------------------------------------------
+class _Tensor:
+    """A stand-in saved tensor (the Context check needs no Variable)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<tensor {self.name}>"
+
+
+def ch03_context(Context: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``Context``: a new node has no inputs, no flags and saved nothing;
+    ``save_for_backward`` keeps the tensors on this node; ``saved_tensors`` gives them back as
+    a tuple, the same objects; ``release`` frees them, after which ``saved_tensors`` raises
+    RuntimeError mentioning retain_graph. Only the Context is used."""
+    ck = Checker("ch03-context", seed=seed, hidden=hidden)
+    ck.check(isinstance(Context, type), "Context is not a class.", received=Context,
+             hint="Pass the class itself: check.ch03_context(Context).")
+
+    def new() -> Any:
+        return ck.call(Context, hint="Context() takes no arguments.")
+
+    def unpack(ctx: Any, hint: str) -> Any:
+        def saved_tensors() -> Any:
+            return ctx.saved_tensors
+        return ck.call(saved_tensors, hint=hint)
+
+    with ck.case("a new node: no inputs, no flags, nothing saved"):
+        ctx = new()
+        ck.check(tuple(getattr(ctx, "inputs", None) or ()) == () and
+                 hasattr(ctx, "inputs"), "a new node has no empty inputs.",
+                 received=getattr(ctx, "inputs", "no attribute"),
+                 hint="__init__ starts every node with inputs = () (apply fills them in).")
+        ck.check(hasattr(ctx, "needs_input_grad") and tuple(ctx.needs_input_grad) == (),
+                 "a new node has no empty needs_input_grad.",
+                 received=getattr(ctx, "needs_input_grad", "no attribute"),
+                 hint="__init__ starts every node with needs_input_grad = ().")
+        got = unpack(ctx, hint="A new node saved nothing, so saved_tensors gives () -- set "
+                               "what it reads in __init__.")
+        ck.check(isinstance(got, tuple), "saved_tensors is not a tuple.", expected="()",
+                 received=got, hint="Give the tensors back as a tuple: backward unpacks it, "
+                                    "and a tuple cannot be changed by accident.")
+        ck.check(got == (), "a new node's saved_tensors is not ().", expected=(), received=got,
+                 hint="A node that saved nothing (Add and Neg never call save_for_backward) "
+                      "gives an empty tuple.")
+    with ck.case("save_for_backward(a, b), then saved_tensors gives (a, b)"):
+        ctx = new()
+        a, b = _Tensor("a"), _Tensor("b")
+        ck.call(ctx.save_for_backward, a, b)
+        got = unpack(ctx, hint="Return what save_for_backward kept.")
+        ck.check(isinstance(got, tuple), "saved_tensors is not a tuple.", expected="(a, b)",
+                 received=got, hint="Give the tensors back as a tuple, in the order saved: "
+                                    "backward unpacks it (a, b = ctx.saved_tensors).")
+        ck.check(len(got) == 2 and got[0] is a and got[1] is b,
+                 "saved_tensors did not give back the saved objects, in order.",
+                 expected="(a, b)", received=got,
+                 hint="Keep the tensors themselves (not copies, not their data).")
+        again = unpack(ctx, hint="Reading saved_tensors must not use the tensors up.")
+        ck.check(tuple(again) == (a, b), "reading saved_tensors a second time failed.",
+                 received=again, hint="saved_tensors only reads; release() is what frees.")
+    with ck.case("each node keeps its own tensors"):
+        first, second = new(), new()
+        a, b = _Tensor("a"), _Tensor("b")
+        ck.call(first.save_for_backward, a)
+        ck.call(second.save_for_backward, b)
+        got = unpack(first, hint="Keep the tensors on the node (self), not on the class.")
+        ck.check(len(got) == 1 and got[0] is a, "the first node gave back another node's "
+                 "tensors.", expected="(a,)", received=got,
+                 hint="Keep what was saved on self (this node): stored on the class or in a "
+                      "global, the last node to save overwrites everyone's.")
+        ck.check(unpack(new(), hint="A new node saved nothing.") == (),
+                 "a new node sees tensors saved by other nodes.",
+                 hint="Keep what was saved on self, and start each node with () in __init__.")
+    with ck.case("save_for_backward(None, c) keeps None in its place"):
+        ctx = new()
+        c = _Tensor("c")
+        ck.call(ctx.save_for_backward, None, c)
+        got = unpack(ctx, hint="None is saved like any tensor.")
+        ck.check(tuple(got) == (None, c), "saved_tensors did not give (None, c).",
+                 received=got, hint="Keep every argument, None included, in its position.")
+    with ck.case("after release(), saved_tensors raises RuntimeError naming retain_graph"):
+        ctx, other = new(), new()
+        ck.call(ctx.save_for_backward, _Tensor("a"))
+        ck.call(other.save_for_backward, _Tensor("b"))
+        ck.call(ctx.release)
+        err = ck.raises(RuntimeError, lambda: ctx.saved_tensors,
+                        hint="release() frees the tensors (the engine calls it after a "
+                             "backward); reading them afterwards is a second backward without "
+                             "retain_graph. Free them in a way saved_tensors can tell apart "
+                             "from 'saved nothing', and raise there.")
+        ck.check("retain_graph" in str(err), "the error does not say how to fix it.",
+                 received=str(err), hint="Raise with the given message: it names "
+                                         "retain_graph=True.")
+        got = unpack(other, hint="release() of one node must leave the others alone.")
+        ck.check(len(got) == 1, "releasing one node freed another node's tensors.",
+                 received=got, hint="release() frees this node's tensors only (self).")
+    ck.done()
+
+
+# -- ch03-exp-function and ch03-reductions: forward and backward by hand --------------------------
+class _StandInCtx:
+    """A correct ctx for calling a Function's forward and backward by hand (so the learner's
+    Context and apply play no part)."""
+
+    def __init__(self, needs: tuple[bool, ...]) -> None:
+        self.needs_input_grad, self.inputs, self._saved = needs, (), ()
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        return tuple(self._saved)
+
+
+def _by_hand(ck: Checker, cls: type, ns: dict[str, Any], x: np.ndarray, g: np.ndarray,
+             extra: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
+    """forward and backward of ``cls`` on x (a Variable of the learner's) with the gradient g,
+    with the course's apply and Mul around them; (output data, gradient of x)."""
+    Variable = ns["Variable"]
+    ctx = _StandInCtx((True,) + (False,) * len(extra))
+    var = Variable(x.copy(), requires_grad=True)
+    with _course_ops(ns), _course_apply(cls, ns):
+        out = ck.call(_renamed(cls.forward, f"{cls.__name__}.forward"), ctx, var, *extra)
+        ck.check(np.array_equal(var.data, x), f"{cls.__name__}.forward changed its input.",
+                 hint="Compute a new array (np.exp(x.data), x.data.sum()); never write into "
+                      "x.data.")
+        out_data = np.asarray(_data(out))
+        grad_output = Variable(g.copy())
+        grads = ck.call(_renamed(lambda: cls.backward(ctx, grad_output),
+                                 f"{cls.__name__}.backward"))
+    ck.check(np.array_equal(grad_output.data, g), f"{cls.__name__}.backward changed "
+             "grad_output in place.", hint="grad_output belongs to the engine: compute a new "
+                                            "Variable from it.")
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    ck.check(len(grads) >= 1 and grads[0] is not None, f"{cls.__name__}.backward returned no "
+             "gradient for x.", received=grads, hint="Return the gradient of x (one per input "
+                                                      "of forward).")
+    return out_data, np.asarray(_data(grads[0]), dtype=np.float64)
+
+
+def ch03_exp_function(Exp: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``Exp``: forward gives e**x as a new Variable; backward gives
+    grad_output * e**x (the derivative of e**x is e**x itself)."""
+    ck = Checker("ch03-exp-function", seed=seed, hidden=hidden)
+    ns = _names(ck, Exp, "forward", ("Variable",))
+    _is_function_class(ck, Exp, "Exp", ns)
+    shapes = [(4,), (2, 3)] + ([(3, 1, 2), ()] if hidden else [])
+    for shape in shapes:
+        with ck.case(f"a {shape} input"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            out, grad = _by_hand(ck, Exp, ns, x, g)
+            ck.close(out, np.exp(x), what="output", hint="exp(x) elementwise: np.exp(x.data).")
+            ck.close(grad, g * np.exp(x), what="gradient of x",
+                     hint="d e**x / dx = e**x: the gradient is grad_output times the output.",
+                     mistakes=[(g * x, "You multiplied grad_output by the input x; the "
+                                "derivative of e**x is e**x, the output (save it in forward)."),
+                               (np.broadcast_to(np.exp(x), np.shape(g)), "That is e**x alone: "
+                                "multiply it by grad_output (the chain rule)."),
+                               (g, "You passed grad_output through unchanged: multiply it by "
+                                "e**x.")])
+    ck.done()
+
+
+def ch03_reductions(Sum: type, Mean: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``Sum`` and ``Mean`` over all elements: forward gives one number;
+    backward spreads grad_output (a single number) back over the input's shape, divided by the
+    number of elements for Mean."""
+    ck = Checker("ch03-reductions", seed=seed, hidden=hidden)
+    ns = _names(ck, Sum, "forward", ("Variable",))
+    _is_function_class(ck, Sum, "Sum", ns)
+    _is_function_class(ck, Mean, "Mean", _names(ck, Mean, "forward", ("Variable",)))
+    shapes = [(4,), (2, 3)] + ([(2, 1, 3), (1,)] if hidden else [])
+    spread = ("A gradient has the shape of its input: every element of x gets grad_output "
+              "(BroadcastTo.apply(grad_output, x's shape) spreads it).")
+    for shape in shapes:
+        n = int(np.prod(shape))
+        for cls, name in ((Sum, "Sum"), (Mean, "Mean")):
+            with ck.case(f"{name} of a {shape} input"):
+                x = np.round(ck.rng.normal(size=shape), 3)
+                g = np.array(round(float(ck.rng.uniform(0.5, 2.0)), 3))
+                out, grad = _by_hand(ck, cls, ns, x, g)
+                want = x.sum() if name == "Sum" else x.mean()
+                ck.close(out, want, what="output",
+                         hint=f"forward gives one number: x.data.{name.lower()}().")
+                if grad.shape != x.shape:
+                    ck.fail(f"{name}.backward's gradient has shape {grad.shape}, but x has "
+                            f"shape {shape}.", hint=spread)
+                right = np.full(shape, g if name == "Sum" else g / n)
+                mistakes = [(np.ones(shape) / (n if name == "Mean" else 1),
+                             "grad_output is missing: multiply by it (the chain rule)")]
+                if name == "Mean":
+                    mistakes += [(np.full(shape, g), "That is Sum's gradient: the mean divides "
+                                  f"by the number of elements, n = {n} here."),
+                                 (np.full(shape, g / shape[0]), "n is the number of *all* "
+                                  f"elements ({n}), not the length of the first axis.")]
+                ck.close(grad, right, what=f"{name}'s gradient of x", mistakes=[
+                    (m, h) for m, h in mistakes if not np.allclose(m, right)],
+                         hint=spread if name == "Sum" else
+                         "Every element gets grad_output / n, n the number of elements.")
+    ck.done()
