@@ -155,6 +155,9 @@ def ch03_notebook(broken: str | None, replacements: list[tuple[str, str]]) -> di
 CH03_CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "ch03-context": lambda ns: check.ch03_context(ns["Context"], hidden=True),
     "ch03-own-apply": lambda ns: check.ch03_own_apply(ns["Function"], hidden=True),
+    "ch03-sum-to": lambda ns: check.ch03_sum_to(ns["as_variable"], ns["SumTo"],
+                                                ns["BroadcastTo"], ns["sum_to"], hidden=True),
+    "ch03-neg-function": lambda ns: check.ch03_neg_function(ns["Neg"], hidden=True),
     "ch03-exp-function": lambda ns: check.ch03_exp_function(ns["Exp"], hidden=True),
     "ch03-reductions": lambda ns: check.ch03_reductions(ns["Sum"], ns["Mean"], hidden=True),
     "ch03-mul-function": lambda ns: check.ch03_mul_function(ns["Mul"], hidden=True),
@@ -178,6 +181,31 @@ CH03_NEW_MISTAKES = [
      "as a tuple"),
     # a new node without _saved: saved_tensors of Add's node crashes
     ("ch03-context", [("        self._saved = ()\n", "")], "set what it reads in __init__"),
+    # BroadcastTo's backward passes the gradient through: the wrong shape
+    ("ch03-sum-to", [("        return SumTo.apply(grad_output, ctx.x_shape), None",
+                      "        return grad_output, None")], "sum grad_output back down"),
+    # BroadcastTo returns numpy's read-only view
+    ("ch03-sum-to", [("np.broadcast_to(x.data, shape).copy()", "np.broadcast_to(x.data, shape)")],
+     "read-only view"),
+    # SumTo's backward passes the gradient through
+    ("ch03-sum-to", [("        return BroadcastTo.apply(grad_output, ctx.g_shape), None",
+                      "        return grad_output, None")], "repeats grad_output"),
+    # as_variable wraps a Variable again
+    ("ch03-sum-to", [("    return x if isinstance(x, Variable) else Variable(x)",
+                      "    return Variable(x)")], "cut it off from its graph"),
+    # Neg's backward passes grad_output through
+    ("ch03-neg-function", [("        return -grad_output", "        return grad_output")],
+     "negate it"),
+    # Neg's backward returns the local derivative alone
+    ("ch03-neg-function", [("        return -grad_output",
+                            "        return Variable(-np.ones(ctx.shape))"),
+                           ("        return Variable(-x.data)",
+                            "        ctx.shape = x.shape\n        return Variable(-x.data)")],
+     "the local derivative alone"),
+    # Neg's forward negates x in place
+    ("ch03-neg-function", [("        return Variable(-x.data)",
+                            "        x.data *= -1\n        return Variable(x.data.copy())")],
+     "changed its input"),
     # Exp's backward multiplies by the input
     ("ch03-exp-function", [("        y = Variable(np.exp(x.data))\n        ctx.save_for_backward(y)",
                             "        y = Variable(np.exp(x.data))\n        ctx.save_for_backward(x)")],

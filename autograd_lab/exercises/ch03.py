@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Checker
+from ._common import Checker, format_value
 
-__all__ = ["ch03_context", "ch03_own_apply", "ch03_mul_function", "ch03_exp_function",
-           "ch03_relu_function", "ch03_reductions", "ch03_find_the_bug"]
+__all__ = ["ch03_context", "ch03_own_apply", "ch03_sum_to", "ch03_mul_function",
+           "ch03_neg_function", "ch03_exp_function", "ch03_relu_function", "ch03_reductions",
+           "ch03_find_the_bug"]
 
 _MISSING = object()
 
@@ -488,14 +489,23 @@ class _ReferenceOps:
 
 
 @contextlib.contextmanager
-def _course_ops(ns: dict[str, Any]) -> Iterator[None]:
+def _course_ops(ns: dict[str, Any], names: tuple[str, ...] | None = None) -> Iterator[None]:
     """Run with ``Mul`` and ``Clone`` in the learner's namespace replaced by the course's (the
     operators look them up there), then put the learner's back: a broken Mul is exercise
     ch03-mul-function's, a broken apply (which Clone uses) ch03-own-apply's, not the
     Function's that uses ``*`` or ``clone()`` in its backward."""
     Variable = ns["Variable"]
+    def as_variable(x: Any) -> Any:
+        return x if isinstance(x, Variable) else Variable(x)
+
+    def sum_to(grad: Any, shape: tuple) -> Any:
+        g = np.asarray(_data(grad))
+        return grad if g.shape == tuple(shape) else Variable(_sum_to(g, tuple(shape)))
+
     course = {"Mul": _ReferenceOps(Variable, np.multiply),
-              "Clone": _ReferenceOps(Variable, np.copy)}
+              "Clone": _ReferenceOps(Variable, np.copy),
+              "as_variable": as_variable, "sum_to": sum_to}
+    course = {k: v for k, v in course.items() if names is None or k in names}
     before = {name: ns.get(name, _MISSING) for name in course}
     ns.update(course)
     try:
@@ -517,7 +527,7 @@ def ch03_mul_function(Mul: type, *, seed: int = 0, hidden: bool = False) -> None
     Variable = ns["Variable"]
     apply = _reference_apply(Mul, ns)
     _note_apply(ns)
-    with _course_apply(Mul, ns):
+    with _course_ops(ns, ("as_variable", "sum_to")), _course_apply(Mul, ns):
         _mul_cases(ck, Mul, Variable, apply, hidden)
     ck.done()
 
@@ -974,4 +984,96 @@ def ch03_reductions(Sum: type, Mean: type, *, seed: int = 0, hidden: bool = Fals
                     (m, h) for m, h in mistakes if not np.allclose(m, right)],
                          hint=spread if name == "Sum" else
                          "Every element gets grad_output / n, n the number of elements.")
+    ck.done()
+
+
+# -- ch03-sum-to and ch03-neg-function -------------------------------------------------------------
+def ch03_sum_to(as_variable: Callable[[Any], Any], SumTo: type, BroadcastTo: type,
+                sum_to: Callable[[Any, tuple], Any], *, seed: int = 0,
+                hidden: bool = False) -> None:
+    """Check the helpers: ``as_variable`` wraps what is not a Variable; ``BroadcastTo`` repeats
+    x to a shape (a new array) and its backward sums back (SumTo); ``SumTo`` sums g down to a
+    shape and its backward repeats back (BroadcastTo); ``sum_to`` applies SumTo where the
+    shapes differ. forward and backward are called by hand with the course's apply."""
+    ck = Checker("ch03-sum-to", seed=seed, hidden=hidden)
+    ns = _names(ck, SumTo, "forward", ("Variable",))
+    _is_function_class(ck, SumTo, "SumTo", ns)
+    _is_function_class(ck, BroadcastTo, "BroadcastTo", ns)
+    Variable = ns["Variable"]
+    rng = ck.rng
+    with ck.case("as_variable: a Variable as it is, a number or an array wrapped"):
+        v = Variable(np.array([1.0, 2.0]))
+        ck.check(ck.call(as_variable, v) is v, "as_variable(v) of a Variable is not v itself.",
+                 hint="A Variable is returned as it is: wrapping it again would cut it off "
+                      "from its graph.")
+        for value in (2.5, np.array([3.0, 4.0])):
+            got = ck.call(as_variable, value)
+            ck.check(isinstance(got, Variable), "as_variable did not give a Variable.",
+                     received=type(got).__name__, hint="Wrap anything else: Variable(x).")
+            ck.close(_data(got), value, what=f"as_variable({format_value(value)})")
+    cases = [((3,), (2, 3)), ((2, 1), (2, 4)), ((), (3, 2))]
+    if hidden:
+        cases += [((1, 3), (4, 2, 3)), ((4,), (4,))]
+    for small, big in cases:
+        with ck.case(f"BroadcastTo {small} -> {big}, and its backward"):
+            x = np.round(rng.normal(size=small), 3)
+            g = np.round(rng.normal(size=big), 3)
+            out, grad = _by_hand(ck, BroadcastTo, ns, x, g, extra=(big,))
+            ck.close(out, np.broadcast_to(x, big), what="forward result",
+                     hint="Repeat x along the stretched axes: np.broadcast_to(x.data, shape).")
+            ck.check(out.flags.writeable and not np.shares_memory(out, x),
+                     "forward's result is a read-only view of x.",
+                     hint="np.broadcast_to gives a read-only view sharing x's memory; copy it, "
+                          "so that the result is an array of its own.")
+            want = _sum_to(g, small)
+            if grad.shape != small:
+                ck.fail(f"BroadcastTo.backward's gradient has shape {grad.shape}, but x has "
+                        f"shape {small}.", hint="A gradient has the shape of its input: sum "
+                        "grad_output back down to x's shape (SumTo.apply), the opposite of "
+                        "forward.")
+            ck.close(grad, want, what="gradient of x", hint="Every copy of an element sends "
+                     "its gradient back to that element: they add up (SumTo).")
+        with ck.case(f"SumTo {big} -> {small}, and its backward"):
+            gdata = np.round(rng.normal(size=big), 3)
+            up = np.round(rng.normal(size=small), 3)
+            out, grad = _by_hand(ck, SumTo, ns, gdata, up, extra=(small,))
+            if out.shape != small:
+                ck.fail(f"SumTo's forward gave shape {out.shape}, expected {small}.",
+                        hint="Sum over the axes broadcasting added (the leading ones) and, "
+                             "keeping them, over the axes where the target has a 1 "
+                             "(unbroadcast_array does both).")
+            ck.close(out, _sum_to(gdata, small), what="forward result")
+            if grad.shape != big:
+                ck.fail(f"SumTo.backward's gradient has shape {grad.shape}, but its input has "
+                        f"shape {big}.", hint="The backward of a sum repeats grad_output over "
+                        "what was summed: BroadcastTo.apply(grad_output, the input's shape).")
+            ck.close(grad, np.broadcast_to(up, big), what="gradient of g")
+    with ck.case("sum_to(grad, shape): the grad itself when the shapes agree, else summed"):
+        g = Variable(np.round(rng.normal(size=(2, 3)), 3))
+        with _course_ops(ns), _course_apply(SumTo, ns):
+            same = ck.call(sum_to, g, (2, 3))
+            summed = ck.call(sum_to, g, (3,))
+        ck.close(_data(same), g.data, what="sum_to(g, g.shape)")
+        ck.close(_data(summed), g.data.sum(axis=0), what="sum_to(g, (3,))",
+                 hint="Where the shapes differ, sum_to is SumTo.apply(grad, shape).")
+    ck.done()
+
+
+def ch03_neg_function(Neg: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``Neg``: forward gives -x; backward gives -grad_output."""
+    ck = Checker("ch03-neg-function", seed=seed, hidden=hidden)
+    ns = _names(ck, Neg, "forward", ("Variable",))
+    _is_function_class(ck, Neg, "Neg", ns)
+    for shape in [(3,), (2, 2)] + ([(2, 1, 3)] if hidden else []):
+        with ck.case(f"a {shape} input"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            out, grad = _by_hand(ck, Neg, ns, x, g)
+            ck.close(out, -x, what="output", hint="-x elementwise: Variable(-x.data).")
+            ck.close(grad, -g, what="gradient of x",
+                     hint="d(-x)/dx = -1: the gradient is -grad_output.",
+                     mistakes=[(g, "You passed grad_output through; negate it."),
+                               (-np.ones(shape), "That is the local derivative alone: "
+                                "multiply it by grad_output (the chain rule)."),
+                               (-x, "You returned the output; backward returns -grad_output.")])
     ck.done()
