@@ -406,3 +406,83 @@ def test_the_newer_chapter_03_exercises_name_the_cause(exercise, replacements, w
         CH03_CHECKS[exercise](namespace)
     message = str(info.value)
     assert message.startswith(f"Exercise {exercise} failed") and words in message, message
+
+
+# -- chapter 05: the elementwise Functions -------------------------------------------------------
+def ch05_namespace(broken: str | None, replacements: list[tuple[str, str]]) -> dict[str, Any]:
+    """The chapter 05 cells of Sub, Div, Pow and Log (one of them made wrong), run on the
+    course's mygrad of chapters 02-04 with the chapter's own sum_to."""
+    from autograd_lab.course.library import MODULES, PACKAGE, REFERENCE_ROOT
+    from autograd_lab.course.loader import build_package
+
+    from .test_exercises_ch06 import solution_cells
+    files = {m.name: REFERENCE_ROOT / PACKAGE / f"{m.name}.py" for m in MODULES if m.chapter <= 5}
+    pkg = build_package(files)
+    namespace = dict(vars(pkg.ops))
+    for cell in solution_cells("05_tensors_broadcasting.ipynb"):
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+        if grade_id.removesuffix("-code") not in CH05_CHECKS or not grade_id.endswith("-code"):
+            continue
+        source = "".join(cell["source"]).split("\n", 1)[1]
+        if grade_id.removesuffix("-code") == broken:
+            for old, new in replacements:
+                assert old in source, (broken, old)
+                source = source.replace(old, new)
+        exec(source, namespace)  # noqa: S102 - the key's cells, one of them made wrong
+    return namespace
+
+
+CH05_CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "ch05-sub-function": lambda ns: check.ch05_sub_function(ns["Sub"], hidden=True),
+    "ch05-div-function": lambda ns: check.ch05_div_function(ns["Div"], hidden=True),
+    "ch05-pow-function": lambda ns: check.ch05_pow_function(ns["Pow"], hidden=True),
+    "ch05-log-function": lambda ns: check.ch05_log_function(ns["Log"], hidden=True),
+}
+
+CH05_MISTAKES = [
+    ("ch05-sub-function", [("sum_to(-grad_output, ctx.b_shape)", "sum_to(grad_output, ctx.b_shape)")],
+     "wrong sign"),
+    ("ch05-sub-function", [("sum_to(-grad_output, ctx.b_shape)", "-grad_output")],
+     "sum its gradient down to its shape"),
+    ("ch05-sub-function", [("return sum_to(grad_output, ctx.a_shape), ",
+                            "return sum_to(-grad_output, ctx.a_shape), ")], "d(a - b)/da = +1"),
+    ("ch05-div-function", [("-grad_output * a / (b * b)", "-grad_output * a / b")],
+     "the square of b is missing"),
+    ("ch05-div-function", [("-grad_output * a / (b * b)", "grad_output * a / (b * b)")],
+     "wrong sign"),
+    ("ch05-div-function", [("sum_to(grad_output / b, a.shape)", "sum_to(grad_output * b, a.shape)")],
+     "do not multiply"),
+    ("ch05-div-function", [("sum_to(-grad_output * a / (b * b), b.shape)",
+                            "-grad_output * a / (b * b)")], "sum its gradient down"),
+    ("ch05-pow-function", [("grad_output * ctx.p * x ** (ctx.p - 1)", "grad_output * x ** (ctx.p - 1)")],
+     "The factor p is missing"),
+    ("ch05-pow-function", [("grad_output * ctx.p * x ** (ctx.p - 1)", "grad_output * ctx.p * x ** ctx.p")],
+     "drop by one"),
+    ("ch05-pow-function", [("x ** (ctx.p - 1), None", "x ** (ctx.p - 1), grad_output")],
+     "return (grad_x, None)"),
+    ("ch05-log-function", [("return grad_output / x", "return grad_output * x")], "do not multiply"),
+    ("ch05-log-function", [("return grad_output / x", "return 1 / x")], "grad_output is missing"),
+    ("ch05-log-function", [("return grad_output / x", "return grad_output * x.log()")],
+     "the derivative of log x is"),
+]
+
+
+def test_the_key_passes_the_elementwise_checks_of_chapter_05(capsys):
+    namespace = ch05_namespace(None, [])
+    for run in CH05_CHECKS.values():
+        run(namespace)
+    assert capsys.readouterr().out.count("passed (with hidden cases).") == len(CH05_CHECKS)
+
+
+@pytest.mark.parametrize("broken,replacements,words", CH05_MISTAKES,
+                         ids=[f"{b}-{i}" for i, (b, _, _) in enumerate(CH05_MISTAKES)])
+def test_one_broken_elementwise_function_costs_only_its_points_and_names_its_cause(
+        broken, replacements, words):
+    namespace = ch05_namespace(broken, replacements)
+    with pytest.raises(AssertionError) as info:
+        CH05_CHECKS[broken](namespace)
+    message = str(info.value)
+    assert message.startswith(f"Exercise {broken} failed") and words in message, message
+    for exercise, run in CH05_CHECKS.items():
+        if exercise != broken:
+            run(namespace)

@@ -10,7 +10,8 @@ import numpy as np
 
 from ._common import Checker, data_of, library, named, shaped_mistakes
 
-__all__ = ["ch05_unbroadcast", "ch05_sum_backward", "ch05_matmul_backward", "ch05_softmax",
+__all__ = ["ch05_unbroadcast", "ch05_sum_backward", "ch05_sub_function", "ch05_div_function",
+           "ch05_pow_function", "ch05_log_function", "ch05_matmul_backward", "ch05_softmax",
            "mygrad_ops"]
 
 
@@ -488,3 +489,135 @@ def mygrad_ops(pkg: Any) -> None:
         ck.raises(ValueError, pkg.unbroadcast, np.ones((3, 4)), (2, 4))
     ck.done()
     compare_with_autograd_lab(pkg)
+
+
+# -- ch05-sub-function, ch05-div-function, ch05-pow-function, ch05-log-function -------------------
+def _by_hand(ck: Checker, cls: Any, arrays: list[np.ndarray], g: np.ndarray,
+             extra: tuple = ()) -> tuple[np.ndarray, list[Any]]:
+    """forward and backward of ``cls`` called by hand on Variables of ``arrays`` (with a
+    stand-in ctx and the course's apply, as_variable, sum_to and Mul, so no other exercise is
+    involved); (output data, the gradients backward returned)."""
+    from .ch03 import _StandInCtx, _course_apply, _course_ops, _names
+    ns = _names(ck, cls, "forward", ("Variable",))
+    Variable = ns["Variable"]
+    ctx = _StandInCtx(tuple(True for _ in arrays) + (False,) * len(extra))
+    inputs = [Variable(a.copy(), requires_grad=True) for a in arrays]
+    with _course_ops(ns), _course_apply(cls, ns):
+        out = ck.call(named(lambda: cls.forward(ctx, *inputs, *extra), f"{cls.__name__}.forward"))
+        for v, a in zip(inputs, arrays):
+            ck.check(np.array_equal(v.data, a), f"{cls.__name__}.forward changed an input.",
+                     hint="Compute new arrays from the inputs' data; never write into them.")
+        grad_output = Variable(g.copy())
+        grads = ck.call(named(lambda: cls.backward(ctx, grad_output), f"{cls.__name__}.backward"))
+    ck.check(np.array_equal(grad_output.data, g), f"{cls.__name__}.backward changed grad_output.",
+             hint="grad_output belongs to the engine: compute new Variables from it.")
+    grads = list(grads) if isinstance(grads, tuple) else [grads]
+    return np.asarray(data_of(out), dtype=np.float64), grads
+
+
+def _grad_of(ck: Checker, grads: list[Any], i: int, name: str, shape: tuple[int, ...],
+             want: np.ndarray, mistakes: list[tuple[Any, str]]) -> None:
+    """Check the gradient of input ``i`` (named ``name``): present, of its input's shape, right."""
+    ck.check(len(grads) > i and grads[i] is not None, f"backward returned no gradient for {name}.",
+             received=len(grads), hint="Return one gradient per input of forward.")
+    got = np.asarray(data_of(grads[i]), dtype=np.float64)
+    if got.shape != tuple(shape):
+        ck.fail(f"the gradient of {name} has shape {got.shape}, but {name} has shape {shape}.",
+                hint=f"{name} was broadcast in forward: sum its gradient down to its shape, "
+                     f"sum_to(grad, {name}.shape).")
+    ck.close(got, want, what=f"gradient of {name}",
+             mistakes=[(m, h) for m, h in mistakes if np.shape(m) == got.shape],
+             hint=f"Write the derivative with respect to {name}, times grad_output, summed to "
+                  f"{name}'s shape.")
+
+
+_PAIRS = [((3, 4), (4,)), ((2, 3), (2, 3)), ((2, 1), (1, 3))]
+
+
+def _pair_cases(ck: Checker, positive_b: bool) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    pairs = _PAIRS + ([((2, 3, 2), (3, 1)), ((), (3,))] if ck.hidden else [])
+    out = []
+    for sa, sb in pairs:
+        a = np.round(ck.rng.normal(size=sa), 3)
+        b = np.round(ck.rng.uniform(0.5, 2.0, size=sb) * ck.rng.choice([-1, 1], size=sb), 3)
+        if positive_b:
+            b = np.abs(b)
+        g = np.round(ck.rng.uniform(0.5, 2.0, size=np.broadcast_shapes(sa, sb)), 3)
+        out.append((a, b, g))
+    return out
+
+
+def _reduce(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    return _unbroadcast_reference(np.asarray(x, dtype=np.float64), shape)
+
+
+def ch05_sub_function(Sub: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Sub``: a - b with broadcasting; gradients g and -g, each summed to its input."""
+    ck = Checker("ch05-sub-function", seed=seed, hidden=hidden)
+    for a, b, g in _pair_cases(ck, False):
+        with ck.case(f"a {a.shape} - b {b.shape}"):
+            out, grads = _by_hand(ck, Sub, [a, b], g)
+            ck.close(out, a - b, what="output", hint="a.data - b.data.")
+            _grad_of(ck, grads, 0, "a", a.shape, _reduce(g, a.shape),
+                     [(_reduce(-g, a.shape), "a's gradient has the wrong sign: d(a - b)/da = +1.")])
+            _grad_of(ck, grads, 1, "b", b.shape, _reduce(-g, b.shape),
+                     [(_reduce(g, b.shape), "b's gradient has the wrong sign: d(a - b)/db = -1, "
+                       "so it is -grad_output.")])
+    ck.done()
+
+
+def ch05_div_function(Div: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Div``: a / b with broadcasting; gradients g / b and -g a / b**2, summed."""
+    ck = Checker("ch05-div-function", seed=seed, hidden=hidden)
+    for a, b, g in _pair_cases(ck, False):
+        with ck.case(f"a {a.shape} / b {b.shape}"):
+            out, grads = _by_hand(ck, Div, [a, b], g)
+            ck.close(out, a / b, what="output", hint="a.data / b.data.")
+            _grad_of(ck, grads, 0, "a", a.shape, _reduce(g / b, a.shape),
+                     [(_reduce(g * b, a.shape), "d(a/b)/da = 1/b: divide grad_output by b, do "
+                       "not multiply.")])
+            _grad_of(ck, grads, 1, "b", b.shape, _reduce(-g * a / (b * b), b.shape),
+                     [(_reduce(-g * a / b, b.shape), "d(a/b)/db = -a/b**2: the square of b is "
+                       "missing."),
+                      (_reduce(g * a / (b * b), b.shape), "b's gradient has the wrong sign: "
+                       "d(a/b)/db = -a/b**2."),
+                      (_reduce(-a / (b * b) + 0 * g, b.shape), "grad_output is missing from b's "
+                       "gradient (the chain rule).")])
+    ck.done()
+
+
+def ch05_pow_function(Pow: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Pow``: x ** p for a number p; gradient g * p * x ** (p - 1), None for p."""
+    ck = Checker("ch05-pow-function", seed=seed, hidden=hidden)
+    cases = [((4,), 2), ((2, 3), 3), ((3,), 0.5)] + ([((2, 2), -1), ((3,), 1)] if hidden else [])
+    for shape, p in cases:
+        with ck.case(f"x of shape {shape} to the power {p}"):
+            x = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            out, grads = _by_hand(ck, Pow, [x], g, extra=(p,))
+            ck.close(out, x ** p, what="output", hint="x.data ** p.")
+            _grad_of(ck, grads, 0, "x", shape, g * p * x ** (p - 1), [
+                (g * x ** (p - 1), "The factor p is missing: d x**p/dx = p * x**(p - 1)."),
+                (g * p * x ** p, "The exponent must drop by one: p * x**(p - 1)."),
+                (p * x ** (p - 1), "grad_output is missing (the chain rule).")])
+            ck.check(len(grads) == 1 or grads[1] is None, "backward returned a gradient for p.",
+                     received=grads[1], hint="p is a plain number, not an input that needs a "
+                                             "gradient: return (grad_x, None).")
+    ck.done()
+
+
+def ch05_log_function(Log: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Log``: the natural logarithm; gradient g / x."""
+    ck = Checker("ch05-log-function", seed=seed, hidden=hidden)
+    for shape in [(4,), (2, 3)] + ([(3, 1, 2), ()] if hidden else []):
+        with ck.case(f"x of shape {shape}"):
+            x = np.round(ck.rng.uniform(0.5, 3.0, size=shape), 3)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            out, grads = _by_hand(ck, Log, [x], g)
+            ck.close(out, np.log(x), what="output", hint="np.log(x.data).")
+            _grad_of(ck, grads, 0, "x", shape, g / x, [
+                (g * x, "d log x/dx = 1/x: divide grad_output by x, do not multiply."),
+                (1 / x, "grad_output is missing (the chain rule)."),
+                (g * np.log(x), "That is grad_output times log x; the derivative of log x is "
+                                "1/x.")])
+    ck.done()
