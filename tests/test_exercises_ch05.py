@@ -282,3 +282,22 @@ def test_an_unbroadcast_with_axis_mistakes_gets_an_axis_hint(wrong, words):
     msg = failure(check.ch05_unbroadcast, wrong)
     assert msg.startswith("Exercise ch05-unbroadcast failed") and words in msg, msg
     assert "Read the traceback" not in msg
+
+
+def test_a_matmul_whose_forward_saves_nothing_is_told_so():
+    """The forward is now the learner's too: forgetting save_for_backward must not be blamed
+    on the formula."""
+    pkg = ops_package()
+
+    class MatMul(pkg.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return pkg.Variable(a.data @ b.data)
+
+        @staticmethod
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            return g @ b.T, a.T @ g
+    msg = failure(check.ch05_matmul_backward, MatMul)
+    assert msg.startswith("Exercise ch05-matmul-backward failed")
+    assert "ctx.save_for_backward(a, b)" in msg and "Read the formula" not in msg

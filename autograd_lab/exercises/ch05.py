@@ -241,6 +241,14 @@ def ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) 
 
 
 # -- ch05-matmul-backward -------------------------------------------------------------------
+def _saved_something(node: Any) -> bool:
+    """Whether a node's forward saved any tensor (unreadable counts as saved: no guess)."""
+    try:
+        return len(node.saved_tensors) > 0
+    except Exception:  # noqa: BLE001 - freed or broken: let the error itself speak
+        return True
+
+
 def ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) -> None:
     """Check ``MatMul.apply(a, b)`` for 2-D a (n, k) and b (k, m):
     grad_a = grad @ b.T (n, k) and grad_b = a.T @ grad (k, m)."""
@@ -261,7 +269,10 @@ def ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) ->
             ck.close(data_of(y), a.data @ b.data, what="forward result",
                      hint="forward returns a.data @ b.data wrapped in a Variable.")
             g = np.round(rng.normal(size=(n, m)), 3)
-            ck.call(named(lambda: y.backward(al.Variable(g)), "MatMul.backward"), hint=shape_hint)
+            _call_shapes(ck, lambda: y.backward(al.Variable(g)), "MatMul.backward",
+                         shape_hint if y.grad_fn is None or _saved_something(y.grad_fn) else
+                         "backward found nothing saved: forward must keep both inputs for "
+                         "it with ctx.save_for_backward(a, b).")
             ck.check(a.grad is not None and b.grad is not None, "a.grad or b.grad is None.",
                      hint="backward returns two gradients: (grad_a, grad_b).")
             A, B = a.data, b.data
