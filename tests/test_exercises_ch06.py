@@ -661,3 +661,21 @@ def test_ch06_inplace_ops_names_the_cause(replacements, words):
     assert message.startswith("Exercise ch06-inplace-ops failed")
     for word in words:
         assert word in message, (word, message)
+
+
+# -- the closing page: "you wrote N lines of your library" ----------------------------------------
+def test_chapter_06_closes_with_the_learners_own_table():
+    cells = [c for c in solution_cells(NOTEBOOK) if c["cell_type"] == "code"]
+    closing = [c for c in cells if "learner_table(" in "".join(c["source"])]
+    assert len(closing) == 1
+    text = "".join("".join(o.get("text", "")) for o in closing[0].get("outputs", []))
+    assert "You wrote" in text and "code lines of your library's core" in text
+
+
+def test_the_closing_count_is_zero_for_untouched_copies_and_the_solutions_for_the_key():
+    from autograd_lab.course.ownership import key_table, learner_table, summarise
+    course = ROOT / "course"
+    untouched = summarise(learner_table([course], course), range(2, 7))
+    assert untouched.learner == 0 and untouched.total > 0
+    key = summarise(learner_table([ROOT / "solutions"], course), range(2, 7))
+    assert key.learner == summarise(key_table([ROOT / "solutions"]), range(2, 7)).learner
