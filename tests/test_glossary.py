@@ -90,7 +90,7 @@ NOT_TERMS: dict[str, set[str]] = {
     "00": {"Check cells", "Exercises", "yours"},
     "01": {"copy"},
     "02": {"and", "every Variable it feeds", "properties", "your own library, `mygrad`"},
-    "03": {"PyTorch picks 0", "input", "is", "new", "object with state", "off",
+    "03": {"PyTorch picks 0", "input", "is", "new", "object with state",
            "one gradient per argument of forward", "output"},
     "04": {"add", "added", "adds", "each node comes before all the nodes it was computed from",
            "each once", "free", "once", "order", "sum over its consumers", "without recursion",
