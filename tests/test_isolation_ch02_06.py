@@ -437,6 +437,8 @@ CH05_CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "ch05-div-function": lambda ns: check.ch05_div_function(ns["Div"], hidden=True),
     "ch05-pow-function": lambda ns: check.ch05_pow_function(ns["Pow"], hidden=True),
     "ch05-log-function": lambda ns: check.ch05_log_function(ns["Log"], hidden=True),
+    "ch05-mean-backward": lambda ns: check.ch05_mean_backward(ns["Mean"], hidden=True),
+    "ch05-log-softmax": lambda ns: check.ch05_log_softmax(ns["LogSoftmax"], hidden=True),
 }
 
 CH05_MISTAKES = [
@@ -464,6 +466,30 @@ CH05_MISTAKES = [
     ("ch05-log-function", [("return grad_output / x", "return 1 / x")], "grad_output is missing"),
     ("ch05-log-function", [("return grad_output / x", "return grad_output * x.log()")],
      "the derivative of log x is"),
+    ("ch05-mean-backward", [("g * (1.0 / max(ctx.n, 1))", "g")], "The gradient is Sum's"),
+    ("ch05-mean-backward", [("g * (1.0 / max(ctx.n, 1))", "g * ctx.n")], "do not multiply"),
+    ("ch05-mean-backward", [("max(int(np.prod(_kept_shape(x.shape, axis))), 1) if x.ndim else 1",
+                             "1")], "divided by all"),
+    ("ch05-mean-backward", [("x.data.size // max(int(np.prod(_kept_shape(x.shape, axis))), 1) "
+                             "if x.ndim else 1", "max(x.data.mean(axis=axis).size, 1)")],
+     "number of means"),
+    ("ch05-mean-backward", [("g = Reshape.apply(grad_output, _kept_shape(ctx.x_shape, ctx.axis))",
+                             "g = grad_output")], "size 1"),
+    ("ch05-mean-backward", [("ctx.x_shape), None, None", "ctx.x_shape)")], "(grad_x, None, None)"),
+    ("ch05-log-softmax", [("grad_output.sum(axis=ctx.axis, keepdims=True)", "grad_output")],
+     "The sum over the axis is missing"),
+    ("ch05-log-softmax", [("grad_output - y.exp() *", "grad_output - y *")],
+     "exp of it"),
+    ("ch05-log-softmax", [("grad_output.sum(axis=ctx.axis, keepdims=True)",
+                           "grad_output.sum(axis=ctx.axis)")], "keepdims=True"),
+    ("ch05-log-softmax", [("z = x.data - x.data.max(axis=axis, keepdims=True)", "z = x.data")],
+     "subtract the maximum"),
+    ("ch05-log-softmax", [("np.log(np.exp(z).sum(axis=axis, keepdims=True))",
+                           "np.log(np.exp(z).sum(axis=axis))")], "The sum inside the log lost"),
+    ("ch05-log-softmax", [("return grad_output - y.exp() * grad_output.sum(axis=ctx.axis, "
+                           "keepdims=True), None",
+                           "return y.exp() * grad_output.sum(axis=ctx.axis, keepdims=True) "
+                           "- grad_output, None")], "wrong sign"),
 ]
 
 

@@ -10,8 +10,8 @@ import numpy as np
 
 from ._common import Checker, data_of, library, named, shaped_mistakes
 
-__all__ = ["ch05_unbroadcast", "ch05_sum_backward", "ch05_sub_function", "ch05_div_function",
-           "ch05_pow_function", "ch05_log_function", "ch05_matmul_backward", "ch05_softmax",
+__all__ = ["ch05_unbroadcast", "ch05_sum_backward", "ch05_mean_backward", "ch05_sub_function", "ch05_div_function",
+           "ch05_pow_function", "ch05_log_function", "ch05_matmul_backward", "ch05_softmax", "ch05_log_softmax",
            "mygrad_ops"]
 
 
@@ -237,6 +237,121 @@ def ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) 
         fn = named(lambda: al.gradcheck(lambda v: SumFunction.apply(v, 1, False), (x,)),
                     "gradcheck")
         ck.call(fn, hint=shape_hint)
+    ck.done()
+
+
+# -- ch05-mean-backward ---------------------------------------------------------------------
+def ch05_mean_backward(Mean: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Mean``: numpy's mean over ``axis`` (an int, a tuple or None) with ``keepdims``, and
+    a backward that copies ``grad_output / n`` over the averaged axes, n being the number of
+    elements each mean averages. forward and backward are called by hand with a correct ctx and
+    the course's apply and Mul, so only the learner's Mean is judged."""
+    ck = Checker("ch05-mean-backward", seed=seed, hidden=hidden)
+    cases: list[tuple[tuple[int, ...], Any, bool]] = [
+        ((2, 3), 0, False), ((3, 4), None, False), ((2, 3, 4), (0, 2), False), ((3, 4), -1, True)]
+    if hidden:
+        cases += [((4, 2, 3), 1, True), ((5,), 0, False), ((3, 2), None, True), ((2, 2, 3), -2, False)]
+    for shape, axis, keepdims in cases:
+        with ck.case(f"x of shape {shape}, axis={axis}, keepdims={keepdims}"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            want_y = x.mean(axis=axis, keepdims=keepdims)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=np.shape(want_y)), 3)
+            out, grads = _by_hand(ck, Mean, [x], g, extra=(axis, keepdims), backward_hint=(
+                "If numpy could not broadcast: the averaged axes must come back as size 1 "
+                "before the copy along them (keepdims=False removed them), as in "
+                "Sum.backward; then divide by n."))
+            ck.close(out, want_y, what="forward result",
+                     hint="forward returns the mean of x.data over axis, with keepdims.")
+            n = x.size // max(int(np.prod(np.shape(want_y))), 1)
+            spread = _sum_grad(g, shape, axis, keepdims)
+            mistakes = [
+                (spread, "The gradient is Sum's: each element moved the mean by 1/n of its own "
+                         "change, so divide the spread gradient by n."),
+                (spread * n, "The gradient is n times too large: divide by n, do not multiply."),
+            ]
+            if n != x.size:
+                mistakes.append((spread / x.size, f"The gradient was divided by all {x.size} "
+                                 f"elements of x; each mean averages only n = {n} of them (the "
+                                 "product of the sizes of the averaged axes)."))
+            if np.size(want_y) not in (n, x.size):
+                mistakes.append((spread / np.size(want_y), "The gradient was divided by the number "
+                                 "of means (the output's size); divide by the number of elements "
+                                 "each mean averages."))
+            got = grads[0] if grads else None
+            got_shape = np.shape(data_of(got)) if got is not None else None
+            if got is not None and got_shape != shape:
+                ck.fail(f"the gradient of x has shape {got_shape}, but x has shape {shape}.",
+                        expected=f"shape {shape}", received=f"shape {got_shape}",
+                        hint="The averaged axes must come back as size 1 before the copy along "
+                             "them, as in Sum.backward (keepdims=False removed them).")
+            _grad_of(ck, grads, 0, "x", shape, spread / n, mistakes)
+            ck.check(len(grads) == 3 and grads[1] is None and grads[2] is None,
+                     "backward must return one value per argument of forward.",
+                     expected="(grad_x, None, None)", received=len(grads),
+                     hint="axis and keepdims are not Variables: their gradients are None.")
+    ck.done()
+
+
+# -- ch05-log-softmax -----------------------------------------------------------------------
+def ch05_log_softmax(LogSoftmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``LogSoftmax``: a stable log of the softmax along ``axis``, and the backward
+    g - softmax(x) * g.sum(axis, keepdims=True). forward and backward are called by hand with a
+    correct ctx and the course's apply and Mul, so only the learner's LogSoftmax is judged."""
+    ck = Checker("ch05-log-softmax", seed=seed, hidden=hidden)
+    cases: list[tuple[tuple[int, ...], int, float]] = [
+        ((4,), -1, 1.0), ((3, 3), -1, 1.0), ((3, 4), 0, 1.0), ((2, 3), -1, 800.0)]
+    if hidden:
+        cases += [((2, 3, 4), 1, 1.0), ((5, 2), 0, 800.0), ((1, 3), -1, 1.0)]
+    keepdims_hint = ("The sum along the axis lost that axis, so numpy lined it up with another "
+                     "one: sum with keepdims=True so it broadcasts back along the same axis.")
+    for shape, axis, scale in cases:
+        with ck.case(f"x of shape {shape}, axis={axis}"
+                     + (f", scores as large as {scale:g}" if scale > 1 else "")):
+            x = np.round(ck.rng.normal(size=shape), 3) + (scale if scale > 1 else 0.0)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            p = _softmax(x, axis)
+            with np.errstate(all="ignore"):
+                out, grads = _by_hand(ck, LogSoftmax, [x], g, extra=(axis,),
+                                      backward_hint="If numpy could not broadcast: "
+                                                    + keepdims_hint)
+            want = x - x.max(axis=axis, keepdims=True)
+            want = want - np.log(np.exp(want).sum(axis=axis, keepdims=True))
+            if not np.all(np.isfinite(out)) and out.shape == want.shape:
+                ck.fail("the output holds inf or nan for large scores.", hint=(
+                    "exp of a score of a few hundred overflows: subtract the maximum along the "
+                    "axis before exp (it cancels out of log softmax), as Softmax does."))
+            zx = x - x.max(axis=axis, keepdims=True)
+            try:                                    # the log-sum without keepdims=True
+                lost = [(zx - np.log(np.exp(zx).sum(axis=axis)), "The sum inside the log lost "
+                         "its axis, so numpy subtracted it along another one: keepdims=True.")]
+            except ValueError:
+                lost = []
+            ck.close(out, want, what="forward result", hint=(
+                "The output is the log of the softmax along axis: compare it with the log of "
+                "your Softmax's output for the same x."), mistakes=lost + [
+                (np.log(p.sum(axis=axis, keepdims=True)) + 0 * x, "The output does not depend "
+                 "on each score: keep z itself in z - log(sum exp z)."),
+                (x - np.log(np.exp(x - x.max(axis=axis, keepdims=True)).sum(
+                    axis=axis, keepdims=True)), "The maximum was subtracted inside the log but "
+                 "not from x itself: z - log(sum exp z), with the same z in both places.")])
+            total = g.sum(axis=axis, keepdims=True)
+            mistakes = [
+                (g - p * g, "The sum over the axis is missing: every output depends on every "
+                            "score through the sum, so each gradient takes the sum of all of "
+                            "grad_output along the axis."),
+                (g - out * total, "The saved output is a log-probability: the derivative of the "
+                                  "sum is the probability, exp of it."),
+                (p * total - g, "The gradient has the wrong sign: raising x_i raises y_i itself "
+                                "(+grad_output) and lowers every output through the sum."),
+            ]
+            try:                                    # the sum without keepdims=True
+                mistakes.append((g - p * g.sum(axis=axis), keepdims_hint))
+            except ValueError:
+                pass
+            _grad_of(ck, grads, 0, "x", shape, g - p * total, mistakes)
+            ck.check(len(grads) == 2 and grads[1] is None, "backward must return one value per "
+                     "argument of forward.", expected="(grad_x, None)", received=len(grads),
+                     hint="axis is not a Variable: its gradient is None.")
     ck.done()
 
 
@@ -504,7 +619,8 @@ def mygrad_ops(pkg: Any) -> None:
 
 # -- ch05-sub-function, ch05-div-function, ch05-pow-function, ch05-log-function -------------------
 def _by_hand(ck: Checker, cls: Any, arrays: list[np.ndarray], g: np.ndarray,
-             extra: tuple = ()) -> tuple[np.ndarray, list[Any]]:
+             extra: tuple = (), backward_hint: str | None = None
+             ) -> tuple[np.ndarray, list[Any]]:
     """forward and backward of ``cls`` called by hand on Variables of ``arrays`` (with a
     stand-in ctx and the course's apply, as_variable, sum_to and Mul, so no other exercise is
     involved); (output data, the gradients backward returned)."""
@@ -519,7 +635,8 @@ def _by_hand(ck: Checker, cls: Any, arrays: list[np.ndarray], g: np.ndarray,
             ck.check(np.array_equal(v.data, a), f"{cls.__name__}.forward changed an input.",
                      hint="Compute new arrays from the inputs' data; never write into them.")
         grad_output = Variable(g.copy())
-        grads = ck.call(named(lambda: cls.backward(ctx, grad_output), f"{cls.__name__}.backward"))
+        grads = ck.call(named(lambda: cls.backward(ctx, grad_output), f"{cls.__name__}.backward"),
+                        **({"hint": backward_hint} if backward_hint else {}))
     ck.check(np.array_equal(grad_output.data, g), f"{cls.__name__}.backward changed grad_output.",
              hint="grad_output belongs to the engine: compute new Variables from it.")
     grads = list(grads) if isinstance(grads, tuple) else [grads]
