@@ -439,6 +439,8 @@ CH05_CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "ch05-log-function": lambda ns: check.ch05_log_function(ns["Log"], hidden=True),
     "ch05-mean-backward": lambda ns: check.ch05_mean_backward(ns["Mean"], hidden=True),
     "ch05-log-softmax": lambda ns: check.ch05_log_softmax(ns["LogSoftmax"], hidden=True),
+    "ch05-reshape-transpose": lambda ns: check.ch05_reshape_transpose(ns["Reshape"],
+                                                                      ns["Transpose"], hidden=True),
 }
 
 CH05_MISTAKES = [
@@ -490,6 +492,14 @@ CH05_MISTAKES = [
                            "keepdims=True), None",
                            "return y.exp() * grad_output.sum(axis=ctx.axis, keepdims=True) "
                            "- grad_output, None")], "wrong sign"),
+    ("ch05-reshape-transpose", [("tuple(np.argsort(ctx.axes))", "ctx.axes")], "same axes as forward"),
+    ("ch05-reshape-transpose", [("return Reshape.apply(grad_output, ctx.x_shape), None",
+                                 "return grad_output, None")], "move its elements back"),
+    ("ch05-reshape-transpose", [("        ctx.x_shape = x.shape\n", "")], "keep it on ctx"),
+    ("ch05-reshape-transpose", [("return Transpose.apply(grad_output, inverse), None",
+                                 "return Transpose.apply(grad_output, inverse)")], "(grad_x, None)"),
+    ("ch05-reshape-transpose", [("inverse = None if ctx.axes is None else tuple(np.argsort(ctx.axes))",
+                                 "inverse = None")], "reversed all axes"),
 ]
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ._common import Checker, data_of, library, named, shaped_mistakes
 
-__all__ = ["ch05_unbroadcast", "ch05_sum_backward", "ch05_mean_backward", "ch05_sub_function", "ch05_div_function",
+__all__ = ["ch05_reshape_transpose", "ch05_unbroadcast", "ch05_sum_backward", "ch05_mean_backward", "ch05_sub_function", "ch05_div_function",
            "ch05_pow_function", "ch05_log_function", "ch05_matmul_backward", "ch05_softmax", "ch05_log_softmax",
            "mygrad_ops"]
 
@@ -76,6 +76,76 @@ def _library_of(Fn: Any) -> SimpleNamespace:
     def gradcheck(fn: Callable[..., Any], inputs: tuple) -> bool:
         return numeric_gradcheck(Variable, fn, inputs)
     return SimpleNamespace(Variable=Variable, gradcheck=gradcheck)
+
+
+# -- ch05-reshape-transpose -----------------------------------------------------------------
+def _moved_grad(ck: Checker, grads: list[Any], shape: tuple[int, ...], want: np.ndarray,
+                mistakes: list[tuple[np.ndarray, str]], name: str) -> None:
+    """The gradient of x for an operation that only moves elements: x's shape, and each
+    element's gradient where the element came from."""
+    ck.check(len(grads) >= 1 and grads[0] is not None, f"{name}.backward returned no gradient "
+             "for x.", hint="Return one gradient per argument of forward: (grad_x, None).")
+    got = np.asarray(data_of(grads[0]), dtype=np.float64)
+    for mistake, hint in mistakes:
+        if np.shape(mistake) == got.shape and np.allclose(got, mistake):
+            ck.fail(f"{name}.backward returned a gradient of shape {got.shape} for x of shape "
+                    f"{shape}, with its elements in the wrong places.", hint=hint)
+    if got.shape != shape:
+        ck.fail(f"{name}.backward returned a gradient of shape {got.shape}, but x has shape "
+                f"{shape}.", expected=f"shape {shape}", received=f"shape {got.shape}",
+                hint=f"grad_output has the shape of {name}'s output; move its elements back "
+                     "to where they came from, into x's shape (forward can keep on ctx what "
+                     "backward needs for that).")
+    ck.close(got, want, what="gradient of x", mistakes=[(m, h) for m, h in mistakes
+                                                        if np.shape(m) == got.shape],
+             hint="Each element's gradient must go back to the position its element had in x.")
+    ck.check(len(grads) == 2 and grads[1] is None, f"{name}.backward must return one value per "
+             "argument of forward.", expected="(grad_x, None)", received=len(grads),
+             hint="The shape or the axes are not Variables: their gradient is None.")
+
+
+def ch05_reshape_transpose(Reshape: Any, Transpose: Any, *, seed: int = 0,
+                           hidden: bool = False) -> None:
+    """Check ``Reshape`` (forward(ctx, x, shape)) and ``Transpose`` (forward(ctx, x, axes=None)):
+    numpy's reshape and transpose, and backwards that move each gradient back to where its
+    element came from. Called by hand with a correct ctx and the course's apply and Mul, so
+    only these two classes are judged."""
+    ck = Checker("ch05-reshape-transpose", seed=seed, hidden=hidden)
+    reshapes = [((2, 3), (3, 2)), ((2, 3, 4), (6, 4)), ((6,), (2, 3))]
+    transposes: list[tuple[tuple[int, ...], Any]] = [((2, 3), None), ((2, 3, 4), (1, 2, 0)),
+                                                     ((2, 3, 4), None)]
+    if hidden:
+        reshapes += [((4, 3), (12,)), ((2, 2, 3), (3, 4))]
+        transposes += [((2, 3, 4, 5), (3, 0, 2, 1)), ((3, 2), (1, 0))]
+    for shape, new in reshapes:
+        with ck.case(f"Reshape of x {shape} to {new}"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            g = np.round(ck.rng.normal(size=new), 3)
+            out, grads = _by_hand(ck, Reshape, [x], g, extra=(new,), backward_hint=(
+                "backward needs x's shape: forward must keep it on ctx (forward gets x, "
+                "backward only ctx and grad_output)."))
+            ck.close(out, x.reshape(new), what="forward result",
+                     hint="forward returns x's data in the new shape.")
+            _moved_grad(ck, grads, shape, g.reshape(shape), [], "Reshape")
+    for shape, axes in transposes:
+        with ck.case(f"Transpose of x {shape} with axes={axes}"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            y = np.transpose(x, axes)
+            g = np.round(ck.rng.normal(size=y.shape), 3)
+            out, grads = _by_hand(ck, Transpose, [x], g, extra=(axes,), backward_hint=(
+                "backward needs forward's axes: forward must keep them on ctx."))
+            ck.close(out, y, what="forward result", hint="forward returns x's data with its "
+                     "axes permuted by axes (all reversed when axes is None).")
+            inverse = None if axes is None else tuple(int(i) for i in np.argsort(axes))
+            mistakes = []
+            if axes is not None and tuple(axes) != inverse:
+                mistakes.append((np.transpose(g, axes), "backward permuted the gradient by the "
+                                 "same axes as forward; it needs the permutation that undoes "
+                                 "forward's (np.argsort gives it)."))
+                mistakes.append((np.transpose(g), "backward reversed all axes; that undoes "
+                                 "forward only when forward reversed them all too (axes=None)."))
+            _moved_grad(ck, grads, shape, np.transpose(g, inverse), mistakes, "Transpose")
+    ck.done()
 
 
 # -- ch05-unbroadcast -----------------------------------------------------------------------
