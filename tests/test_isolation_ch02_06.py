@@ -439,6 +439,8 @@ CH05_CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "ch05-log-function": lambda ns: check.ch05_log_function(ns["Log"], hidden=True),
     "ch05-mean-backward": lambda ns: check.ch05_mean_backward(ns["Mean"], hidden=True),
     "ch05-log-softmax": lambda ns: check.ch05_log_softmax(ns["LogSoftmax"], hidden=True),
+    "ch05-unbroadcast-function": lambda ns: check.ch05_unbroadcast_function(
+        ns["Unbroadcast"], ns["sum_to"], hidden=True),
     "ch05-reshape-transpose": lambda ns: check.ch05_reshape_transpose(ns["Reshape"],
                                                                       ns["Transpose"], hidden=True),
 }
@@ -500,6 +502,20 @@ CH05_MISTAKES = [
                                  "return Transpose.apply(grad_output, inverse)")], "(grad_x, None)"),
     ("ch05-reshape-transpose", [("inverse = None if ctx.axes is None else tuple(np.argsort(ctx.axes))",
                                  "inverse = None")], "reversed all axes"),
+    ("ch05-unbroadcast-function", [("return BroadcastTo.apply(grad_output, ctx.g_shape), None",
+                                    "return grad_output, None")], "copying back up"),
+    ("ch05-unbroadcast-function", [("        ctx.g_shape = g.shape\n", "")], "keep it on ctx"),
+    ("ch05-unbroadcast-function", [("return BroadcastTo.apply(grad_output, ctx.g_shape), None",
+                                    "return BroadcastTo.apply(grad_output, ctx.g_shape)")],
+     "(grad_g, None)"),
+    ("ch05-unbroadcast-function", [("return grad if grad.shape == tuple(shape) else "
+                                    "Unbroadcast.apply(grad, tuple(shape))",
+                                    "return Variable(unbroadcast(grad.data, tuple(shape)))")],
+     "not part of the graph"),
+    ("ch05-unbroadcast-function", [("return grad if grad.shape == tuple(shape) else "
+                                    "Unbroadcast.apply(grad, tuple(shape))",
+                                    "return Unbroadcast.apply(grad, tuple(shape))")],
+     "return grad itself"),
 ]
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ._common import Checker, data_of, library, named, shaped_mistakes
 
-__all__ = ["ch05_reshape_transpose", "ch05_unbroadcast", "ch05_sum_backward", "ch05_mean_backward", "ch05_sub_function", "ch05_div_function",
+__all__ = ["ch05_reshape_transpose", "ch05_unbroadcast", "ch05_unbroadcast_function", "ch05_sum_backward", "ch05_mean_backward", "ch05_sub_function", "ch05_div_function",
            "ch05_pow_function", "ch05_log_function", "ch05_matmul_backward", "ch05_softmax", "ch05_log_softmax",
            "mygrad_ops"]
 
@@ -244,6 +244,77 @@ def _check_unbroadcast_shape(ck: Checker, got: Any, big: tuple[int, ...],
                 "grad's last axis, and only axes where the target has a 1 are summed.")
     ck.fail(f"the result has shape {shape}, expected shape {small}.", expected=f"shape {small}",
             received=f"shape {shape}", hint=hint)
+
+
+# -- ch05-unbroadcast-function --------------------------------------------------------------
+def ch05_unbroadcast_function(Unbroadcast: Any, sum_to: Callable[[Any, tuple], Any], *,
+                              seed: int = 0, hidden: bool = False) -> None:
+    """Check the Function ``Unbroadcast`` (forward(ctx, g, shape): g summed down to shape;
+    backward: grad_output copied back up to g's shape) and ``sum_to(grad, shape)`` (grad itself
+    when it has that shape, else Unbroadcast.apply). The course's numpy unbroadcast, apply and
+    Mul stand in for the learner's, so only these two pieces are judged."""
+    from .ch03 import _course_apply
+    ck = Checker("ch05-unbroadcast-function", seed=seed, hidden=hidden)
+    ns = getattr(getattr(Unbroadcast, "forward", None), "__globals__", None)
+    ck.check(ns is not None and "Variable" in ns, "Unbroadcast has no forward that sees Variable.",
+             hint="Define class Unbroadcast(Function) with static forward and backward in the "
+                  "%%mygrad cell above, run it, then this check.")
+    pairs = [((3, 4), (4,)), ((4, 3), (4, 1)), ((2, 3, 4), (3, 1))]
+    if hidden:
+        pairs += [((5,), ()), ((2, 1, 3), (1, 1, 3))]
+    own = ns.get("unbroadcast")
+    ns["unbroadcast"] = _unbroadcast_reference
+    try:
+        for big, small in pairs:
+            with ck.case(f"Unbroadcast of g {big} to {small}"):
+                g = np.round(ck.rng.normal(size=big), 3)
+                up = np.round(ck.rng.normal(size=small), 3)
+                out, grads = _by_hand(ck, Unbroadcast, [g], up, extra=(small,), backward_hint=(
+                    "backward needs the shape of forward's input g: forward must keep it on "
+                    "ctx."))
+                ck.close(out, _unbroadcast_reference(g, small), what="forward result",
+                         hint="forward returns g's data summed down to shape (unbroadcast).")
+                ck.check(len(grads) >= 1 and grads[0] is not None, "backward returned no "
+                         "gradient for g.", hint="Return (grad_g, None).")
+                got = np.asarray(data_of(grads[0]), dtype=np.float64)
+                if got.shape != big:
+                    ck.fail(f"backward returned a gradient of shape {got.shape}, but g has shape "
+                            f"{big}.", expected=f"shape {big}", received=f"shape {got.shape}",
+                            hint="The backward of summing down is copying back up: each element "
+                                 "of g went into one sum, so it gets that sum's gradient.")
+                ck.close(got, np.broadcast_to(up, big), what="gradient of g", hint=(
+                    "Each element of g gets the gradient of the sum it went into."))
+                ck.check(len(grads) == 2 and grads[1] is None, "backward must return one "
+                         "value per argument of forward.", expected="(grad_g, None)",
+                         received=len(grads), hint="shape is not a Variable: its gradient is "
+                                                   "None.")
+        Variable = ns["Variable"]
+        with _course_apply(Unbroadcast, ns):
+            for big, small in pairs:
+                with ck.case(f"sum_to of a Variable {big} to {small}"):
+                    v = Variable(np.round(ck.rng.normal(size=big), 3), requires_grad=True)
+                    out = ck.call(named(lambda: sum_to(v, small), "sum_to"))
+                    ck.check(isinstance(out, Variable), "sum_to returned no Variable.",
+                             received=type(out).__name__, hint="sum_to works on Variables and "
+                             "returns one, so that backward formulas can use it.")
+                    ck.close(data_of(out), _unbroadcast_reference(v.data, small),
+                             what="result of sum_to", hint="sum_to sums grad down to shape.")
+                    ck.check(getattr(out, "requires_grad", False), "the result of sum_to is "
+                             "not part of the graph: a gradient built with it could not be "
+                             "differentiated again.", hint="Build it with the Function (its "
+                             "apply records the node), not with Variable(...) around an array.")
+            with ck.case("sum_to of a Variable that has the shape already"):
+                v = Variable(np.round(ck.rng.normal(size=(2, 3)), 3), requires_grad=True)
+                out = ck.call(named(lambda: sum_to(v, (2, 3)), "sum_to"))
+                ck.check(out is v, "sum_to made a new Variable for a gradient that has the "
+                         "shape asked for already.", hint="Summing nothing adds a node for "
+                         "nothing: return grad itself when its shape is the one asked for.")
+    finally:
+        if own is None:
+            ns.pop("unbroadcast", None)
+        else:
+            ns["unbroadcast"] = own
+    ck.done()
 
 
 # -- ch05-sum-backward ----------------------------------------------------------------------

@@ -23,24 +23,6 @@ def unbroadcast(grad, shape):
     return out
 
 
-class Unbroadcast(Function):
-    """unbroadcast(g, shape): g summed down to shape (differentiable, for create_graph)"""
-
-    @staticmethod
-    def forward(ctx, g, shape):
-        ctx.g_shape = g.shape
-        return Variable(unbroadcast(g.data, shape))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return BroadcastTo.apply(grad_output, ctx.g_shape), None
-
-
-def sum_to(grad, shape):
-    """grad (a Variable) summed down to shape; grad itself when it has that shape already."""
-    return grad if grad.shape == tuple(shape) else Unbroadcast.apply(grad, tuple(shape))
-
-
 # --- section: Sub ---
 class Sub(Function):
     """sub(a, b) = a - b"""
@@ -319,3 +301,22 @@ class LogSoftmax(Function):
 
 
 Variable.log_softmax = lambda self, axis=-1: LogSoftmax.apply(self, axis)
+
+
+# --- section: sum_to ---
+class Unbroadcast(Function):
+    """unbroadcast(g, shape): g summed down to shape (differentiable, for create_graph)"""
+
+    @staticmethod
+    def forward(ctx, g, shape):
+        ctx.g_shape = g.shape
+        return Variable(unbroadcast(g.data, shape))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return BroadcastTo.apply(grad_output, ctx.g_shape), None
+
+
+def sum_to(grad, shape):
+    """grad (a Variable) summed down to shape; grad itself when it has that shape already."""
+    return grad if grad.shape == tuple(shape) else Unbroadcast.apply(grad, tuple(shape))
