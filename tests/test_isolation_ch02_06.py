@@ -439,6 +439,10 @@ CH05_CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "ch05-log-function": lambda ns: check.ch05_log_function(ns["Log"], hidden=True),
     "ch05-mean-backward": lambda ns: check.ch05_mean_backward(ns["Mean"], hidden=True),
     "ch05-log-softmax": lambda ns: check.ch05_log_softmax(ns["LogSoftmax"], hidden=True),
+    "ch05-unbroadcast": lambda ns: check.ch05_unbroadcast(ns["unbroadcast"], hidden=True),
+    "ch05-sum-backward": lambda ns: check.ch05_sum_backward(ns["Sum"], hidden=True),
+    "ch05-matmul-backward": lambda ns: check.ch05_matmul_backward(ns["MatMul"], hidden=True),
+    "ch05-softmax": lambda ns: check.ch05_softmax(ns["Softmax"], hidden=True),
     "ch05-unbroadcast-function": lambda ns: check.ch05_unbroadcast_function(
         ns["Unbroadcast"], ns["sum_to"], hidden=True),
     "ch05-reshape-transpose": lambda ns: check.ch05_reshape_transpose(ns["Reshape"],
@@ -516,6 +520,20 @@ CH05_MISTAKES = [
                                     "Unbroadcast.apply(grad, tuple(shape))",
                                     "return Unbroadcast.apply(grad, tuple(shape))")],
      "return grad itself"),
+    # the chapter's earlier checks, run on the same namespaces: each mistake costs only its own
+    ("ch05-unbroadcast", [("out.sum(axis=axes, keepdims=True)", "out.sum(axis=axes)")],
+     "without keepdims=True"),
+    ("ch05-unbroadcast", [("grad.sum(axis=tuple(range(lead))) if lead > 0 else grad", "grad")],
+     "lost some axes"),
+    ("ch05-sum-backward", [("g = Reshape.apply(grad_output, _kept_shape(ctx.x_shape, ctx.axis))",
+                            "g = grad_output")], "summed axis was not put back"),
+    ("ch05-matmul-backward", [("return grad_output @ b.T, a.T @ grad_output",
+                               "return grad_output @ b, a @ grad_output")],
+     "missing the transpose"),
+    ("ch05-softmax", [("(g * y).sum(axis=ctx.axis, keepdims=True)", "(g * y).sum(axis=ctx.axis)")],
+     "keepdims=True"),
+    ("ch05-softmax", [("ctx.save_for_backward(y)", "ctx.save_for_backward(x)")],
+     "saved in forward"),
 ]
 
 
