@@ -411,7 +411,8 @@ MUL_FORWARD = "ctx.save_for_backward(a, b)\nreturn Variable(a.data * b.data)"
 MUL_BACKWARD = ("a, b = ctx.saved_tensors\n"
                 "return sum_to(grad_output * b, a.shape), sum_to(grad_output * a, b.shape)")
 RELU_FORWARD = "ctx.save_for_backward(x)\nreturn Variable(np.maximum(x.data, 0))"
-RELU_BACKWARD = "x, = ctx.saved_tensors\nreturn grad_output * Variable(x.data > 0)"
+RELU_BACKWARD = ("x, = ctx.saved_tensors\n"
+                 "return grad_output * Variable((x.data > 0).astype(grad_output.dtype))")
 
 
 @pytest.mark.parametrize("seed,hidden", SEEDS)
@@ -482,6 +483,11 @@ def test_ch03_mul_wrong_ones(forward, backward, hint):
      "min(x, 0)"),
     ("ctx.save_for_backward(x)\nreturn Variable(np.maximum(x.data, 0).astype(np.float64))",
      RELU_BACKWARD, "keeps the input's dtype"),
+    # the issue's case: a boolean mask becomes a float64 Variable, so float32 gets float64
+    (RELU_FORWARD, "x, = ctx.saved_tensors\nreturn grad_output * Variable(x.data > 0)",
+     "Build the mask in grad_output's dtype"),
+    (RELU_FORWARD, "x, = ctx.saved_tensors\nreturn grad_output * (x > 0).astype(float)",
+     "Build the mask in grad_output's dtype"),
 ])
 def test_ch03_relu_wrong_ones(forward, backward, hint):
     msg = failure(check.ch03_relu_function, op_with("ReLU", forward, backward))
@@ -617,3 +623,36 @@ def test_ch02_reference_gradients_match_pytorch(w):
     for name, v in zip(["l1", "l2", "l3", "l4", "w1", "w2", "w3"], [l1, l2, l3, l4, *ws]):
         np.testing.assert_allclose(got[name], v.grad.numpy(), rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(hand_gradients(*w)[name], v.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+# -- what the chapters say ------------------------------------------------------------------------
+def _markdown(name: str) -> str:
+    from pathlib import Path
+
+    from autograd_lab.course.notebooks import read_notebook
+    path = Path(__file__).resolve().parents[1] / "solutions" / name
+    return "\n".join(c.source for c in read_notebook(path).cells if c.cell_type == "markdown")
+
+
+def test_ch03_has_one_history_section():
+    text = _markdown("03_function.ipynb")
+    assert text.count("## 6 · History") == 1
+    assert text.count("**History box") == 1
+
+
+def test_ch02_says_how_its_dtype_rule_differs_from_autograd_lab():
+    import autograd_lab as al
+    text = _markdown("02_variable_graph.ipynb")
+    assert "following autograd_lab's" not in text
+    assert "`al.Variable([1, 2])` stays `int64`" in text
+    assert al.Variable([1, 2]).dtype == np.int64      # what the sentence says of autograd_lab
+
+
+def test_ch03_find_the_bug_changing_grad_output_in_place_is_caught():
+    """The issue's case: the fix masks grad_output itself instead of a copy; the values are
+    right, but the engine's gradient is changed."""
+    in_place = run(OLD_STYLE.format(name="FixedReLU", mask="input_").replace(
+        "grad_input = grad_output.clone()", "grad_input = grad_output"))["FixedReLU"]
+    msg = failure(check.ch03_find_the_bug, in_place)
+    assert msg.startswith("Exercise ch03-find-the-bug failed")
+    assert "changed grad_output in place" in msg and "a copy" in msg

@@ -226,3 +226,78 @@ def test_ops_match_pytorch():
     (-(tlogp[np.arange(5), labels]).mean() / 2.0 + (theirs[0] ** 2).sum(dim=0).mean()).backward()
     for m, t in zip(mine, theirs):
         np.testing.assert_allclose(m.grad.data, t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+# -- keepdims mistakes: the hint names the dropped axis, not "read the traceback" ----------------
+def softmax_with(pkg, forward_keepdims=True, backward_keepdims=True):
+    """The key's softmax with keepdims=True left out of forward's sum or backward's sum."""
+    class Softmax(pkg.Function):
+        @staticmethod
+        def forward(ctx, x, axis=-1):
+            e = np.exp(x.data - x.data.max(axis=axis, keepdims=True))
+            y = pkg.Variable(e / e.sum(axis=axis, keepdims=forward_keepdims))
+            ctx.save_for_backward(y)
+            ctx.axis = axis
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            y, = ctx.saved_tensors
+            return y * (g - (g * y).sum(axis=ctx.axis, keepdims=backward_keepdims)), None
+    return Softmax
+
+
+@pytest.mark.parametrize("kwargs,words", [
+    ({"forward_keepdims": False}, "keepdims=True in every reduction of forward"),
+    ({"backward_keepdims": False}, "must keep that axis (keepdims=True)"),
+])
+def test_a_softmax_without_keepdims_gets_the_keepdims_hint(kwargs, words):
+    msg = failure(check.ch05_softmax, softmax_with(ops_package(), **kwargs))
+    assert msg.startswith("Exercise ch05-softmax failed") and words in msg, msg
+    assert "Read the traceback" not in msg
+
+
+def _unbroadcast_numbering_from_the_big_shape(grad, shape):
+    """Sums the leading axes away, then uses axis numbers of the big shape on the rest."""
+    lead = grad.ndim - len(shape)
+    out = grad.sum(axis=tuple(range(lead))) if lead else grad
+    axes = tuple(i + lead for i, n in enumerate(shape) if n == 1 and grad.shape[i + lead] != 1)
+    return out.sum(axis=axes, keepdims=True) if axes else out
+
+
+def _unbroadcast_without_keepdims(grad, shape):
+    """Sums the size-1 axes without keepdims, then reshapes as if nothing happened."""
+    lead = grad.ndim - len(shape)
+    out = grad.sum(axis=tuple(range(lead))) if lead else grad
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and out.shape[i] != 1)
+    out = out.sum(axis=axes) if axes else out
+    return out.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1 and i < out.ndim))
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (_unbroadcast_numbering_from_the_big_shape, "numbered like the target's"),
+    (_unbroadcast_without_keepdims, "keepdims"),
+])
+def test_an_unbroadcast_with_axis_mistakes_gets_an_axis_hint(wrong, words):
+    msg = failure(check.ch05_unbroadcast, wrong)
+    assert msg.startswith("Exercise ch05-unbroadcast failed") and words in msg, msg
+    assert "Read the traceback" not in msg
+
+
+def test_a_matmul_whose_forward_saves_nothing_is_told_so():
+    """The forward is now the learner's too: forgetting save_for_backward must not be blamed
+    on the formula."""
+    pkg = ops_package()
+
+    class MatMul(pkg.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return pkg.Variable(a.data @ b.data)
+
+        @staticmethod
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            return g @ b.T, a.T @ g
+    msg = failure(check.ch05_matmul_backward, MatMul)
+    assert msg.startswith("Exercise ch05-matmul-backward failed")
+    assert "ctx.save_for_backward(a, b)" in msg and "Read the formula" not in msg

@@ -244,7 +244,11 @@ def test_ch05_softmax_wrong_axis():
 
 # -- the notebooks use these checkers consistently ------------------------------------------
 NOTEBOOKS = {"05_tensors_broadcasting.ipynb": {"ch05-unbroadcast", "ch05-sum-backward",
-                                               "ch05-matmul-backward", "ch05-softmax"}}
+                                               "ch05-sub-function", "ch05-div-function",
+                                               "ch05-pow-function", "ch05-log-function",
+                                               "ch05-matmul-backward", "ch05-softmax",
+                                               "ch05-mean-backward", "ch05-log-softmax",
+                                               "ch05-reshape-transpose", "ch05-unbroadcast-function"}}
 
 
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))

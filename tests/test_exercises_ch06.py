@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -224,6 +225,11 @@ def _unpack_lazy(ctx):
     return _unpack_right(ctx)
 
 
+def _unpack_never_compares(ctx):
+    _freed_check(ctx)
+    return tuple(ctx._saved)
+
+
 def _unpack_against_zero(ctx):
     _freed_check(ctx)
     for t in ctx._saved:
@@ -317,7 +323,11 @@ def test_the_right_functions_written_here_pass(capsys):
 
 
 @pytest.mark.parametrize("save,unpack,hidden,words", [
-    (_save_lazy, _unpack_lazy, False, "Read each version in save_for_backward"),
+    (_save_lazy, _unpack_lazy, False, "read t._version for each tensor when it is saved"),
+    # the issue's case: a saved_tensors that never raises; the hint names the half that is
+    # missing, looking at what save_for_backward kept
+    (_save_right, _unpack_never_compares, False, "saved_tensors never compared it"),
+    (_save_lazy, _unpack_never_compares, False, "save_for_backward kept no version"),
     (_save_right, _unpack_against_zero, False, "not with 0"),
     (_save_right, _unpack_vague, False, "name both versions"),
     (_save_global, _unpack_global, False, "not on Context or in a global"),
@@ -380,6 +390,7 @@ def test_export_of_the_notebook_is_the_reference_grad_mode(exported):
 
 DONE_WHEN = """
 import numpy as np
+from typing import Any
 import mygrad
 w = mygrad.Variable([1.0, 2.0], requires_grad=True)
 with mygrad.no_grad():
@@ -418,7 +429,8 @@ def test_graded_cells_call_their_own_checker():
     cells = solution_cells(NOTEBOOK)
     graded = graded_cells(cells)
     assert {c["metadata"]["nbgrader"]["grade_id"] for c in graded} == {
-        "ch06-predict-raises", "ch06-train-step", "ch06-version-check"}
+        "ch06-grad-mode-switch", "ch06-predict-raises", "ch06-train-step", "ch06-detach",
+        "ch06-inplace-ops", "ch06-version-check"}
     for cell in graded:
         assert_calls_own_checker(cell)
         assert_has_heading_and_solution(cell, cells)
@@ -449,3 +461,221 @@ def test_no_answers_in_the_prose_after_the_prediction_check():
         assert f"Snippet {name} is" not in text and f"snippet {name} raises" not in text
         assert f"In {name} the" not in text
     assert "are the instructive pair" not in text
+
+
+# -- ch06-grad-mode-switch, ch06-detach, ch06-inplace-ops: the key's cells, one piece broken -----
+def key_cell(grade_id: str) -> str:
+    """The source of the key's solution cell ``grade_id`` without its ``%%mygrad`` line."""
+    for cell in solution_cells(NOTEBOOK):
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id:
+            return "".join(cell["source"]).split("\n", 1)[1]
+    raise LookupError(grade_id)
+
+
+def mutated(grade_id: str, *replacements: tuple[str, str]) -> str:
+    """The key's cell with each ``old`` replaced by ``new`` (each must occur)."""
+    source = key_cell(grade_id)
+    for old, new in replacements:
+        assert old in source, f"{old!r} is not in the key's cell {grade_id}"
+        source = source.replace(old, new)
+    return source
+
+
+def grad_mode_classes(source: str) -> tuple[type, type, type, Any]:
+    """set_grad_enabled, no_grad, enable_grad of ``source``, on a GradMode of their own."""
+    GradMode = type("GradMode", (), {"enabled": True})
+    namespace: dict = {"GradMode": GradMode}
+    exec(source, namespace)  # noqa: S102 - the key's cell, or a mistake made from it
+    return namespace["set_grad_enabled"], namespace["no_grad"], namespace["enable_grad"], GradMode
+
+
+def switch_failure(source: str, hidden: bool = False) -> str:
+    classes = grad_mode_classes(source)[:3]
+    with pytest.raises(AssertionError) as info:
+        check.ch06_grad_mode_switch(*classes, hidden=hidden)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+def test_ch06_grad_mode_switch_key_passes(seed, hidden, capsys):
+    key = key_cell("ch06-grad-mode-switch-code")
+    set_grad, no_grad, enable_grad, GradMode = grad_mode_classes(key)
+    check.ch06_grad_mode_switch(set_grad, no_grad, enable_grad, seed=seed, hidden=hidden)
+    assert GradMode.enabled is True
+    assert_all_passed(capsys.readouterr().out, 1, hidden)
+
+
+SWITCH_MISTAKES = [
+    # __exit__ switches recording on instead of restoring what was there
+    ([("GradMode.enabled = self.previous", "GradMode.enabled = True")],
+     ["mode after the block is not the mode before it", "put exactly that value back"]),
+    # the no_grad of the issue: the mode is not restored when the block raises
+    ([("        GradMode.enabled = self.previous\n",
+       "        if exc_info[0] is None:\n            GradMode.enabled = self.previous\n")],
+     ["after an error inside", "whether or not the block raised"]),
+    # __exit__ swallows the block's error
+    ([("return False                       # an", "return True                        # an")],
+     ["error raised inside the with block disappeared", "a true return value swallows it"]),
+    # the mode to restore is read when the object is made
+    ([("        self.mode = bool(mode)\n",
+       "        self.mode = bool(mode)\n        self.previous = GradMode.enabled\n"),
+      ("        self.previous = GradMode.enabled\n        GradMode.enabled = self.mode\n",
+       "        GradMode.enabled = self.mode\n")],
+     ["read when the block begins", "in __enter__, not in __init__"]),
+    # the mode kept on the class: nested blocks share it
+    ([("        self.previous = GradMode.enabled\n",
+       "        set_grad_enabled.previous = GradMode.enabled\n")],
+     ["nested blocks are wrong", "mode of the outer block (False)"]),
+    # the decorator reuses the one object for every call
+    ([("            with set_grad_enabled(mode):", "            with self:")],
+     ["called itself, recording stayed off", "a switch of its own"]),
+    # the decorator switches the mode once, when it decorates
+    ([("        mode = self.mode\n",
+       "        mode = self.mode\n        GradMode.enabled = mode\n")],
+     ["decorating a function switched recording off", "in the wrapper, each time"]),
+    # the wrapper forgets the function's result
+    ([("                return fn(*args, **kwargs)", "                fn(*args, **kwargs)")],
+     ["did not run in no_grad mode with its arguments, or did not give back its result",
+      "returns what fn returns"]),
+    # the wrapper loses the name
+    ([("        run_in_mode.__name__, run_in_mode.__doc__ = fn.__name__, fn.__doc__\n", "")],
+     ["lost its name", "__name__"]),
+    # the flag is not made a bool
+    ([("self.mode = bool(mode)", "self.mode = mode")],
+     ["inside `with set_grad_enabled(0):` the mode was wrong", "as a bool"]),
+]
+
+
+@pytest.mark.parametrize("replacements,words", SWITCH_MISTAKES)
+def test_ch06_grad_mode_switch_names_the_cause(replacements, words):
+    message = switch_failure(mutated("ch06-grad-mode-switch-code", *replacements))
+    assert message.startswith("Exercise ch06-grad-mode-switch failed")
+    for word in words:
+        assert word in message, (word, message)
+
+
+def test_ch06_grad_mode_switch_gives_the_mode_back_even_when_it_fails():
+    source = mutated("ch06-grad-mode-switch-code",
+                     ("GradMode.enabled = self.previous", "pass"))
+    classes = grad_mode_classes(source)
+    with pytest.raises(AssertionError):
+        check.ch06_grad_mode_switch(*classes[:3])
+    assert classes[3].enabled is True
+
+
+def test_ch06_grad_mode_switch_stub_says_not_done():
+    def stub(self, *args):
+        raise NotImplementedError("Exercise ch06-grad-mode-switch: write your code here")
+    source = key_cell("ch06-grad-mode-switch-code")
+    set_grad, no_grad, enable_grad, _ = grad_mode_classes(source)
+    set_grad.__enter__ = stub
+    with pytest.raises(NotImplementedError, match="ch06-grad-mode-switch is not done"):
+        check.ch06_grad_mode_switch(set_grad, no_grad, enable_grad)
+
+
+def grad_mode_namespace(pkg, grade_id: str, source: str) -> dict:
+    """Run ``source`` (a cell of section 3 or 4) on the fresh package ``pkg``; its globals."""
+    namespace = dict(vars(pkg.grad_mode))
+    exec(source, namespace)  # noqa: S102 - the key's cell, or a mistake made from it
+    return namespace
+
+
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+def test_ch06_detach_and_inplace_keys_pass(seed, hidden, capsys):
+    pkg = reference_package()
+    ns = grad_mode_namespace(pkg, "detach", key_cell("ch06-detach-code"))
+    check.ch06_detach(ns["detach"], ns["requires_grad_"], seed=seed, hidden=hidden)
+    grad_mode_namespace(pkg, "in-place", key_cell("ch06-inplace-ops-code"))
+    check.ch06_inplace_ops(pkg.Variable, seed=seed, hidden=hidden)
+    assert_all_passed(capsys.readouterr().out, 2, hidden)
+
+
+DETACH_MISTAKES = [
+    ([("out = Variable(self.data)", "out = Variable(self.data.copy())")],
+     ["holds a copy of the data", "not a copy"]),
+    ([("out = Variable(self.data)", "out = Variable(self.data, requires_grad=self.requires_grad)")],
+     ["the detached Variable requires grad", "do not pass"]),
+    ([("    out = Variable(self.data)\n    out._counter = _counter(self)\n    return out",
+       "    self.grad_fn = None\n    self.requires_grad = False\n    return self")],
+     ["detach returned the Variable itself", "a *new* Variable"]),
+    ([("out._counter = _counter(self)", "out._counter = list(_counter(self))")],
+     ["has a version counter of its own", "the counter object of self"]),
+    ([("    self.requires_grad = bool(requires_grad)\n    return self",
+       "    self.requires_grad = bool(requires_grad)")],
+     ["did not return the Variable itself", "Return self"]),
+]
+
+
+@pytest.mark.parametrize("replacements,words", DETACH_MISTAKES)
+def test_ch06_detach_names_the_cause(replacements, words):
+    ns = grad_mode_namespace(reference_package(), "detach",
+                             mutated("ch06-detach-code", *replacements))
+    with pytest.raises(AssertionError) as info:
+        check.ch06_detach(ns["detach"], ns["requires_grad_"])
+    message = str(info.value)
+    assert message.startswith("Exercise ch06-detach failed")
+    for word in words:
+        assert word in message, (word, message)
+
+
+INPLACE_MISTAKES = [
+    # the version bump of the issue: forgotten in the shared method
+    ([("        update(self.data, other.data)\n        bump_version(self)\n",
+       "        update(self.data, other.data)\n")],
+     ["did not count one change", "a stale saved tensor goes unnoticed"]),
+    ([("        update(self.data, other.data)\n        bump_version(self)\n",
+       "        update(self.data, other.data)\n        bump_version(self)\n"
+       "        bump_version(self)\n")],
+     ["did not count one change", "not once per element or twice"]),
+    ([("        return self\n        ### END SOLUTION\n    return method",
+       "        ### END SOLUTION\n    return method")],
+     ["did not return x", "would turn x into None"]),
+    ([("def _add(data, other):\n    ### BEGIN SOLUTION\n    data += other",
+       "def _add(data, other):\n    ### BEGIN SOLUTION\n    data = data + other")],
+     ["the data did not change", "does not write into the array"]),
+    ([("        update(self.data, other.data)\n",
+       "        self.data = self.data.copy()\n        update(self.data, other.data)\n")],
+     ["gave x a new array", "detached alias"]),
+    ([("        _check_inplace(self, other)\n        update(self.data, other.data)\n",
+       "        update(self.data, other.data)\n        _check_inplace(self, other)\n")],
+     ["only after it had changed the data", "Check first, then change"]),
+    ([("        _check_inplace(self, other)\n        update", "        update")],
+     ["did not raise", "_check_inplace"]),
+    ([("    _check_inplace(self)\n    self.data[...] = 0\n    bump_version(self)\n",
+       "    _check_inplace(self)\n    self.data = np.zeros_like(self.data)\n"
+       "    bump_version(self)\n")],
+     ["x.zero_() gave x a new array", "in place"]),
+    ([("    self.data[key] = value.data\n    bump_version(self)\n",
+       "    self.data[key] = value.data\n")],
+     ["x[key] = value did not count one change", "Bump the version once"]),
+]
+
+
+@pytest.mark.parametrize("replacements,words", INPLACE_MISTAKES)
+def test_ch06_inplace_ops_names_the_cause(replacements, words):
+    pkg = reference_package()
+    grad_mode_namespace(pkg, "in-place", mutated("ch06-inplace-ops-code", *replacements))
+    with pytest.raises(AssertionError) as info:
+        check.ch06_inplace_ops(pkg.Variable)
+    message = str(info.value)
+    assert message.startswith("Exercise ch06-inplace-ops failed")
+    for word in words:
+        assert word in message, (word, message)
+
+
+# -- the closing page: "you wrote N lines of your library" ----------------------------------------
+def test_chapter_06_closes_with_the_learners_own_table():
+    cells = [c for c in solution_cells(NOTEBOOK) if c["cell_type"] == "code"]
+    closing = [c for c in cells if "learner_table(" in "".join(c["source"])]
+    assert len(closing) == 1
+    text = "".join("".join(o.get("text", "")) for o in closing[0].get("outputs", []))
+    assert "You wrote" in text and "code lines of your library's core" in text
+
+
+def test_the_closing_count_is_zero_for_untouched_copies_and_the_solutions_for_the_key():
+    from autograd_lab.course.ownership import key_table, learner_table, summarise
+    course = ROOT / "course"
+    untouched = summarise(learner_table([course], course), range(2, 7))
+    assert untouched.learner == 0 and untouched.total > 0
+    key = summarise(learner_table([ROOT / "solutions"], course), range(2, 7))
+    assert key.learner == summarise(key_table([ROOT / "solutions"]), range(2, 7)).learner

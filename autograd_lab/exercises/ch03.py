@@ -9,15 +9,18 @@ compared with central differences of the learner's own forward.
 from __future__ import annotations
 
 import contextlib
+import io
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from ._common import Checker
+from ._common import Checker, format_value
 
-__all__ = ["ch03_own_apply", "ch03_mul_function", "ch03_relu_function", "ch03_find_the_bug"]
+__all__ = ["ch03_context", "ch03_own_apply", "ch03_sum_to", "ch03_mul_function",
+           "ch03_neg_function", "ch03_exp_function", "ch03_relu_function", "ch03_reductions",
+           "ch03_find_the_bug"]
 
 _MISSING = object()
 
@@ -397,6 +400,124 @@ def _sum_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return g
 
 
+# -- isolation: the course's apply and Mul around the piece under test -------------------------
+def _reference_apply(cls: type, ns: dict[str, Any]) -> Callable[..., Any]:
+    """``cls.apply`` as the course writes it, for checking ``cls``'s forward and backward
+    without the learner's own ``apply`` (exercise ch03-own-apply is checked on its own)."""
+    Variable, GradMode = ns["Variable"], ns.get("GradMode")
+
+    def apply(*inputs: Any) -> Any:
+        ctx = cls.Node()
+        ctx.needs_input_grad = tuple(isinstance(x, Variable) and x.requires_grad
+                                     for x in inputs)
+        enabled = getattr(GradMode, "enabled", True)
+        if GradMode is not None:
+            GradMode.enabled = False
+        try:
+            output = cls.forward(ctx, *inputs)
+        finally:
+            if GradMode is not None:
+                GradMode.enabled = enabled
+        if not isinstance(output, Variable):
+            output = Variable(output)
+        if enabled and any(ctx.needs_input_grad):
+            ctx.inputs = inputs
+            output.requires_grad = True
+            output.grad_fn = ctx
+        return output
+
+    apply.__name__ = f"{cls.__name__}.apply"
+    return apply
+
+
+def _own_apply_fails(Function: Any) -> bool:
+    """Whether the learner's ``Function.apply`` fails its own check (run quietly)."""
+    if Function is None:
+        return False
+    quiet = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(quiet):
+            ch03_own_apply(Function)
+    except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
+        return True
+    return False
+
+
+def _note_apply(ns: dict[str, Any]) -> None:
+    """One line when the learner's apply fails: this check does not use it."""
+    if _own_apply_fails(ns.get("Function")):
+        print("note: exercise ch03-own-apply fails its own check; this check runs your "
+              "forward and backward with the course's apply instead.")
+
+
+@contextlib.contextmanager
+def _course_apply(cls: type, ns: dict[str, Any]) -> Iterator[None]:
+    """Run with the course's ``apply`` on the learner's ``Function`` (so every Function, and
+    ``cls`` whichever way it is called, uses it), then give ``Function`` its own back; grad
+    mode is restored too, whatever ran inside."""
+    GradMode = ns.get("GradMode")
+    mode = getattr(GradMode, "enabled", True)
+    owners = [k for k in getattr(cls, "__mro__", ())[:-1] if "apply" in k.__dict__]
+    saved = [(k, k.__dict__["apply"]) for k in owners]
+
+    def apply(klass: type, *inputs: Any) -> Any:
+        return _reference_apply(klass, ns)(*inputs)
+
+    for klass in owners:
+        klass.apply = classmethod(apply)
+    if GradMode is not None:
+        GradMode.enabled = True       # the cases record; an earlier cell may have left it off
+    try:
+        yield
+    finally:
+        for klass, own in saved:
+            klass.apply = own
+        if GradMode is not None:
+            GradMode.enabled = mode
+
+
+class _ReferenceOps:
+    """``a * b`` and ``x.clone()`` as the course's Mul and Clone compute them, with nothing
+    recorded: what ``*`` and ``clone()`` mean inside another Function's backward while that
+    Function is checked."""
+
+    def __init__(self, Variable: type, op: Callable[..., np.ndarray]) -> None:
+        self.Variable, self.op = Variable, op
+
+    def apply(self, *inputs: Any) -> Any:
+        return self.Variable(self.op(*(np.asarray(_data(x)) for x in inputs)))
+
+
+@contextlib.contextmanager
+def _course_ops(ns: dict[str, Any], names: tuple[str, ...] | None = None) -> Iterator[None]:
+    """Run with ``Mul`` and ``Clone`` in the learner's namespace replaced by the course's (the
+    operators look them up there), then put the learner's back: a broken Mul is exercise
+    ch03-mul-function's, a broken apply (which Clone uses) ch03-own-apply's, not the
+    Function's that uses ``*`` or ``clone()`` in its backward."""
+    Variable = ns["Variable"]
+    def as_variable(x: Any) -> Any:
+        return x if isinstance(x, Variable) else Variable(x)
+
+    def sum_to(grad: Any, shape: tuple) -> Any:
+        g = np.asarray(_data(grad))
+        return grad if g.shape == tuple(shape) else Variable(_sum_to(g, tuple(shape)))
+
+    course = {"Mul": _ReferenceOps(Variable, np.multiply),
+              "Clone": _ReferenceOps(Variable, np.copy),
+              "as_variable": as_variable, "sum_to": sum_to}
+    course = {k: v for k, v in course.items() if names is None or k in names}
+    before = {name: ns.get(name, _MISSING) for name in course}
+    ns.update(course)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is _MISSING:
+                ns.pop(name, None)
+            else:
+                ns[name] = value
+
+
 def ch03_mul_function(Mul: type, *, seed: int = 0, hidden: bool = False) -> None:
     """Check mygrad's ``Mul``: forward(ctx, a, b) saves both inputs and returns a * b;
     backward returns (grad_output * b, grad_output * a), each summed to its input's shape."""
@@ -404,6 +525,16 @@ def ch03_mul_function(Mul: type, *, seed: int = 0, hidden: bool = False) -> None
     ns = _names(ck, Mul, "forward", ("Variable",))
     _is_function_class(ck, Mul, "Mul", ns)
     Variable = ns["Variable"]
+    apply = _reference_apply(Mul, ns)
+    _note_apply(ns)
+    with _course_ops(ns, ("as_variable", "sum_to")), _course_apply(Mul, ns):
+        _mul_cases(ck, Mul, Variable, apply, hidden)
+    ck.done()
+
+
+def _mul_cases(ck: Checker, Mul: type, Variable: type, apply: Callable[..., Any],
+               hidden: bool) -> None:
+    """The cases of ch03-mul-function (Mul.apply is the course's while they run)."""
     shapes = [((4,), (4,)), ((2, 3), (2, 3)), ((3, 4), (4,))]
     if hidden:
         shapes += [((3, 2, 2), (3, 2, 2)), ((2, 3), (2, 1)), ((), (3,))]
@@ -411,7 +542,7 @@ def ch03_mul_function(Mul: type, *, seed: int = 0, hidden: bool = False) -> None
         with ck.case(f"a of shape {sa} times b of shape {sb}"):
             ad, bd = np.round(ck.rng.normal(size=sa), 3), np.round(ck.rng.normal(size=sb), 3)
             a, b = Variable(ad, requires_grad=True), Variable(bd, requires_grad=True)
-            y = ck.call(Mul.apply, a, b)
+            y = ck.call(apply, a, b)
             node = _check_node(ck, y, Mul, Variable)
             ck.close(y.data, ad * bd, what="output",
                      mistakes=[(ad + bd, "You added; multiply: a.data * b.data.")],
@@ -446,14 +577,13 @@ def ch03_mul_function(Mul: type, *, seed: int = 0, hidden: bool = False) -> None
     with ck.case("central differences agree with backward"):
         ad, bd = ck.rng.normal(size=(3, 2)), ck.rng.normal(size=(3, 2))
         gd = ck.rng.normal(size=(3, 2))
-        y = ck.call(Mul.apply, Variable(ad, requires_grad=True), Variable(bd, requires_grad=True))
+        y = ck.call(apply, Variable(ad, requires_grad=True), Variable(bd, requires_grad=True))
         grads = _backward(ck, Mul, y.grad_fn, Variable(gd), "a, b")
-        num = _numeric_grads(lambda p, q: np.asarray(Mul.apply(Variable(p), Variable(q)).data),
+        num = _numeric_grads(lambda p, q: np.asarray(apply(Variable(p), Variable(q)).data),
                              [ad, bd], gd)
         for what, got, want in zip("ab", grads, num):
             ck.close(_data(got), want, atol=1e-6, rtol=1e-5, what=f"gradient of {what} (against "
                      "central differences)")
-    ck.done()
 
 
 # -- ch03-relu-function ------------------------------------------------------------------------
@@ -475,6 +605,16 @@ def ch03_relu_function(ReLU: type, *, seed: int = 0, hidden: bool = False) -> No
     ns = _names(ck, ReLU, "forward", ("Variable",))
     _is_function_class(ck, ReLU, "ReLU", ns)
     Variable = ns["Variable"]
+    apply = _reference_apply(ReLU, ns)
+    _note_apply(ns)
+    with _course_ops(ns), _course_apply(ReLU, ns):
+        _relu_cases(ck, ReLU, Variable, apply, hidden)
+    ck.done()
+
+
+def _relu_cases(ck: Checker, ReLU: type, Variable: type, apply: Callable[..., Any],
+                hidden: bool) -> None:
+    """The cases of ch03-relu-function (run with the course's apply and Mul)."""
     shapes = [(6,), (3, 4)]
     if hidden:
         shapes += [(2, 3, 2), ()]
@@ -482,7 +622,7 @@ def ch03_relu_function(ReLU: type, *, seed: int = 0, hidden: bool = False) -> No
         with ck.case(f"forward and backward on a {shape} input (zeros included)"):
             data = _relu_data(ck, shape)
             x = Variable(data.copy(), requires_grad=True)
-            y = ck.call(ReLU.apply, x)
+            y = ck.call(apply, x)
             node = _check_node(ck, y, ReLU, Variable)
             ck.check(np.array_equal(x.data, data), "forward changed its input in place.",
                      hint="Return a new Variable: Variable(np.maximum(x.data, 0)).")
@@ -519,18 +659,26 @@ def ch03_relu_function(ReLU: type, *, seed: int = 0, hidden: bool = False) -> No
         data = ck.rng.normal(size=(4, 3))
         data = np.where(np.abs(data) < 0.1, 0.5, data)
         gd = ck.rng.normal(size=(4, 3))
-        y = ck.call(ReLU.apply, Variable(data, requires_grad=True))
+        y = ck.call(apply, Variable(data, requires_grad=True))
         grads = _backward(ck, ReLU, y.grad_fn, Variable(gd), "x")
-        num = _numeric_grads(lambda p: np.asarray(ReLU.apply(Variable(p)).data), [data], gd)
+        num = _numeric_grads(lambda p: np.asarray(apply(Variable(p)).data), [data], gd)
         ck.close(_data(grads[0]), num[0], atol=1e-6, rtol=1e-5,
                  what="gradient (against central differences)")
     with ck.case("float32 stays float32"):
         x = Variable(_relu_data(ck, (3,), np.float32), requires_grad=True)
-        y = ck.call(ReLU.apply, x)
+        y = ck.call(apply, x)
         ck.check(y.dtype == np.float32, "the output is not float32.", expected="float32",
                  received=str(y.dtype), hint="np.maximum(x.data, 0) keeps the input's dtype; "
                                              "do not convert it.")
-    ck.done()
+        g = Variable(np.ones(3, dtype=np.float32))
+        grads = _backward(ck, ReLU, y.grad_fn, g, "x")
+        got = np.asarray(_data(grads[0]))
+        ck.check(got.dtype == np.float32, "backward returned a gradient of another dtype for "
+                 "a float32 input and a float32 grad_output.", expected="float32",
+                 received=str(got.dtype),
+                 hint="A gradient has its input's dtype. Something in backward is float64: "
+                      "the mask, probably (a Variable of bools becomes float64). Build the "
+                      "mask in grad_output's dtype.")
 
 
 # -- ch03-find-the-bug -------------------------------------------------------------------------
@@ -540,6 +688,17 @@ def ch03_find_the_bug(FixedReLU: type, *, seed: int = 0, hidden: bool = False) -
     ck = Checker("ch03-find-the-bug", seed=seed, hidden=hidden)
     ns = _names(ck, FixedReLU, "backward", ("Variable",))
     _is_function_class(ck, FixedReLU, "FixedReLU", ns)
+    Variable = ns["Variable"]
+    apply = _reference_apply(FixedReLU, ns)
+    _note_apply(ns)
+    with _course_ops(ns), _course_apply(FixedReLU, ns):
+        _find_the_bug_cases(ck, FixedReLU, ns, apply, hidden)
+    ck.done()
+
+
+def _find_the_bug_cases(ck: Checker, FixedReLU: type, ns: dict[str, Any],
+                        apply: Callable[..., Any], hidden: bool) -> None:
+    """The cases of ch03-find-the-bug (run with the course's apply, Mul and Clone)."""
     Variable = ns["Variable"]
     shapes = [(5,), (2, 3)] + ([(4, 2, 2)] if hidden else [])
     decoys: list[tuple[str, Callable[[tuple[int, ...]], Any]]] = [
@@ -552,12 +711,13 @@ def ch03_find_the_bug(FixedReLU: type, *, seed: int = 0, hidden: bool = False) -
                 data = ck.rng.normal(size=shape)
                 data = np.round(np.where(np.abs(data) < 0.1, 0.5, data), 4)
                 g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+                grad_output = Variable(g.copy())
                 with _global_input(ns, decoy(shape)):
                     x = Variable(data, requires_grad=True)
-                    y = ck.call(FixedReLU.apply, x)
+                    y = ck.call(apply, x)
                     node = _check_node(ck, y, FixedReLU, Variable)
                     try:
-                        grads = _backward(ck, FixedReLU, node, Variable(g), "input_")
+                        grads = _backward(ck, FixedReLU, node, grad_output, "input_")
                     except AssertionError as err:
                         cause = err.__cause__
                         if isinstance(cause, TypeError) and _reads_global_input(FixedReLU):
@@ -568,6 +728,11 @@ def ch03_find_the_bug(FixedReLU: type, *, seed: int = 0, hidden: bool = False) -
                                      "the kernel's version of it), which cannot be compared with "
                                      "a number. Which tensor should the mask come from?") from None
                         raise
+                ck.check(np.array_equal(grad_output.data, g), "backward changed grad_output "
+                         "in place.", expected=g, received=grad_output.data,
+                         hint="grad_output belongs to the engine, which may hand the same object "
+                              "to other nodes: zero the entries of a copy (grad_output.clone()), "
+                              "as the old tutorial did, not of grad_output itself.")
                 got = np.asarray(_data(grads[0]), dtype=float)
                 source = ("the global `input`" if _reads_global_input(FixedReLU)
                           else "something other than the input")
@@ -580,7 +745,6 @@ def ch03_find_the_bug(FixedReLU: type, *, seed: int = 0, hidden: bool = False) -
                                     "saved.")],
                          hint="Zero the gradient where the input forward saved was negative, "
                               "and nowhere else.")
-    ck.done()
 
 
 def _reads_global_input(cls: type) -> bool:
@@ -616,3 +780,300 @@ def mygrad_function(pkg: types.ModuleType) -> None:
     ch03_relu_function(pkg.ReLU)
     function(pkg)
 
+
+
+# -- ch03-context --------------------------------------------------------------------------------
+class _Tensor:
+    """A stand-in saved tensor (the Context check needs no Variable)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<tensor {self.name}>"
+
+
+def ch03_context(Context: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``Context``: a new node has no inputs, no flags and saved nothing;
+    ``save_for_backward`` keeps the tensors on this node; ``saved_tensors`` gives them back as
+    a tuple, the same objects; ``release`` frees them, after which ``saved_tensors`` raises
+    RuntimeError mentioning retain_graph. Only the Context is used."""
+    ck = Checker("ch03-context", seed=seed, hidden=hidden)
+    ck.check(isinstance(Context, type), "Context is not a class.", received=Context,
+             hint="Pass the class itself: check.ch03_context(Context).")
+
+    def new() -> Any:
+        return ck.call(Context, hint="Context() takes no arguments.")
+
+    def unpack(ctx: Any, hint: str) -> Any:
+        def saved_tensors() -> Any:
+            return ctx.saved_tensors
+        return ck.call(saved_tensors, hint=hint)
+
+    with ck.case("a new node: no inputs, no flags, nothing saved"):
+        ctx = new()
+        ck.check(tuple(getattr(ctx, "inputs", None) or ()) == () and
+                 hasattr(ctx, "inputs"), "a new node has no empty inputs.",
+                 received=getattr(ctx, "inputs", "no attribute"),
+                 hint="__init__ starts every node with inputs = () (apply fills them in).")
+        ck.check(hasattr(ctx, "needs_input_grad") and tuple(ctx.needs_input_grad) == (),
+                 "a new node has no empty needs_input_grad.",
+                 received=getattr(ctx, "needs_input_grad", "no attribute"),
+                 hint="__init__ starts every node with needs_input_grad = ().")
+        got = unpack(ctx, hint="A new node saved nothing, so saved_tensors gives () -- set "
+                               "what it reads in __init__.")
+        ck.check(isinstance(got, tuple), "saved_tensors is not a tuple.", expected="()",
+                 received=got, hint="Give the tensors back as a tuple: backward unpacks it, "
+                                    "and a tuple cannot be changed by accident.")
+        ck.check(got == (), "a new node's saved_tensors is not ().", expected=(), received=got,
+                 hint="A node that saved nothing (Add and Neg never call save_for_backward) "
+                      "gives an empty tuple.")
+    with ck.case("save_for_backward(a, b), then saved_tensors gives (a, b)"):
+        ctx = new()
+        a, b = _Tensor("a"), _Tensor("b")
+        ck.call(ctx.save_for_backward, a, b)
+        got = unpack(ctx, hint="Return what save_for_backward kept.")
+        ck.check(isinstance(got, tuple), "saved_tensors is not a tuple.", expected="(a, b)",
+                 received=got, hint="Give the tensors back as a tuple, in the order saved: "
+                                    "backward unpacks it (a, b = ctx.saved_tensors).")
+        ck.check(len(got) == 2 and got[0] is a and got[1] is b,
+                 "saved_tensors did not give back the saved objects, in order.",
+                 expected="(a, b)", received=got,
+                 hint="Keep the tensors themselves (not copies, not their data).")
+        again = unpack(ctx, hint="Reading saved_tensors must not use the tensors up.")
+        ck.check(tuple(again) == (a, b), "reading saved_tensors a second time failed.",
+                 received=again, hint="saved_tensors only reads; release() is what frees.")
+    with ck.case("each node keeps its own tensors"):
+        first, second = new(), new()
+        a, b = _Tensor("a"), _Tensor("b")
+        ck.call(first.save_for_backward, a)
+        ck.call(second.save_for_backward, b)
+        got = unpack(first, hint="Keep the tensors on the node (self), not on the class.")
+        ck.check(len(got) == 1 and got[0] is a, "the first node gave back another node's "
+                 "tensors.", expected="(a,)", received=got,
+                 hint="Keep what was saved on self (this node): stored on the class or in a "
+                      "global, the last node to save overwrites everyone's.")
+        ck.check(unpack(new(), hint="A new node saved nothing.") == (),
+                 "a new node sees tensors saved by other nodes.",
+                 hint="Keep what was saved on self, and start each node with () in __init__.")
+    with ck.case("save_for_backward(None, c) keeps None in its place"):
+        ctx = new()
+        c = _Tensor("c")
+        ck.call(ctx.save_for_backward, None, c)
+        got = unpack(ctx, hint="None is saved like any tensor.")
+        ck.check(tuple(got) == (None, c), "saved_tensors did not give (None, c).",
+                 received=got, hint="Keep every argument, None included, in its position.")
+    with ck.case("after release(), saved_tensors raises RuntimeError naming retain_graph"):
+        ctx, other = new(), new()
+        ck.call(ctx.save_for_backward, _Tensor("a"))
+        ck.call(other.save_for_backward, _Tensor("b"))
+        ck.call(ctx.release)
+        err = ck.raises(RuntimeError, lambda: ctx.saved_tensors,
+                        hint="release() frees the tensors (the engine calls it after a "
+                             "backward); reading them afterwards is a second backward without "
+                             "retain_graph. Free them in a way saved_tensors can tell apart "
+                             "from 'saved nothing', and raise there.")
+        ck.check("retain_graph" in str(err), "the error does not say how to fix it.",
+                 received=str(err), hint="Raise with the given message: it names "
+                                         "retain_graph=True.")
+        got = unpack(other, hint="release() of one node must leave the others alone.")
+        ck.check(len(got) == 1, "releasing one node freed another node's tensors.",
+                 received=got, hint="release() frees this node's tensors only (self).")
+    ck.done()
+
+
+# -- ch03-exp-function and ch03-reductions: forward and backward by hand --------------------------
+class _StandInCtx:
+    """A correct ctx for calling a Function's forward and backward by hand (so the learner's
+    Context and apply play no part)."""
+
+    def __init__(self, needs: tuple[bool, ...]) -> None:
+        self.needs_input_grad, self.inputs, self._saved = needs, (), ()
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        return tuple(self._saved)
+
+
+def _by_hand(ck: Checker, cls: type, ns: dict[str, Any], x: np.ndarray, g: np.ndarray,
+             extra: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
+    """forward and backward of ``cls`` on x (a Variable of the learner's) with the gradient g,
+    with the course's apply and Mul around them; (output data, gradient of x)."""
+    Variable = ns["Variable"]
+    ctx = _StandInCtx((True,) + (False,) * len(extra))
+    var = Variable(x.copy(), requires_grad=True)
+    with _course_ops(ns), _course_apply(cls, ns):
+        out = ck.call(_renamed(cls.forward, f"{cls.__name__}.forward"), ctx, var, *extra)
+        ck.check(np.array_equal(var.data, x), f"{cls.__name__}.forward changed its input.",
+                 hint="Compute a new array (np.exp(x.data), x.data.sum()); never write into "
+                      "x.data.")
+        out_data = np.asarray(_data(out))
+        grad_output = Variable(g.copy())
+        grads = ck.call(_renamed(lambda: cls.backward(ctx, grad_output),
+                                 f"{cls.__name__}.backward"))
+    ck.check(np.array_equal(grad_output.data, g), f"{cls.__name__}.backward changed "
+             "grad_output in place.", hint="grad_output belongs to the engine: compute a new "
+                                            "Variable from it.")
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    ck.check(len(grads) >= 1 and grads[0] is not None, f"{cls.__name__}.backward returned no "
+             "gradient for x.", received=grads, hint="Return the gradient of x (one per input "
+                                                      "of forward).")
+    return out_data, np.asarray(_data(grads[0]), dtype=np.float64)
+
+
+def ch03_exp_function(Exp: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``Exp``: forward gives e**x as a new Variable; backward gives
+    grad_output * e**x (the derivative of e**x is e**x itself)."""
+    ck = Checker("ch03-exp-function", seed=seed, hidden=hidden)
+    ns = _names(ck, Exp, "forward", ("Variable",))
+    _is_function_class(ck, Exp, "Exp", ns)
+    shapes = [(4,), (2, 3)] + ([(3, 1, 2), ()] if hidden else [])
+    for shape in shapes:
+        with ck.case(f"a {shape} input"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            out, grad = _by_hand(ck, Exp, ns, x, g)
+            ck.close(out, np.exp(x), what="output", hint="exp(x) elementwise: np.exp(x.data).")
+            ck.close(grad, g * np.exp(x), what="gradient of x",
+                     hint="d e**x / dx = e**x: the gradient is grad_output times the output.",
+                     mistakes=[(g * x, "You multiplied grad_output by the input x; the "
+                                "derivative of e**x is e**x, the output (save it in forward)."),
+                               (np.broadcast_to(np.exp(x), np.shape(g)), "That is e**x alone: "
+                                "multiply it by grad_output (the chain rule)."),
+                               (g, "You passed grad_output through unchanged: multiply it by "
+                                "e**x.")])
+    ck.done()
+
+
+def ch03_reductions(Sum: type, Mean: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``Sum`` and ``Mean`` over all elements: forward gives one number;
+    backward spreads grad_output (a single number) back over the input's shape, divided by the
+    number of elements for Mean."""
+    ck = Checker("ch03-reductions", seed=seed, hidden=hidden)
+    ns = _names(ck, Sum, "forward", ("Variable",))
+    _is_function_class(ck, Sum, "Sum", ns)
+    _is_function_class(ck, Mean, "Mean", _names(ck, Mean, "forward", ("Variable",)))
+    shapes = [(4,), (2, 3)] + ([(2, 1, 3), (1,)] if hidden else [])
+    spread = ("A gradient has the shape of its input: every element of x gets grad_output "
+              "(BroadcastTo.apply(grad_output, x's shape) spreads it).")
+    for shape in shapes:
+        n = int(np.prod(shape))
+        for cls, name in ((Sum, "Sum"), (Mean, "Mean")):
+            with ck.case(f"{name} of a {shape} input"):
+                x = np.round(ck.rng.normal(size=shape), 3)
+                g = np.array(round(float(ck.rng.uniform(0.5, 2.0)), 3))
+                out, grad = _by_hand(ck, cls, ns, x, g)
+                want = x.sum() if name == "Sum" else x.mean()
+                ck.close(out, want, what="output",
+                         hint=f"forward gives one number: x.data.{name.lower()}().")
+                if grad.shape != x.shape:
+                    ck.fail(f"{name}.backward's gradient has shape {grad.shape}, but x has "
+                            f"shape {shape}.", hint=spread)
+                right = np.full(shape, g if name == "Sum" else g / n)
+                mistakes = [(np.ones(shape) / (n if name == "Mean" else 1),
+                             "grad_output is missing: multiply by it (the chain rule)")]
+                if name == "Mean":
+                    mistakes += [(np.full(shape, g), "That is Sum's gradient: the mean divides "
+                                  f"by the number of elements, n = {n} here."),
+                                 (np.full(shape, g / shape[0]), "n is the number of *all* "
+                                  f"elements ({n}), not the length of the first axis.")]
+                ck.close(grad, right, what=f"{name}'s gradient of x", mistakes=[
+                    (m, h) for m, h in mistakes if not np.allclose(m, right)],
+                         hint=spread if name == "Sum" else
+                         "Every element gets grad_output / n, n the number of elements.")
+    ck.done()
+
+
+# -- ch03-sum-to and ch03-neg-function -------------------------------------------------------------
+def ch03_sum_to(as_variable: Callable[[Any], Any], SumTo: type, BroadcastTo: type,
+                sum_to: Callable[[Any, tuple], Any], *, seed: int = 0,
+                hidden: bool = False) -> None:
+    """Check the helpers: ``as_variable`` wraps what is not a Variable; ``BroadcastTo`` repeats
+    x to a shape (a new array) and its backward sums back (SumTo); ``SumTo`` sums g down to a
+    shape and its backward repeats back (BroadcastTo); ``sum_to`` applies SumTo where the
+    shapes differ. forward and backward are called by hand with the course's apply."""
+    ck = Checker("ch03-sum-to", seed=seed, hidden=hidden)
+    ns = _names(ck, SumTo, "forward", ("Variable",))
+    _is_function_class(ck, SumTo, "SumTo", ns)
+    _is_function_class(ck, BroadcastTo, "BroadcastTo", ns)
+    Variable = ns["Variable"]
+    rng = ck.rng
+    with ck.case("as_variable: a Variable as it is, a number or an array wrapped"):
+        v = Variable(np.array([1.0, 2.0]))
+        ck.check(ck.call(as_variable, v) is v, "as_variable(v) of a Variable is not v itself.",
+                 hint="A Variable is returned as it is: wrapping it again would cut it off "
+                      "from its graph.")
+        for value in (2.5, np.array([3.0, 4.0])):
+            got = ck.call(as_variable, value)
+            ck.check(isinstance(got, Variable), "as_variable did not give a Variable.",
+                     received=type(got).__name__, hint="Wrap anything else: Variable(x).")
+            ck.close(_data(got), value, what=f"as_variable({format_value(value)})")
+    cases = [((3,), (2, 3)), ((2, 1), (2, 4)), ((), (3, 2))]
+    if hidden:
+        cases += [((1, 3), (4, 2, 3)), ((4,), (4,))]
+    for small, big in cases:
+        with ck.case(f"BroadcastTo {small} -> {big}, and its backward"):
+            x = np.round(rng.normal(size=small), 3)
+            g = np.round(rng.normal(size=big), 3)
+            out, grad = _by_hand(ck, BroadcastTo, ns, x, g, extra=(big,))
+            ck.close(out, np.broadcast_to(x, big), what="forward result",
+                     hint="Repeat x along the stretched axes: np.broadcast_to(x.data, shape).")
+            ck.check(out.flags.writeable and not np.shares_memory(out, x),
+                     "forward's result is a read-only view of x.",
+                     hint="np.broadcast_to gives a read-only view sharing x's memory; copy it, "
+                          "so that the result is an array of its own.")
+            want = _sum_to(g, small)
+            if grad.shape != small:
+                ck.fail(f"BroadcastTo.backward's gradient has shape {grad.shape}, but x has "
+                        f"shape {small}.", hint="A gradient has the shape of its input: sum "
+                        "grad_output back down to x's shape (SumTo.apply), the opposite of "
+                        "forward.")
+            ck.close(grad, want, what="gradient of x", hint="Every copy of an element sends "
+                     "its gradient back to that element: they add up (SumTo).")
+        with ck.case(f"SumTo {big} -> {small}, and its backward"):
+            gdata = np.round(rng.normal(size=big), 3)
+            up = np.round(rng.normal(size=small), 3)
+            out, grad = _by_hand(ck, SumTo, ns, gdata, up, extra=(small,))
+            if out.shape != small:
+                ck.fail(f"SumTo's forward gave shape {out.shape}, expected {small}.",
+                        hint="Sum over the axes broadcasting added (the leading ones) and, "
+                             "keeping them, over the axes where the target has a 1 "
+                             "(unbroadcast_array does both).")
+            ck.close(out, _sum_to(gdata, small), what="forward result")
+            if grad.shape != big:
+                ck.fail(f"SumTo.backward's gradient has shape {grad.shape}, but its input has "
+                        f"shape {big}.", hint="The backward of a sum repeats grad_output over "
+                        "what was summed: BroadcastTo.apply(grad_output, the input's shape).")
+            ck.close(grad, np.broadcast_to(up, big), what="gradient of g")
+    with ck.case("sum_to(grad, shape): the grad itself when the shapes agree, else summed"):
+        g = Variable(np.round(rng.normal(size=(2, 3)), 3))
+        with _course_ops(ns), _course_apply(SumTo, ns):
+            same = ck.call(sum_to, g, (2, 3))
+            summed = ck.call(sum_to, g, (3,))
+        ck.close(_data(same), g.data, what="sum_to(g, g.shape)")
+        ck.close(_data(summed), g.data.sum(axis=0), what="sum_to(g, (3,))",
+                 hint="Where the shapes differ, sum_to is SumTo.apply(grad, shape).")
+    ck.done()
+
+
+def ch03_neg_function(Neg: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``Neg``: forward gives -x; backward gives -grad_output."""
+    ck = Checker("ch03-neg-function", seed=seed, hidden=hidden)
+    ns = _names(ck, Neg, "forward", ("Variable",))
+    _is_function_class(ck, Neg, "Neg", ns)
+    for shape in [(3,), (2, 2)] + ([(2, 1, 3)] if hidden else []):
+        with ck.case(f"a {shape} input"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            out, grad = _by_hand(ck, Neg, ns, x, g)
+            ck.close(out, -x, what="output", hint="-x elementwise: Variable(-x.data).")
+            ck.close(grad, -g, what="gradient of x",
+                     hint="d(-x)/dx = -1: the gradient is -grad_output.",
+                     mistakes=[(g, "You passed grad_output through; negate it."),
+                               (-np.ones(shape), "That is the local derivative alone: "
+                                "multiply it by grad_output (the chain rule)."),
+                               (-x, "You returned the output; backward returns -grad_output.")])
+    ck.done()

@@ -10,7 +10,8 @@ import numpy as np
 
 from ._common import Checker, data_of, library, named, shaped_mistakes
 
-__all__ = ["ch05_unbroadcast", "ch05_sum_backward", "ch05_matmul_backward", "ch05_softmax",
+__all__ = ["ch05_reshape_transpose", "ch05_unbroadcast", "ch05_unbroadcast_function", "ch05_sum_backward", "ch05_mean_backward", "ch05_sub_function", "ch05_div_function",
+           "ch05_pow_function", "ch05_log_function", "ch05_matmul_backward", "ch05_softmax", "ch05_log_softmax",
            "mygrad_ops"]
 
 
@@ -77,6 +78,76 @@ def _library_of(Fn: Any) -> SimpleNamespace:
     return SimpleNamespace(Variable=Variable, gradcheck=gradcheck)
 
 
+# -- ch05-reshape-transpose -----------------------------------------------------------------
+def _moved_grad(ck: Checker, grads: list[Any], shape: tuple[int, ...], want: np.ndarray,
+                mistakes: list[tuple[np.ndarray, str]], name: str) -> None:
+    """The gradient of x for an operation that only moves elements: x's shape, and each
+    element's gradient where the element came from."""
+    ck.check(len(grads) >= 1 and grads[0] is not None, f"{name}.backward returned no gradient "
+             "for x.", hint="Return one gradient per argument of forward: (grad_x, None).")
+    got = np.asarray(data_of(grads[0]), dtype=np.float64)
+    for mistake, hint in mistakes:
+        if np.shape(mistake) == got.shape and np.allclose(got, mistake):
+            ck.fail(f"{name}.backward returned a gradient of shape {got.shape} for x of shape "
+                    f"{shape}, with its elements in the wrong places.", hint=hint)
+    if got.shape != shape:
+        ck.fail(f"{name}.backward returned a gradient of shape {got.shape}, but x has shape "
+                f"{shape}.", expected=f"shape {shape}", received=f"shape {got.shape}",
+                hint=f"grad_output has the shape of {name}'s output; move its elements back "
+                     "to where they came from, into x's shape (forward can keep on ctx what "
+                     "backward needs for that).")
+    ck.close(got, want, what="gradient of x", mistakes=[(m, h) for m, h in mistakes
+                                                        if np.shape(m) == got.shape],
+             hint="Each element's gradient must go back to the position its element had in x.")
+    ck.check(len(grads) == 2 and grads[1] is None, f"{name}.backward must return one value per "
+             "argument of forward.", expected="(grad_x, None)", received=len(grads),
+             hint="The shape or the axes are not Variables: their gradient is None.")
+
+
+def ch05_reshape_transpose(Reshape: Any, Transpose: Any, *, seed: int = 0,
+                           hidden: bool = False) -> None:
+    """Check ``Reshape`` (forward(ctx, x, shape)) and ``Transpose`` (forward(ctx, x, axes=None)):
+    numpy's reshape and transpose, and backwards that move each gradient back to where its
+    element came from. Called by hand with a correct ctx and the course's apply and Mul, so
+    only these two classes are judged."""
+    ck = Checker("ch05-reshape-transpose", seed=seed, hidden=hidden)
+    reshapes = [((2, 3), (3, 2)), ((2, 3, 4), (6, 4)), ((6,), (2, 3))]
+    transposes: list[tuple[tuple[int, ...], Any]] = [((2, 3), None), ((2, 3, 4), (1, 2, 0)),
+                                                     ((2, 3, 4), None)]
+    if hidden:
+        reshapes += [((4, 3), (12,)), ((2, 2, 3), (3, 4))]
+        transposes += [((2, 3, 4, 5), (3, 0, 2, 1)), ((3, 2), (1, 0))]
+    for shape, new in reshapes:
+        with ck.case(f"Reshape of x {shape} to {new}"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            g = np.round(ck.rng.normal(size=new), 3)
+            out, grads = _by_hand(ck, Reshape, [x], g, extra=(new,), backward_hint=(
+                "backward needs x's shape: forward must keep it on ctx (forward gets x, "
+                "backward only ctx and grad_output)."))
+            ck.close(out, x.reshape(new), what="forward result",
+                     hint="forward returns x's data in the new shape.")
+            _moved_grad(ck, grads, shape, g.reshape(shape), [], "Reshape")
+    for shape, axes in transposes:
+        with ck.case(f"Transpose of x {shape} with axes={axes}"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            y = np.transpose(x, axes)
+            g = np.round(ck.rng.normal(size=y.shape), 3)
+            out, grads = _by_hand(ck, Transpose, [x], g, extra=(axes,), backward_hint=(
+                "backward needs forward's axes: forward must keep them on ctx."))
+            ck.close(out, y, what="forward result", hint="forward returns x's data with its "
+                     "axes permuted by axes (all reversed when axes is None).")
+            inverse = None if axes is None else tuple(int(i) for i in np.argsort(axes))
+            mistakes = []
+            if axes is not None and tuple(axes) != inverse:
+                mistakes.append((np.transpose(g, axes), "backward permuted the gradient by the "
+                                 "same axes as forward; it needs the permutation that undoes "
+                                 "forward's (np.argsort gives it)."))
+                mistakes.append((np.transpose(g), "backward reversed all axes; that undoes "
+                                 "forward only when forward reversed them all too (axes=None)."))
+            _moved_grad(ck, grads, shape, np.transpose(g, inverse), mistakes, "Transpose")
+    ck.done()
+
+
 # -- ch05-unbroadcast -----------------------------------------------------------------------
 def _unbroadcast_reference(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     lead = grad.ndim - len(shape)
@@ -120,7 +191,13 @@ def ch05_unbroadcast(unbroadcast: Callable[[np.ndarray, tuple], np.ndarray], *,
         with ck.case(name):
             grad = np.round(rng.normal(size=big), 3)
             before = grad.copy()
-            got = data_of(ck.call(unbroadcast, grad, small))
+            got = data_of(_call_shapes(
+                ck, lambda: unbroadcast(grad, small), "unbroadcast",
+                f"Shapes did not line up while summing {big} down to {small}. Two usual "
+                "causes: axis numbers taken from one shape and used on an array that already "
+                "lost some axes (after the leading axes are summed away, the axes of the rest "
+                "are numbered like the target's), or a size-1 axis summed without "
+                "keepdims=True, so later steps see one axis fewer than they expect."))
             ck.check(got is not None, "your unbroadcast returned None.",
                      hint="Did you forget the `return` statement?")
             expected = _unbroadcast_reference(before, small)
@@ -167,6 +244,77 @@ def _check_unbroadcast_shape(ck: Checker, got: Any, big: tuple[int, ...],
                 "grad's last axis, and only axes where the target has a 1 are summed.")
     ck.fail(f"the result has shape {shape}, expected shape {small}.", expected=f"shape {small}",
             received=f"shape {shape}", hint=hint)
+
+
+# -- ch05-unbroadcast-function --------------------------------------------------------------
+def ch05_unbroadcast_function(Unbroadcast: Any, sum_to: Callable[[Any, tuple], Any], *,
+                              seed: int = 0, hidden: bool = False) -> None:
+    """Check the Function ``Unbroadcast`` (forward(ctx, g, shape): g summed down to shape;
+    backward: grad_output copied back up to g's shape) and ``sum_to(grad, shape)`` (grad itself
+    when it has that shape, else Unbroadcast.apply). The course's numpy unbroadcast, apply and
+    Mul stand in for the learner's, so only these two pieces are judged."""
+    from .ch03 import _course_apply
+    ck = Checker("ch05-unbroadcast-function", seed=seed, hidden=hidden)
+    ns = getattr(getattr(Unbroadcast, "forward", None), "__globals__", None)
+    ck.check(ns is not None and "Variable" in ns, "Unbroadcast has no forward that sees Variable.",
+             hint="Define class Unbroadcast(Function) with static forward and backward in the "
+                  "%%mygrad cell above, run it, then this check.")
+    pairs = [((3, 4), (4,)), ((4, 3), (4, 1)), ((2, 3, 4), (3, 1))]
+    if hidden:
+        pairs += [((5,), ()), ((2, 1, 3), (1, 1, 3))]
+    own = ns.get("unbroadcast")
+    ns["unbroadcast"] = _unbroadcast_reference
+    try:
+        for big, small in pairs:
+            with ck.case(f"Unbroadcast of g {big} to {small}"):
+                g = np.round(ck.rng.normal(size=big), 3)
+                up = np.round(ck.rng.normal(size=small), 3)
+                out, grads = _by_hand(ck, Unbroadcast, [g], up, extra=(small,), backward_hint=(
+                    "backward needs the shape of forward's input g: forward must keep it on "
+                    "ctx."))
+                ck.close(out, _unbroadcast_reference(g, small), what="forward result",
+                         hint="forward returns g's data summed down to shape (unbroadcast).")
+                ck.check(len(grads) >= 1 and grads[0] is not None, "backward returned no "
+                         "gradient for g.", hint="Return (grad_g, None).")
+                got = np.asarray(data_of(grads[0]), dtype=np.float64)
+                if got.shape != big:
+                    ck.fail(f"backward returned a gradient of shape {got.shape}, but g has shape "
+                            f"{big}.", expected=f"shape {big}", received=f"shape {got.shape}",
+                            hint="The backward of summing down is copying back up: each element "
+                                 "of g went into one sum, so it gets that sum's gradient.")
+                ck.close(got, np.broadcast_to(up, big), what="gradient of g", hint=(
+                    "Each element of g gets the gradient of the sum it went into."))
+                ck.check(len(grads) == 2 and grads[1] is None, "backward must return one "
+                         "value per argument of forward.", expected="(grad_g, None)",
+                         received=len(grads), hint="shape is not a Variable: its gradient is "
+                                                   "None.")
+        Variable = ns["Variable"]
+        with _course_apply(Unbroadcast, ns):
+            for big, small in pairs:
+                with ck.case(f"sum_to of a Variable {big} to {small}"):
+                    v = Variable(np.round(ck.rng.normal(size=big), 3), requires_grad=True)
+                    out = ck.call(named(lambda: sum_to(v, small), "sum_to"))
+                    ck.check(isinstance(out, Variable), "sum_to returned no Variable.",
+                             received=type(out).__name__, hint="sum_to works on Variables and "
+                             "returns one, so that backward formulas can use it.")
+                    ck.close(data_of(out), _unbroadcast_reference(v.data, small),
+                             what="result of sum_to", hint="sum_to sums grad down to shape.")
+                    ck.check(getattr(out, "requires_grad", False), "the result of sum_to is "
+                             "not part of the graph: a gradient built with it could not be "
+                             "differentiated again.", hint="Build it with the Function (its "
+                             "apply records the node), not with Variable(...) around an array.")
+            with ck.case("sum_to of a Variable that has the shape already"):
+                v = Variable(np.round(ck.rng.normal(size=(2, 3)), 3), requires_grad=True)
+                out = ck.call(named(lambda: sum_to(v, (2, 3)), "sum_to"))
+                ck.check(out is v, "sum_to made a new Variable for a gradient that has the "
+                         "shape asked for already.", hint="Summing nothing adds a node for "
+                         "nothing: return grad itself when its shape is the one asked for.")
+    finally:
+        if own is None:
+            ns.pop("unbroadcast", None)
+        else:
+            ns["unbroadcast"] = own
+    ck.done()
 
 
 # -- ch05-sum-backward ----------------------------------------------------------------------
@@ -233,7 +381,130 @@ def ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) 
     ck.done()
 
 
+# -- ch05-mean-backward ---------------------------------------------------------------------
+def ch05_mean_backward(Mean: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Mean``: numpy's mean over ``axis`` (an int, a tuple or None) with ``keepdims``, and
+    a backward that copies ``grad_output / n`` over the averaged axes, n being the number of
+    elements each mean averages. forward and backward are called by hand with a correct ctx and
+    the course's apply and Mul, so only the learner's Mean is judged."""
+    ck = Checker("ch05-mean-backward", seed=seed, hidden=hidden)
+    cases: list[tuple[tuple[int, ...], Any, bool]] = [
+        ((2, 3), 0, False), ((3, 4), None, False), ((2, 3, 4), (0, 2), False), ((3, 4), -1, True)]
+    if hidden:
+        cases += [((4, 2, 3), 1, True), ((5,), 0, False), ((3, 2), None, True), ((2, 2, 3), -2, False)]
+    for shape, axis, keepdims in cases:
+        with ck.case(f"x of shape {shape}, axis={axis}, keepdims={keepdims}"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            want_y = x.mean(axis=axis, keepdims=keepdims)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=np.shape(want_y)), 3)
+            out, grads = _by_hand(ck, Mean, [x], g, extra=(axis, keepdims), backward_hint=(
+                "If numpy could not broadcast: the averaged axes must come back as size 1 "
+                "before the copy along them (keepdims=False removed them), as in "
+                "Sum.backward; then divide by n."))
+            ck.close(out, want_y, what="forward result",
+                     hint="forward returns the mean of x.data over axis, with keepdims.")
+            n = x.size // max(int(np.prod(np.shape(want_y))), 1)
+            spread = _sum_grad(g, shape, axis, keepdims)
+            mistakes = [
+                (spread, "The gradient is Sum's: each element moved the mean by 1/n of its own "
+                         "change, so divide the spread gradient by n."),
+                (spread * n, "The gradient is n times too large: divide by n, do not multiply."),
+            ]
+            if n != x.size:
+                mistakes.append((spread / x.size, f"The gradient was divided by all {x.size} "
+                                 f"elements of x; each mean averages only n = {n} of them (the "
+                                 "product of the sizes of the averaged axes)."))
+            if np.size(want_y) not in (n, x.size):
+                mistakes.append((spread / np.size(want_y), "The gradient was divided by the number "
+                                 "of means (the output's size); divide by the number of elements "
+                                 "each mean averages."))
+            got = grads[0] if grads else None
+            got_shape = np.shape(data_of(got)) if got is not None else None
+            if got is not None and got_shape != shape:
+                ck.fail(f"the gradient of x has shape {got_shape}, but x has shape {shape}.",
+                        expected=f"shape {shape}", received=f"shape {got_shape}",
+                        hint="The averaged axes must come back as size 1 before the copy along "
+                             "them, as in Sum.backward (keepdims=False removed them).")
+            _grad_of(ck, grads, 0, "x", shape, spread / n, mistakes)
+            ck.check(len(grads) == 3 and grads[1] is None and grads[2] is None,
+                     "backward must return one value per argument of forward.",
+                     expected="(grad_x, None, None)", received=len(grads),
+                     hint="axis and keepdims are not Variables: their gradients are None.")
+    ck.done()
+
+
+# -- ch05-log-softmax -----------------------------------------------------------------------
+def ch05_log_softmax(LogSoftmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``LogSoftmax``: a stable log of the softmax along ``axis``, and the backward
+    g - softmax(x) * g.sum(axis, keepdims=True). forward and backward are called by hand with a
+    correct ctx and the course's apply and Mul, so only the learner's LogSoftmax is judged."""
+    ck = Checker("ch05-log-softmax", seed=seed, hidden=hidden)
+    cases: list[tuple[tuple[int, ...], int, float]] = [
+        ((4,), -1, 1.0), ((3, 3), -1, 1.0), ((3, 4), 0, 1.0), ((2, 3), -1, 800.0)]
+    if hidden:
+        cases += [((2, 3, 4), 1, 1.0), ((5, 2), 0, 800.0), ((1, 3), -1, 1.0)]
+    keepdims_hint = ("The sum along the axis lost that axis, so numpy lined it up with another "
+                     "one: sum with keepdims=True so it broadcasts back along the same axis.")
+    for shape, axis, scale in cases:
+        with ck.case(f"x of shape {shape}, axis={axis}"
+                     + (f", scores as large as {scale:g}" if scale > 1 else "")):
+            x = np.round(ck.rng.normal(size=shape), 3) + (scale if scale > 1 else 0.0)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            p = _softmax(x, axis)
+            with np.errstate(all="ignore"):
+                out, grads = _by_hand(ck, LogSoftmax, [x], g, extra=(axis,),
+                                      backward_hint="If numpy could not broadcast: "
+                                                    + keepdims_hint)
+            want = x - x.max(axis=axis, keepdims=True)
+            want = want - np.log(np.exp(want).sum(axis=axis, keepdims=True))
+            if not np.all(np.isfinite(out)) and out.shape == want.shape:
+                ck.fail("the output holds inf or nan for large scores.", hint=(
+                    "exp of a score of a few hundred overflows: subtract the maximum along the "
+                    "axis before exp (it cancels out of log softmax), as Softmax does."))
+            zx = x - x.max(axis=axis, keepdims=True)
+            try:                                    # the log-sum without keepdims=True
+                lost = [(zx - np.log(np.exp(zx).sum(axis=axis)), "The sum inside the log lost "
+                         "its axis, so numpy subtracted it along another one: keepdims=True.")]
+            except ValueError:
+                lost = []
+            ck.close(out, want, what="forward result", hint=(
+                "The output is the log of the softmax along axis: compare it with the log of "
+                "your Softmax's output for the same x."), mistakes=lost + [
+                (np.log(p.sum(axis=axis, keepdims=True)) + 0 * x, "The output does not depend "
+                 "on each score: keep z itself in z - log(sum exp z)."),
+                (x - np.log(np.exp(x - x.max(axis=axis, keepdims=True)).sum(
+                    axis=axis, keepdims=True)), "The maximum was subtracted inside the log but "
+                 "not from x itself: z - log(sum exp z), with the same z in both places.")])
+            total = g.sum(axis=axis, keepdims=True)
+            mistakes = [
+                (g - p * g, "The sum over the axis is missing: every output depends on every "
+                            "score through the sum, so each gradient takes the sum of all of "
+                            "grad_output along the axis."),
+                (g - out * total, "The saved output is a log-probability: the derivative of the "
+                                  "sum is the probability, exp of it."),
+                (p * total - g, "The gradient has the wrong sign: raising x_i raises y_i itself "
+                                "(+grad_output) and lowers every output through the sum."),
+            ]
+            try:                                    # the sum without keepdims=True
+                mistakes.append((g - p * g.sum(axis=axis), keepdims_hint))
+            except ValueError:
+                pass
+            _grad_of(ck, grads, 0, "x", shape, g - p * total, mistakes)
+            ck.check(len(grads) == 2 and grads[1] is None, "backward must return one value per "
+                     "argument of forward.", expected="(grad_x, None)", received=len(grads),
+                     hint="axis is not a Variable: its gradient is None.")
+    ck.done()
+
+
 # -- ch05-matmul-backward -------------------------------------------------------------------
+def _saved_something(node: Any) -> bool:
+    """Whether a node's forward saved any tensor (unreadable counts as saved: no guess)."""
+    try:
+        return len(node.saved_tensors) > 0
+    except Exception:  # noqa: BLE001 - freed or broken: let the error itself speak
+        return True
+
+
 def ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) -> None:
     """Check ``MatMul.apply(a, b)`` for 2-D a (n, k) and b (k, m):
     grad_a = grad @ b.T (n, k) and grad_b = a.T @ grad (k, m)."""
@@ -254,7 +525,10 @@ def ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) ->
             ck.close(data_of(y), a.data @ b.data, what="forward result",
                      hint="forward returns a.data @ b.data wrapped in a Variable.")
             g = np.round(rng.normal(size=(n, m)), 3)
-            ck.call(named(lambda: y.backward(al.Variable(g)), "MatMul.backward"), hint=shape_hint)
+            _call_shapes(ck, lambda: y.backward(al.Variable(g)), "MatMul.backward",
+                         shape_hint if y.grad_fn is None or _saved_something(y.grad_fn) else
+                         "backward found nothing saved: forward must keep both inputs for "
+                         "it with ctx.save_for_backward(a, b).")
             ck.check(a.grad is not None and b.grad is not None, "a.grad or b.grad is None.",
                      hint="backward returns two gradients: (grad_a, grad_b).")
             A, B = a.data, b.data
@@ -318,6 +592,46 @@ def _axis_mistakes(data: np.ndarray, axis: int) -> list[tuple[np.ndarray, str]]:
     return out
 
 
+_SHAPE_WORDS = ("broadcast", "shape", "axis", "dimension")
+
+
+def _call_shapes(ck: Checker, fn: Callable[[], Any], name: str, shape_hint: str) -> Any:
+    """Call the learner's ``fn``; a crash about shapes gets ``shape_hint`` (the usual cause),
+    any other crash the generic hint."""
+    def call() -> Any:
+        return fn()
+    call.__name__ = name
+    try:
+        return call()
+    except NotImplementedError as err:
+        raise ck._not_done(err) from None
+    except Exception as err:  # the learner's bug: say what it most likely is
+        text = str(err).lower()
+        about_shapes = isinstance(err, ValueError) or any(w in text for w in _SHAPE_WORDS)
+        raise ck.error(f"your {name} raised {type(err).__name__}: {err}",
+                       hint=shape_hint if about_shapes else
+                       "Read the traceback above to find the failing line in your code.") from err
+
+
+_KEEPDIMS_FORWARD = ("Shapes did not line up in forward. A sum or max along the axis without "
+                     "keepdims=True drops that axis, so the result no longer lines up with x "
+                     "(a (2, 5) input gives (2,), which cannot divide (2, 5)). Keep the axis: "
+                     "keepdims=True in every reduction of forward.")
+_KEEPDIMS_BACKWARD = ("Shapes did not line up in backward. The sum of g * y along the axis must "
+                      "keep that axis (keepdims=True), so that it lines up with y again: "
+                      "without it a (2, 5) gradient sums to (2,), which cannot be subtracted "
+                      "from (2, 5).")
+
+
+def _dropped_axis(make: Callable[[], np.ndarray], hint: str) -> list[tuple[np.ndarray, str]]:
+    """The result of a formula that forgot keepdims, where numpy could still broadcast it."""
+    try:
+        with np.errstate(all="ignore"):
+            return [(np.asarray(make()), hint)]
+    except ValueError:
+        return []
+
+
 def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
     """Check ``Softmax.apply(x, axis)``: a numerically stable softmax along ``axis`` whose
     backward is ``y * (g - sum(g * y, axis, keepdims=True))`` and passes gradcheck."""
@@ -337,16 +651,22 @@ def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
     for name, data, axis in cases:
         with ck.case(name):
             x = al.Variable(data.copy(), requires_grad=True)
-            y = ck.call(named(lambda: Softmax.apply(x, axis), Softmax.__name__))
+            y = _call_shapes(ck, lambda: Softmax.apply(x, axis), Softmax.__name__,
+                             _KEEPDIMS_FORWARD)
             ck.check(np.array_equal(x.data, data), "your forward changed its input x.",
                      hint="Compute on new arrays (z = x.data - m), never x.data -= m.")
             expected = _softmax(data, axis)
             ck.close(data_of(y), expected, what="forward result",
                      hint="softmax(x) = exp(x) / exp(x).sum(axis, keepdims=True) along the "
                           "given axis.",
-                     mistakes=_axis_mistakes(data, axis))
+                     mistakes=_axis_mistakes(data, axis) + _dropped_axis(
+                         lambda: np.exp(data) / np.exp(data).sum(axis=axis),
+                         "The sum along the axis lost that axis (no keepdims=True), and numpy "
+                         "lined it up with the wrong axis of exp(x): keepdims=True keeps each "
+                         "row's sum next to its row."))
             g = np.round(rng.normal(size=data.shape), 3)
-            ck.call(named(lambda: y.backward(al.Variable(g)), "Softmax.backward"))
+            _call_shapes(ck, lambda: y.backward(al.Variable(g)), "Softmax.backward",
+                         _KEEPDIMS_BACKWARD)
             s = expected
             right = s * (g - (g * s).sum(axis=axis, keepdims=True))
             ck.check(x.grad is not None, "x.grad is None after backward.",
@@ -354,11 +674,15 @@ def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
             ck.close(data_of(x.grad), right, what="gradient of x",
                      hint="With y = softmax(x) saved in forward: grad_x = y * (g - (g * y).sum("
                           "axis, keepdims=True)).",
-                     mistakes=[(g * s * (1 - s), "That is only the diagonal of the Jacobian "
-                                "(i = j). Each output depends on every input along the axis: "
-                                "grad_x = y * (g - (g * y).sum(axis, keepdims=True))."),
-                               (g, "backward passed grad_output through unchanged; multiply by "
-                                "the softmax Jacobian.")])
+                     mistakes=_dropped_axis(
+                         lambda: s * (g - (g * s).sum(axis=axis)),
+                         "The sum of g * y lost the axis it was taken along (no keepdims=True), "
+                         "so numpy lined it up with another axis: keepdims=True.") + [
+                         (g * s * (1 - s), "That is only the diagonal of the Jacobian "
+                          "(i = j). Each output depends on every input along the axis: "
+                          "grad_x = y * (g - (g * y).sum(axis, keepdims=True))."),
+                         (g, "backward passed grad_output through unchanged; multiply by "
+                          "the softmax Jacobian.")])
     for name, data in [("large inputs [1000, 1001, 1002] do not overflow",
                         np.array([[1000.0, 1001.0, 1002.0]])),
                        ("very negative inputs [-1000, -1001, -1002] do not give 0/0",
@@ -432,3 +756,137 @@ def mygrad_ops(pkg: Any) -> None:
         ck.raises(ValueError, pkg.unbroadcast, np.ones((3, 4)), (2, 4))
     ck.done()
     compare_with_autograd_lab(pkg)
+
+
+# -- ch05-sub-function, ch05-div-function, ch05-pow-function, ch05-log-function -------------------
+def _by_hand(ck: Checker, cls: Any, arrays: list[np.ndarray], g: np.ndarray,
+             extra: tuple = (), backward_hint: str | None = None
+             ) -> tuple[np.ndarray, list[Any]]:
+    """forward and backward of ``cls`` called by hand on Variables of ``arrays`` (with a
+    stand-in ctx and the course's apply, as_variable, sum_to and Mul, so no other exercise is
+    involved); (output data, the gradients backward returned)."""
+    from .ch03 import _StandInCtx, _course_apply, _course_ops, _names
+    ns = _names(ck, cls, "forward", ("Variable",))
+    Variable = ns["Variable"]
+    ctx = _StandInCtx(tuple(True for _ in arrays) + (False,) * len(extra))
+    inputs = [Variable(a.copy(), requires_grad=True) for a in arrays]
+    with _course_ops(ns), _course_apply(cls, ns):
+        out = ck.call(named(lambda: cls.forward(ctx, *inputs, *extra), f"{cls.__name__}.forward"))
+        for v, a in zip(inputs, arrays):
+            ck.check(np.array_equal(v.data, a), f"{cls.__name__}.forward changed an input.",
+                     hint="Compute new arrays from the inputs' data; never write into them.")
+        grad_output = Variable(g.copy())
+        grads = ck.call(named(lambda: cls.backward(ctx, grad_output), f"{cls.__name__}.backward"),
+                        **({"hint": backward_hint} if backward_hint else {}))
+    ck.check(np.array_equal(grad_output.data, g), f"{cls.__name__}.backward changed grad_output.",
+             hint="grad_output belongs to the engine: compute new Variables from it.")
+    grads = list(grads) if isinstance(grads, tuple) else [grads]
+    return np.asarray(data_of(out), dtype=np.float64), grads
+
+
+def _grad_of(ck: Checker, grads: list[Any], i: int, name: str, shape: tuple[int, ...],
+             want: np.ndarray, mistakes: list[tuple[Any, str]]) -> None:
+    """Check the gradient of input ``i`` (named ``name``): present, of its input's shape, right."""
+    ck.check(len(grads) > i and grads[i] is not None, f"backward returned no gradient for {name}.",
+             received=len(grads), hint="Return one gradient per input of forward.")
+    got = np.asarray(data_of(grads[i]), dtype=np.float64)
+    if got.shape != tuple(shape):
+        ck.fail(f"the gradient of {name} has shape {got.shape}, but {name} has shape {shape}.",
+                hint=f"{name} was broadcast in forward: sum its gradient down to its shape, "
+                     f"sum_to(grad, {name}.shape).")
+    ck.close(got, want, what=f"gradient of {name}",
+             mistakes=[(m, h) for m, h in mistakes if np.shape(m) == got.shape],
+             hint=f"Write the derivative with respect to {name}, times grad_output, summed to "
+                  f"{name}'s shape.")
+
+
+_PAIRS = [((3, 4), (4,)), ((2, 3), (2, 3)), ((2, 1), (1, 3))]
+
+
+def _pair_cases(ck: Checker, positive_b: bool) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    pairs = _PAIRS + ([((2, 3, 2), (3, 1)), ((), (3,))] if ck.hidden else [])
+    out = []
+    for sa, sb in pairs:
+        a = np.round(ck.rng.normal(size=sa), 3)
+        b = np.round(ck.rng.uniform(0.5, 2.0, size=sb) * ck.rng.choice([-1, 1], size=sb), 3)
+        if positive_b:
+            b = np.abs(b)
+        g = np.round(ck.rng.uniform(0.5, 2.0, size=np.broadcast_shapes(sa, sb)), 3)
+        out.append((a, b, g))
+    return out
+
+
+def _reduce(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    return _unbroadcast_reference(np.asarray(x, dtype=np.float64), shape)
+
+
+def ch05_sub_function(Sub: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Sub``: a - b with broadcasting; gradients g and -g, each summed to its input."""
+    ck = Checker("ch05-sub-function", seed=seed, hidden=hidden)
+    for a, b, g in _pair_cases(ck, False):
+        with ck.case(f"a {a.shape} - b {b.shape}"):
+            out, grads = _by_hand(ck, Sub, [a, b], g)
+            ck.close(out, a - b, what="output", hint="a.data - b.data.")
+            _grad_of(ck, grads, 0, "a", a.shape, _reduce(g, a.shape),
+                     [(_reduce(-g, a.shape), "a's gradient has the wrong sign: d(a - b)/da = +1.")])
+            _grad_of(ck, grads, 1, "b", b.shape, _reduce(-g, b.shape),
+                     [(_reduce(g, b.shape), "b's gradient has the wrong sign: d(a - b)/db = -1, "
+                       "so it is -grad_output.")])
+    ck.done()
+
+
+def ch05_div_function(Div: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Div``: a / b with broadcasting; gradients g / b and -g a / b**2, summed."""
+    ck = Checker("ch05-div-function", seed=seed, hidden=hidden)
+    for a, b, g in _pair_cases(ck, False):
+        with ck.case(f"a {a.shape} / b {b.shape}"):
+            out, grads = _by_hand(ck, Div, [a, b], g)
+            ck.close(out, a / b, what="output", hint="a.data / b.data.")
+            _grad_of(ck, grads, 0, "a", a.shape, _reduce(g / b, a.shape),
+                     [(_reduce(g * b, a.shape), "d(a/b)/da = 1/b: divide grad_output by b, do "
+                       "not multiply.")])
+            _grad_of(ck, grads, 1, "b", b.shape, _reduce(-g * a / (b * b), b.shape),
+                     [(_reduce(-g * a / b, b.shape), "d(a/b)/db = -a/b**2: the square of b is "
+                       "missing."),
+                      (_reduce(g * a / (b * b), b.shape), "b's gradient has the wrong sign: "
+                       "d(a/b)/db = -a/b**2."),
+                      (_reduce(-a / (b * b) + 0 * g, b.shape), "grad_output is missing from b's "
+                       "gradient (the chain rule).")])
+    ck.done()
+
+
+def ch05_pow_function(Pow: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Pow``: x ** p for a number p; gradient g * p * x ** (p - 1), None for p."""
+    ck = Checker("ch05-pow-function", seed=seed, hidden=hidden)
+    cases = [((4,), 2), ((2, 3), 3), ((3,), 0.5)] + ([((2, 2), -1), ((3,), 1)] if hidden else [])
+    for shape, p in cases:
+        with ck.case(f"x of shape {shape} to the power {p}"):
+            x = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            out, grads = _by_hand(ck, Pow, [x], g, extra=(p,))
+            ck.close(out, x ** p, what="output", hint="x.data ** p.")
+            _grad_of(ck, grads, 0, "x", shape, g * p * x ** (p - 1), [
+                (g * x ** (p - 1), "The factor p is missing: d x**p/dx = p * x**(p - 1)."),
+                (g * p * x ** p, "The exponent must drop by one: p * x**(p - 1)."),
+                (p * x ** (p - 1), "grad_output is missing (the chain rule).")])
+            ck.check(len(grads) == 1 or grads[1] is None, "backward returned a gradient for p.",
+                     received=grads[1], hint="p is a plain number, not an input that needs a "
+                                             "gradient: return (grad_x, None).")
+    ck.done()
+
+
+def ch05_log_function(Log: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Log``: the natural logarithm; gradient g / x."""
+    ck = Checker("ch05-log-function", seed=seed, hidden=hidden)
+    for shape in [(4,), (2, 3)] + ([(3, 1, 2), ()] if hidden else []):
+        with ck.case(f"x of shape {shape}"):
+            x = np.round(ck.rng.uniform(0.5, 3.0, size=shape), 3)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            out, grads = _by_hand(ck, Log, [x], g)
+            ck.close(out, np.log(x), what="output", hint="np.log(x.data).")
+            _grad_of(ck, grads, 0, "x", shape, g / x, [
+                (g * x, "d log x/dx = 1/x: divide grad_output by x, do not multiply."),
+                (1 / x, "grad_output is missing (the chain rule)."),
+                (g * np.log(x), "That is grad_output times log x; the derivative of log x is "
+                                "1/x.")])
+    ck.done()

@@ -10,7 +10,8 @@ import numpy as np
 from ._common import Checker, library
 
 __all__ = ["RULES", "SNIPPETS", "VISIBLE_SNIPPETS", "snippet_raises", "ch06_predict_raises",
-           "ch06_train_step", "ch06_version_check"]
+           "ch06_train_step", "ch06_version_check", "ch06_grad_mode_switch", "ch06_detach",
+           "ch06_inplace_ops"]
 
 
 # -- ch06-predict-raises ---------------------------------------------------------------------
@@ -252,6 +253,35 @@ _RAISE_HINT = ("In save_for_backward keep, next to the tensors, the version each
                "tensor's current _version and raise RuntimeError if they differ.")
 
 
+def _kept_versions(ctx: Any) -> list[Any]:
+    """The numbers ctx keeps besides its tensors: ints, and tuples or lists of ints."""
+    found = []
+    for name, value in vars(ctx).items():
+        if name == "_saved":
+            continue
+        items = value if isinstance(value, (tuple, list)) else [value]
+        if items and all(isinstance(v, int) and not isinstance(v, bool) or v is None
+                         for v in items):
+            found.append(value)
+    return found
+
+
+def _never_raised_hint(ctx: Any, before: int) -> str:
+    """Why saved_tensors did not raise: look at what save_for_backward kept on ctx."""
+    kept = _kept_versions(ctx)
+    if any(before in (v if isinstance(v, (tuple, list)) else [v]) for v in kept):
+        return (f"save_for_backward kept the version the tensor had when it was saved "
+                f"({before}), so that half is right. saved_tensors never compared it with the "
+                "tensor's _version now: compare each kept number with the tensor's current "
+                "_version and raise RuntimeError when they differ.")
+    if kept:
+        return ("save_for_backward kept numbers, but not the version the tensor had at that "
+                f"moment ({before}): read t._version for each tensor when it is saved. "
+                + _RAISE_HINT)
+    return ("save_for_backward kept no version next to the tensors (ctx holds only the "
+            "tensors), so saved_tensors has nothing to compare with. " + _RAISE_HINT)
+
+
 def ch06_version_check(mygrad: Any, *, seed: int = 0, hidden: bool = False) -> None:
     """Check the learner's ``save_for_backward``/``saved_tensors``, installed on
     ``mygrad.Context``: the saved tensors come back as a tuple (None passes through), and a
@@ -323,10 +353,16 @@ def ch06_version_check(mygrad: Any, *, seed: int = 0, hidden: bool = False) -> N
         a = _Saved("a", before)
         ck.call(ctx.save_for_backward, a)
         a._version = after
-        err = ck.raises(RuntimeError, lambda: ctx.saved_tensors,
-                        hint="Read each version in save_for_backward (when the tensor is "
-                             "saved), not in saved_tensors: by then it has already changed. "
-                             + _RAISE_HINT)
+        try:
+            err = ck.raises(RuntimeError, lambda: ctx.saved_tensors, hint=_RAISE_HINT)
+        except AssertionError as failure:
+            if "did not raise" not in str(failure):
+                raise
+            # what save_for_backward kept is known only now (a lazy saved_tensors writes it)
+            raise ck.error("your saved_tensors did not raise although the tensor changed "
+                           "after it was saved.", expected="RuntimeError",
+                           received=f"it returned the tensors (the tensor is at version {after})",
+                           hint=_never_raised_hint(ctx, before)) from None
         message = str(err)
         ck.check(str(before) in message and str(after) in message,
                  "the error message does not name both versions.",
@@ -366,20 +402,22 @@ def ch06_version_check(mygrad: Any, *, seed: int = 0, hidden: bool = False) -> N
         a = mygrad.Variable(np.round(rng.normal(size=3), 3), requires_grad=True)
         c = mygrad.Variable(np.round(rng.normal(size=3), 3))
         y = ck.call(lambda: (a * c).sum())
-        ck.check(hasattr(c, "mul_"), "Variable has no mul_: run the in-place cell above first.")
-        ck.call(c.mul_, 2.0, hint="mul_ comes from the in-place cell above: run it first.")
+        _counted_change(c, lambda: c.mul_(2.0), "c.mul_(2.0)", "ch06-inplace-ops")
         ck.raises(RuntimeError, y.backward,
-                  hint="Mul saves both inputs with ctx.save_for_backward and its backward reads "
-                       "ctx.saved_tensors, but here no error came: check that the last two lines "
-                       "of the cell ran, installing your functions on Context.")
+                  hint="c's version moved from 0 to 1 after Mul saved it, yet backward ran: "
+                       "Mul's backward reads ctx.saved_tensors, so check that the last two "
+                       "lines of your cell ran (they install your functions on Context) and "
+                       "that save_for_backward keeps the versions of the tensors it saves.")
     with ck.case("in the library: a change through a detached alias is caught too"):
         x = mygrad.Variable(np.round(rng.normal(size=2), 3), requires_grad=True)
         y = ck.call(lambda: x.exp())
         loss = ck.call(lambda: (y * 1.0).sum())
-        ck.call(lambda: y.detach().zero_())
+        _counted_change(y, lambda: y.detach().zero_(), "y.detach().zero_()",
+                        "ch06-detach or ch06-inplace-ops")
         ck.raises(RuntimeError, loss.backward,
-                  hint="Exp saves its output; detach() shares the version counter, so zeroing "
-                       "the detached alias bumps the version the saved output reports.")
+                  hint="Exp saves its output y, and y's version moved after that, yet backward "
+                       "ran: saved_tensors must compare every saved tensor's version, outputs "
+                       "included.")
     if hidden:
         with ck.case("three tensors, only the middle one changed: RuntimeError"):
             ctx = new_ctx()
@@ -393,6 +431,29 @@ def ch06_version_check(mygrad: Any, *, seed: int = 0, hidden: bool = False) -> N
             ck.call(lambda: (x * x).sum().backward())
             ck.close(x.grad.data, 2 * x.data, what="x.grad of sum(x * x)")
     ck.done()
+
+
+def _counted_change(v: Any, change: Callable[[], Any], label: str, exercises: str) -> None:
+    """Run ``change`` (an in-place change of ``v`` through the learner's in-place operations
+    and detach). Where those fail to count it on ``v``'s version (``exercises``, checked on
+    their own), make the change and count it here instead, and say so in one line naming them,
+    so that the version check is judged on its own."""
+    before = v._version
+    try:
+        change()
+        failed = None if v._version == before + 1 else (
+            f"{label} moved the version from {before} to {v._version}, not to {before + 1}")
+    except Exception as err:  # noqa: BLE001 - the other exercise's failure, reported below
+        failed = f"{label} raised {type(err).__name__}: {err}"
+    if failed is None:
+        return
+    print(f"note: {failed} -- exercise {exercises} fails its own check; this check made the "
+          "change and counted it itself.")
+    counter = v.__dict__.get("_counter")
+    if not (isinstance(counter, list) and len(counter) == 1):
+        counter = v._counter = [v._version]
+    counter[0] = before + 1
+    v.data[...] = v.data * 2
 
 
 # -- the loader's check of mygrad/grad_mode.py ------------------------------------------------
@@ -436,3 +497,385 @@ def mygrad_grad_mode(pkg: Any) -> None:
             w.add_(1.0)
         ck.close(w.data, [2.0, 2.0], what="w after add_ under no_grad")
     ck.done()
+
+
+# -- ch06-grad-mode-switch ---------------------------------------------------------------------
+def _grad_mode_of(ck: Checker, cls: Any) -> Any:
+    """The ``GradMode`` the learner's ``set_grad_enabled`` switches (from its methods' globals)."""
+    ck.check(isinstance(cls, type), "set_grad_enabled is not a class.", received=cls,
+             hint="Pass the classes themselves: check.ch06_grad_mode_switch(set_grad_enabled, "
+                  "no_grad, enable_grad).")
+    for name in ("__enter__", "__exit__", "__init__"):
+        fn = cls.__dict__.get(name)
+        mode = getattr(fn, "__globals__", {}).get("GradMode")
+        if mode is not None:
+            return mode
+    ck.fail("set_grad_enabled's methods cannot see GradMode.", hint="Run the chapter's first "
+            "cell (it imports GradMode from mygrad), then the cell above, then this check.")
+    raise AssertionError("unreachable")
+
+
+def _enter_exit(ck: Checker, manager: Any, GradMode: Any, *, raising: bool = False) -> bool:
+    """Run ``with manager:`` around a block (that raises when ``raising``); the mode inside."""
+    inside: list[bool] = []
+
+    class _Inside(Exception):
+        pass
+
+    def block() -> None:
+        with manager:
+            inside.append(GradMode.enabled)
+            if raising:
+                raise _Inside("raised inside the with block on purpose")
+
+    block.__name__ = "with " + type(manager).__name__ + "()"
+    if raising:
+        try:
+            ck.call(block, hint="An error inside the with block must reach the caller unchanged: "
+                                "only the block's own error may come out of it.")
+        except AssertionError as err:
+            if isinstance(err.__cause__, _Inside):
+                return inside[0]
+            raise
+        ck.fail("an error raised inside the with block disappeared.",
+                expected="the block's error, passed on to the caller", received="no error",
+                hint="__exit__ decides whether an error in the block is swallowed: a true "
+                     "return value swallows it. A grad mode must let it go on up.")
+    ck.call(block)
+    return inside[0]
+
+
+def ch06_grad_mode_switch(set_grad_enabled: Any, no_grad: Any, enable_grad: Any, *,
+                          seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``set_grad_enabled`` (and the ``no_grad``/``enable_grad`` built on
+    it): the mode inside a block, the mode restored to what it was before the block (not to
+    True), after an error too, nesting, and use as a decorator (per call, recursion included).
+    Only ``GradMode`` is used: no Function is applied, so ``apply`` plays no part."""
+    ck = Checker("ch06-grad-mode-switch", seed=seed, hidden=hidden)
+    GradMode = _grad_mode_of(ck, set_grad_enabled)
+    start = GradMode.enabled
+    restore_hint = ("Read the mode in __enter__, when the block begins, keep it on the object, "
+                    "and put exactly that value back in __exit__.")
+    try:
+        GradMode.enabled = True
+        with ck.case("with no_grad(): recording is off inside and on again after"):
+            inside = _enter_exit(ck, ck.call(no_grad, hint="no_grad() takes no arguments: it "
+                                             "calls set_grad_enabled's __init__ with False."),
+                                 GradMode)
+            ck.check(inside is False, "GradMode.enabled was not False inside `with no_grad():`.",
+                     expected=False, received=inside,
+                     hint="__enter__ sets GradMode.enabled to the mode given to __init__.")
+            ck.check(GradMode.enabled is True, "recording stayed off after `with no_grad():`.",
+                     expected=True, received=GradMode.enabled, hint=restore_hint)
+        with ck.case("set_grad_enabled(False) and (True) switch to the mode given"):
+            for mode in (False, True, 0, 1):
+                GradMode.enabled = not mode
+                inside = _enter_exit(ck, ck.call(set_grad_enabled, mode), GradMode)
+                ck.check(inside is bool(mode),
+                         f"inside `with set_grad_enabled({mode!r}):` the mode was wrong.",
+                         expected=bool(mode), received=inside,
+                         hint="Keep the mode as a bool (a flag may come as 0 or 1) and set "
+                              "GradMode.enabled to it in __enter__.")
+                ck.check(GradMode.enabled is (not mode), "the mode after the block is not the "
+                         "mode before it.", expected=not mode, received=GradMode.enabled,
+                         hint=restore_hint)
+        with ck.case("enable_grad inside no_grad: on, then off again, then on"):
+            GradMode.enabled = True
+            seen = []
+            with ck.call(no_grad):
+                seen.append(GradMode.enabled)
+                with ck.call(enable_grad):
+                    seen.append(GradMode.enabled)
+                seen.append(GradMode.enabled)
+            seen.append(GradMode.enabled)
+            ck.check(seen == [False, True, False, True], "the modes of nested blocks are wrong.",
+                     expected="[False, True, False, True] (in no_grad, in enable_grad, back in "
+                              "no_grad, after)", received=seen,
+                     hint="The end of the inner block must give back the mode of the outer "
+                          "block (False), not the default True: " + restore_hint
+                          if seen[:2] == [False, True] else restore_hint)
+        with ck.case("the mode is read when the block begins, not when the object is made"):
+            GradMode.enabled = True
+            manager = ck.call(enable_grad)
+            GradMode.enabled = False
+            _enter_exit(ck, manager, GradMode)
+            ck.check(GradMode.enabled is False, "after the block the mode is not the one it "
+                     "had when the block began.", expected=False, received=GradMode.enabled,
+                     hint="The object was made while recording was on and used after it was "
+                          "switched off (as a decorator's object is): read the mode to restore "
+                          "in __enter__, not in __init__.")
+        with ck.case("an error inside `with no_grad():` still switches recording back on"):
+            GradMode.enabled = True
+            _enter_exit(ck, ck.call(no_grad), GradMode, raising=True)
+            ck.check(GradMode.enabled is True, "recording stayed off after an error inside "
+                     "`with no_grad():`.", expected=True, received=GradMode.enabled,
+                     hint="__exit__ runs whether or not the block raised; the error comes in "
+                          "its arguments. Restore the mode in every case, not only when they "
+                          "are None.")
+        with ck.case("@no_grad() on a function: off during each call, as before afterwards"):
+            def probe(x: Any) -> Any:
+                """Doc of probe."""
+                return GradMode.enabled, x
+
+            GradMode.enabled = True
+            decorated = ck.call(ck.call(no_grad), probe,
+                                hint="@no_grad() calls the object with the function: "
+                                     "__call__(self, fn) returns the function to use instead.")
+            ck.check(callable(decorated), "@no_grad() did not give a function.",
+                     received=decorated, hint="__call__ returns a new function that runs fn.")
+            ck.check(GradMode.enabled is True, "decorating a function switched recording off.",
+                     expected=True, received=GradMode.enabled,
+                     hint="Decorating only wraps the function: switch the mode in the wrapper, "
+                          "each time it is called, not in __call__ itself.")
+            result = ck.call(decorated, 7)
+            ck.check(isinstance(result, tuple) and result == (False, 7),
+                     "the decorated function did not run in no_grad mode with its arguments, "
+                     "or did not give back its result.", expected=(False, 7), received=result,
+                     hint="The wrapper passes its arguments on, runs fn inside the mode, and "
+                          "returns what fn returns.")
+            ck.check(GradMode.enabled is True, "recording stayed off after calling the "
+                     "decorated function.", expected=True, received=GradMode.enabled,
+                     hint=restore_hint)
+            ck.check(getattr(decorated, "__name__", None) == "probe",
+                     "the decorated function lost its name.", expected="probe",
+                     received=getattr(decorated, "__name__", None),
+                     hint="Copy fn's __name__ (and __doc__) onto the wrapper.")
+        with ck.case("a decorated function that calls itself: the mode is right afterwards"):
+            def depth(n: int) -> bool:
+                return GradMode.enabled if n == 0 else decorated_depth(n - 1)
+
+            decorated_depth = ck.call(ck.call(no_grad), depth)
+            GradMode.enabled = True
+            inside = ck.call(decorated_depth, 3)
+            ck.check(inside is False, "recording was on inside the innermost call.",
+                     expected=False, received=inside)
+            ck.check(GradMode.enabled is True, "after a decorated function called itself, "
+                     "recording stayed off.", expected=True, received=GradMode.enabled,
+                     hint="The inner call entered the same object again and overwrote the mode "
+                          "it had kept for the outer call. Give each call a switch of its own "
+                          "(a new set_grad_enabled per call).")
+        if hidden:
+            with ck.case("three levels, starting with recording off"):
+                GradMode.enabled = False
+                seen = []
+                with ck.call(enable_grad):
+                    with ck.call(no_grad):
+                        with ck.call(set_grad_enabled, True):
+                            seen.append(GradMode.enabled)
+                        seen.append(GradMode.enabled)
+                    seen.append(GradMode.enabled)
+                seen.append(GradMode.enabled)
+                ck.check(seen == [True, False, True, False], "the modes of nested blocks are "
+                         "wrong.", expected=[True, False, True, False], received=seen,
+                         hint=restore_hint)
+    finally:
+        GradMode.enabled = start
+    ck.done()
+
+
+# -- ch06-detach -------------------------------------------------------------------------------
+def _counter_of(ck: Checker, fn: Any) -> Any:
+    counter = getattr(fn, "__globals__", {}).get("_counter")
+    ck.check(callable(counter), "detach cannot see _counter.",
+             hint="Run the cell above (it defines _counter next to detach) and this check again.")
+    return counter
+
+
+def _reference_detach(Variable: Any, counter: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A correct detach, used where another exercise needs one and the learner's fails."""
+    def detach(v: Any) -> Any:
+        out = Variable(v.data)
+        out._counter = counter(v)
+        return out
+    return detach
+
+
+def ch06_detach(detach: Any, requires_grad_: Any, *, seed: int = 0,
+                hidden: bool = False) -> None:
+    """Check the learner's ``detach(self)`` and ``requires_grad_(self, flag)``: a new leaf
+    around the same array, with the same version counter, the original untouched; and
+    requires_grad_ setting the flag of a leaf and returning the Variable itself. Values are made
+    and linked by hand (``grad_fn`` set to a stand-in node), so no other exercise is involved."""
+    ck = Checker("ch06-detach", seed=seed, hidden=hidden)
+    Variable = getattr(detach, "__globals__", {}).get("Variable")
+    ck.check(isinstance(Variable, type), "detach cannot see Variable.",
+             hint="Run the chapter's first cell, then the cell above, then this check again.")
+    counter = _counter_of(ck, detach)
+    rng = ck.rng
+
+    class Node:
+        """a stand-in grad_fn: the checker links the Variable by hand"""
+
+    def computed(data: Any) -> Any:
+        v = Variable(np.asarray(data, dtype=np.float64))
+        v.requires_grad, v.grad_fn = True, Node()
+        return v
+
+    with ck.case("y.detach() of a computed y: a new leaf that needs no gradient"):
+        y = computed(np.round(rng.normal(size=3), 3))
+        node = y.grad_fn
+        d = ck.call(detach, y)
+        ck.check(isinstance(d, Variable), "detach did not return a Variable.",
+                 received=type(d).__name__, hint="Return a new Variable.")
+        ck.check(d is not y, "detach returned the Variable itself.",
+                 hint="detach makes a *new* Variable; y keeps its place in the graph.")
+        ck.check(d.grad_fn is None and d.is_leaf, "the detached Variable is not a leaf.",
+                 received=repr(d.grad_fn), hint="A new Variable starts with grad_fn None.")
+        ck.check(d.requires_grad is False, "the detached Variable requires grad.",
+                 expected=False, received=d.requires_grad,
+                 hint="A detached Variable is a constant for autograd: do not pass "
+                      "requires_grad on to it.")
+        ck.check(y.grad_fn is node and y.requires_grad is True,
+                 "detach changed the original Variable.", received=repr(y),
+                 hint="Leave self as it was: y must stay in its graph.")
+    with ck.case("the detached Variable shares the data: the same numpy array"):
+        ck.check(d.data is y.data or np.shares_memory(d.data, y.data),
+                 "the detached Variable holds a copy of the data.",
+                 hint="Pass self.data itself to the new Variable, not a copy: detach is "
+                      "cheap because nothing is copied.")
+    with ck.case("the detached Variable shares the version counter"):
+        ck.check(counter(d) is counter(y), "the detached Variable has a version counter of its "
+                 "own.", hint="Give the new Variable the counter object of self (_counter(self)"
+                              "), not a new one and not a copy of its value.")
+    with ck.case("requires_grad_() sets the flag of a leaf and returns the Variable"):
+        v = Variable(np.array([1.0, 2.0]))
+        out = ck.call(requires_grad_, v)
+        ck.check(out is v, "requires_grad_ did not return the Variable itself.",
+                 received=out, hint="Return self, so that calls can be chained.")
+        ck.check(v.requires_grad is True, "requires_grad_() did not switch requires_grad on.",
+                 expected=True, received=v.requires_grad,
+                 hint="With no argument the flag is True (the default).")
+        ck.call(requires_grad_, v, 0)
+        ck.check(v.requires_grad is False, "requires_grad_(0) did not give requires_grad False.",
+                 expected=False, received=v.requires_grad, hint="Store the flag as a bool.")
+    with ck.case("requires_grad_ of a computed Variable is refused"):
+        ck.raises(RuntimeError, requires_grad_, computed([1.0]), False,
+                  hint="Keep the given refusal for a Variable that is not a leaf.")
+    if hidden:
+        with ck.case("detach of a detached Variable still shares data and counter"):
+            y = computed(rng.normal(size=(2, 2)))
+            dd = ck.call(detach, ck.call(detach, y))
+            ck.check(counter(dd) is counter(y) and np.shares_memory(dd.data, y.data),
+                     "detaching twice lost the shared data or counter.")
+    ck.done()
+
+
+# -- ch06-inplace-ops ----------------------------------------------------------------------------
+def ch06_inplace_ops(Variable: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's in-place operations on ``Variable`` (add_, sub_, mul_, +=, -=, *=,
+    x[key] = value, zero_): the array itself changes, the version counts one per call, self is
+    returned, and what the given ``_check_inplace`` refuses is refused before anything changes.
+    Grad mode is switched on ``GradMode`` directly, so the learner's no_grad plays no part."""
+    ck = Checker("ch06-inplace-ops", seed=seed, hidden=hidden)
+    rng = ck.rng
+    methods = ("add_", "sub_", "mul_", "__iadd__", "__isub__", "__imul__", "__setitem__",
+               "zero_")
+    missing = [m for m in methods if not callable(getattr(Variable, m, None))]
+    ck.check(isinstance(Variable, type) and not missing,
+             f"Variable has no {', '.join(missing)}.", hint="Run the cell above (its last lines "
+             "install the methods on Variable) and pass the class: "
+             "check.ch06_inplace_ops(Variable).")
+    GradMode = getattr(Variable.add_, "__globals__", {}).get("GradMode")
+    ck.check(GradMode is not None, "the in-place methods cannot see GradMode.",
+             hint="Run the chapter's first cell, then the cells above, then this check.")
+    ops = {"add_": np.add, "sub_": np.subtract, "mul_": np.multiply,
+           "__iadd__": np.add, "__isub__": np.subtract, "__imul__": np.multiply}
+    start = GradMode.enabled
+    try:
+        GradMode.enabled = True
+        for name, op in ops.items():
+            with ck.case(f"x.{name}(other) changes x's own array, counts 1, returns x"):
+                data = np.round(rng.normal(size=3), 3)
+                other = np.round(rng.uniform(0.5, 2.0, size=3), 3)
+                x = Variable(data.copy())
+                array, before = x.data, x._version
+                out = ck.call(getattr(Variable, name), x, Variable(other),
+                              hint=f"Read the traceback above: it points at the line of your "
+                                   f"{name} that fails.")
+                ck.check(out is x, f"x.{name}(...) did not return x.", received=out,
+                         hint="Return self: `x += 1` binds the method's result to x again, "
+                              "so returning nothing would turn x into None.")
+                ck.check(x.data is array, f"x.{name}(...) gave x a new array.",
+                         hint="Change the numbers in self.data itself (numpy's in-place "
+                              "operators, or data[...] = ...): a Variable that shares the array "
+                              "(a detached alias) must see the change.")
+                ck.close(array, op(data, other), what=f"x.data after x.{name}(other)",
+                         mistakes=[(data, (f"the data did not change: the update of {name} "
+                                           "does not write into the array it is given.")),
+                                   (op(other, data), "the operands are swapped.")])
+                ck.check(x._version == before + 1, f"x.{name}(...) did not count one change.",
+                         expected=before + 1, received=x._version,
+                         hint="Each in-place call bumps the version exactly once "
+                              "(bump_version(self)); without it, a stale saved tensor goes "
+                              "unnoticed and backward gives a wrong gradient." if
+                              x._version == before else
+                              "Bump once per call, not once per element or twice.")
+        with ck.case("x[key] = value writes into x and counts 1"):
+            x = Variable(np.zeros(4))
+            array = x.data
+            ck.call(Variable.__setitem__, x, slice(1, 3), Variable(np.array([5.0, 6.0])))
+            ck.check(x.data is array, "x[key] = value gave x a new array.",
+                     hint="Write into self.data[key].")
+            ck.close(array, [0.0, 5.0, 6.0, 0.0], what="x.data after x[1:3] = [5, 6]")
+            ck.check(x._version == 1, "x[key] = value did not count one change.",
+                     expected=1, received=x._version, hint="Bump the version once.")
+            ck.call(Variable.__setitem__, x, 0, 2.0)
+            ck.close(array[0], 2.0, what="x.data[0] after x[0] = 2.0",
+                     hint="value may be a plain number: make it a Variable (as_variable) "
+                          "first.")
+        with ck.case("x.zero_() zeroes x's own array, counts 1, returns x"):
+            x = Variable(np.round(rng.normal(size=(2, 3)), 3))
+            array = x.data
+            out = ck.call(Variable.zero_, x)
+            ck.check(out is x, "x.zero_() did not return x.", received=out,
+                     hint="Return self, so that x.zero_().add_(1) chains.")
+            ck.check(x.data is array, "x.zero_() gave x a new array.",
+                     hint="Set the numbers of self.data to 0 in place (data[...] = 0).")
+            ck.close(array, np.zeros((2, 3)), what="x.data after zero_()")
+            ck.check(x._version == 1, "x.zero_() did not count one change.", expected=1,
+                     received=x._version, hint="Bump the version once.")
+        refusals = [("add_", lambda v: Variable.add_(v, 1.0)),
+                    ("x[0] = ...", lambda v: Variable.__setitem__(v, 0, 1.0)),
+                    ("zero_", lambda v: Variable.zero_(v))]
+        for label, change in refusals:
+            with ck.case(f"{label} on a leaf that requires grad is refused, and changes nothing"):
+                w = Variable(np.array([1.0, 2.0]), requires_grad=True)
+                array, copy = w.data, w.data.copy()
+                before = w._version
+                ck.raises(RuntimeError, named_call(change, w, label),
+                          hint="Call the given _check_inplace(self, other) first: it raises "
+                               "while grad mode is on and a Variable involved requires grad.")
+                ck.check(np.array_equal(array, copy) and w._version == before,
+                         f"{label} was refused, but only after it had changed the data or the "
+                         "version.", hint="Check first, then change: a refused operation "
+                                          "must leave the Variable as it was.")
+        with ck.case("with recording off, the leaf's update is allowed and counted"):
+            w = Variable(np.array([1.0, 2.0]), requires_grad=True)
+            GradMode.enabled = False
+            try:
+                ck.call(Variable.sub_, w, Variable(np.array([0.5, 0.5])),
+                        hint="With GradMode.enabled False, _check_inplace allows it: nothing "
+                             "else may refuse.")
+            finally:
+                GradMode.enabled = True
+            ck.close(w.data, [0.5, 1.5], what="w after w.sub_(0.5) with recording off")
+            ck.check(w._version == 1, "the allowed update was not counted.", expected=1,
+                     received=w._version, hint="Bump the version in every in-place call.")
+        if hidden:
+            with ck.case("a number as the other operand, and a broadcast row"):
+                x = Variable(np.ones((2, 3)))
+                ck.call(Variable.mul_, x, 3.0)
+                ck.call(Variable.add_, x, Variable(np.array([1.0, 2.0, 3.0])))
+                ck.close(x.data, np.array([[4.0, 5.0, 6.0]] * 2), what="x.data")
+                ck.check(x._version == 2, "two calls did not count two changes.")
+    finally:
+        GradMode.enabled = start
+    ck.done()
+
+
+def named_call(change: Callable[[Any], Any], value: Any, label: str) -> Callable[[], Any]:
+    """``change(value)`` as a function with no arguments, named after the operation."""
+    def call() -> Any:
+        return change(value)
+    call.__name__ = label
+    return call

@@ -18,6 +18,11 @@ def is_grad_enabled():
 
 
 # --- section: Context ---
+_FREED = ("Trying to backward through {name} a second time, but its saved tensors were freed "
+          "after the first backward. Pass retain_graph=True to the first backward() if you need "
+          "to call it twice.")
+
+
 class Context:
     """The ctx of one Function call, and its node in the graph of the output."""
 
@@ -35,11 +40,8 @@ class Context:
     @property
     def saved_tensors(self):
         if self._saved is None:
-            raise RuntimeError(
-                f"Trying to backward through {type(self).__name__} a second time, but its saved "
-                "tensors were freed after the first backward. Pass retain_graph=True to the "
-                "first backward() if you need to call it twice.")
-        return self._saved
+            raise RuntimeError(_FREED.format(name=type(self).__name__))
+        return tuple(self._saved)
 
     def release(self):
         """Free the saved tensors (the engine calls this after using the node)."""
@@ -194,7 +196,7 @@ class ReLU(Function):
     @staticmethod
     def backward(ctx, grad_output):
         x, = ctx.saved_tensors
-        return grad_output * Variable(x.data > 0)
+        return grad_output * Variable((x.data > 0).astype(grad_output.dtype))
 
 
 # --- section: reductions ---

@@ -11,7 +11,7 @@ __all__ = ['bump_version', 'detach', 'enable_grad', 'no_grad', 'requires_grad_',
 
 # --- section: no_grad ---
 class set_grad_enabled:
-    """A context manager that switches recording on or off, and restores it on the way out."""
+    """A context manager (and decorator) that switches recording on or off, and restores it."""
 
     def __init__(self, mode):
         self.mode = bool(mode)
@@ -23,7 +23,18 @@ class set_grad_enabled:
 
     def __exit__(self, *exc_info):
         GradMode.enabled = self.previous
-        return False
+        return False                       # an error inside the block goes on up
+
+    def __call__(self, fn):
+        """@no_grad() above a def: each call of fn runs in this mode."""
+        mode = self.mode
+
+        def run_in_mode(*args, **kwargs):
+            with set_grad_enabled(mode):   # a fresh switch per call: calls may nest
+                return fn(*args, **kwargs)
+
+        run_in_mode.__name__, run_in_mode.__doc__ = fn.__name__, fn.__doc__
+        return run_in_mode
 
 
 class no_grad(set_grad_enabled):

@@ -23,24 +23,6 @@ def unbroadcast(grad, shape):
     return out
 
 
-class Unbroadcast(Function):
-    """unbroadcast(g, shape): g summed down to shape (differentiable, for create_graph)"""
-
-    @staticmethod
-    def forward(ctx, g, shape):
-        ctx.g_shape = g.shape
-        return Variable(unbroadcast(g.data, shape))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return BroadcastTo.apply(grad_output, ctx.g_shape), None
-
-
-def sum_to(grad, shape):
-    """grad (a Variable) summed down to shape; grad itself when it has that shape already."""
-    return grad if grad.shape == tuple(shape) else Unbroadcast.apply(grad, tuple(shape))
-
-
 # --- section: Sub ---
 class Sub(Function):
     """sub(a, b) = a - b"""
@@ -142,23 +124,7 @@ class Sum(Function):
         return BroadcastTo.apply(g, ctx.x_shape), None, None
 
 
-class Mean(Function):
-    """y = x.mean(axis, keepdims) = x.sum(axis, keepdims) / (number of elements summed)"""
-
-    @staticmethod
-    def forward(ctx, x, axis=None, keepdims=False):
-        ctx.x_shape, ctx.axis = x.shape, axis
-        ctx.n = x.data.size // max(int(np.prod(_kept_shape(x.shape, axis))), 1) if x.ndim else 1
-        return Variable(x.data.mean(axis=axis, keepdims=keepdims))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        g = Reshape.apply(grad_output, _kept_shape(ctx.x_shape, ctx.axis))
-        return BroadcastTo.apply(g * (1.0 / max(ctx.n, 1)), ctx.x_shape), None, None
-
-
 Variable.sum = lambda self, axis=None, keepdims=False: Sum.apply(self, axis, keepdims)
-Variable.mean = lambda self, axis=None, keepdims=False: Mean.apply(self, axis, keepdims)
 
 
 # --- section: Reshape ---
@@ -245,25 +211,7 @@ class Softmax(Function):
         return y * (g - (g * y).sum(axis=ctx.axis, keepdims=True)), None
 
 
-class LogSoftmax(Function):
-    """y = x - log(exp(x).sum(axis, keepdims=True)), computed stably"""
-
-    @staticmethod
-    def forward(ctx, x, axis=-1):
-        z = x.data - x.data.max(axis=axis, keepdims=True)
-        y = Variable(z - np.log(np.exp(z).sum(axis=axis, keepdims=True)))
-        ctx.axis = axis
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        y, = ctx.saved_tensors
-        return grad_output - y.exp() * grad_output.sum(axis=ctx.axis, keepdims=True), None
-
-
 Variable.softmax = lambda self, axis=-1: Softmax.apply(self, axis)
-Variable.log_softmax = lambda self, axis=-1: LogSoftmax.apply(self, axis)
 
 
 # --- section: Index ---
@@ -313,3 +261,62 @@ def matmul(a, b):
 
 Variable.__matmul__ = lambda self, other: matmul(self, other)
 Variable.__rmatmul__ = lambda self, other: matmul(other, self)
+
+
+# --- section: Mean ---
+class Mean(Function):
+    """y = x.mean(axis, keepdims) = x.sum(axis, keepdims) / (number of elements summed)"""
+
+    @staticmethod
+    def forward(ctx, x, axis=None, keepdims=False):
+        ctx.x_shape, ctx.axis = x.shape, axis
+        ctx.n = x.data.size // max(int(np.prod(_kept_shape(x.shape, axis))), 1) if x.ndim else 1
+        return Variable(x.data.mean(axis=axis, keepdims=keepdims))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        g = Reshape.apply(grad_output, _kept_shape(ctx.x_shape, ctx.axis))
+        return BroadcastTo.apply(g * (1.0 / max(ctx.n, 1)), ctx.x_shape), None, None
+
+
+Variable.mean = lambda self, axis=None, keepdims=False: Mean.apply(self, axis, keepdims)
+
+
+# --- section: LogSoftmax ---
+class LogSoftmax(Function):
+    """y = x - log(exp(x).sum(axis, keepdims=True)), computed stably"""
+
+    @staticmethod
+    def forward(ctx, x, axis=-1):
+        z = x.data - x.data.max(axis=axis, keepdims=True)
+        y = Variable(z - np.log(np.exp(z).sum(axis=axis, keepdims=True)))
+        ctx.axis = axis
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output - y.exp() * grad_output.sum(axis=ctx.axis, keepdims=True), None
+
+
+Variable.log_softmax = lambda self, axis=-1: LogSoftmax.apply(self, axis)
+
+
+# --- section: sum_to ---
+class Unbroadcast(Function):
+    """unbroadcast(g, shape): g summed down to shape (differentiable, for create_graph)"""
+
+    @staticmethod
+    def forward(ctx, g, shape):
+        ctx.g_shape = g.shape
+        return Variable(unbroadcast(g.data, shape))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return BroadcastTo.apply(grad_output, ctx.g_shape), None
+
+
+def sum_to(grad, shape):
+    """grad (a Variable) summed down to shape; grad itself when it has that shape already."""
+    return grad if grad.shape == tuple(shape) else Unbroadcast.apply(grad, tuple(shape))
