@@ -171,6 +171,131 @@ def _prange_loops(func: ast.FunctionDef) -> int:
     return count
 
 
+def _is_prange(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    return (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")) == "prange"
+
+
+def _written(targets: list[ast.expr]) -> list[ast.Subscript]:
+    """The subscripted targets among ``targets`` (tuples unpacked): the array elements written."""
+    found: list[ast.Subscript] = []
+    for t in targets:
+        if isinstance(t, (ast.Tuple, ast.List)):
+            found += _written(list(t.elts))
+        elif isinstance(t, ast.Subscript):
+            found.append(t)
+    return found
+
+
+def _base_name(node: ast.AST) -> str | None:
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _racy_writes(func: ast.FunctionDef) -> list[tuple[str, str]]:
+    """Writes inside a ``prange`` loop that are not indexed by the loop's own variable.
+
+    Iteration ``i`` of ``for i in prange(n)`` owns the elements whose index holds ``i`` itself
+    (``out[i]``, ``partial[i, j]``); any other index (``partial[i // step, j]``, ``acc[j]``) can
+    be the same element for two iterations that run at the same time: a race. Arrays made inside
+    the loop's body belong to one iteration and are not counted. Returns (write, loop variable).
+    """
+    found: list[tuple[str, str]] = []
+    for loop in ast.walk(func):
+        if not (isinstance(loop, ast.For) and _is_prange(loop.iter)
+                and isinstance(loop.target, ast.Name)):
+            continue
+        var = loop.target.id
+        private = {t.id for node in ast.walk(loop) if isinstance(node, ast.Assign)
+                   for t in node.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(loop):
+            if isinstance(node, ast.Assign):
+                targets = list(node.targets)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            else:
+                continue
+            for t in _written(targets):
+                if _base_name(t) in private:
+                    continue
+                index = t.slice.elts if isinstance(t.slice, ast.Tuple) else [t.slice]
+                if not any(isinstance(i, ast.Name) and i.id == var for i in index):
+                    write = (ast.unparse(t), var)
+                    if write not in found:
+                        found.append(write)
+    return found
+
+
+def _race_hint(writes: list[tuple[str, str]]) -> str:
+    text, var = writes[0]
+    return (f"This is a race: `{text}` is written inside `for {var} in prange(...)`, and its "
+            f"index is not `{var}` itself, so two iterations that run at the same time on "
+            f"different threads can write the same element; one thread's `+=` then overwrites "
+            f"the other's and the totals are wrong in some runs. Give every iteration a slot "
+            f"of its own: run prange over the blocks (`for c in prange(nblocks)`) and write "
+            f"only partial[c, ...] in iteration c.")
+
+
+def _check_no_race(ck: Checker, fn: Any, name: str) -> None:
+    """Fail if a write inside a prange loop is indexed by anything but the loop variable."""
+    func = _source_tree(fn)
+    if func is None:
+        return
+    with ck.case(f"{name}: every prange iteration writes only its own elements (no race)"):
+        writes = _racy_writes(func)
+        ck.check(not writes,
+                 f"{name} writes {', '.join(f'`{w}`' for w, _ in writes[:3])} from a prange "
+                 "loop, at an index other than the loop variable's own slot.",
+                 hint=_race_hint(writes) if writes else None)
+
+
+def _thread_counts() -> list[int]:
+    """1, 2 and the number numba uses now, within what numba started with."""
+    import numba
+    top = numba.config.NUMBA_NUM_THREADS
+    return sorted({n for n in (1, 2, numba.get_num_threads()) if 1 <= n <= top})
+
+
+def _check_runs_agree(ck: Checker, fn: Any, name: str, rng: np.random.Generator,
+                      repeats: int) -> None:
+    """Run the kernel on several shapes, block counts and thread counts, ``repeats`` times
+    each, and compare every result with the serial sums: a race shows up as a difference in
+    some runs. Only for a compiled parallel kernel (a plain Python loop never races)."""
+    if not (_jit_enabled() and hasattr(fn, "py_func")):
+        return
+    import numba
+    cases = [((400_000, 2), 3), ((100_000, 4), 3), ((30_001, 3), 2), ((4_096, 10), 5),
+             ((999, 7), 4)]
+    with ck.case(f"{name} gives the serial sums on every run, with "
+                 f"{' and '.join(map(str, _thread_counts()))} thread(s)"):
+        before = numba.get_num_threads()
+        try:
+            for shape, nblocks in cases:
+                x = np.ascontiguousarray(rng.normal(size=shape))
+                expected = np.stack([x[lo:hi].sum(axis=0)
+                                     for lo, hi in _blocks(shape[0], nblocks)])
+                for threads in _thread_counts():
+                    numba.set_num_threads(threads)
+                    wrong = 0
+                    for _ in range(repeats):
+                        partial = _filled((nblocks, shape[1]))
+                        _call(ck, fn, x, partial)
+                        wrong += not np.allclose(partial, expected, rtol=1e-9, atol=1e-7)
+                    ck.check(wrong == 0,
+                             f"on x of shape {shape} in {nblocks} blocks with {threads} "
+                             f"thread(s), partial differed from the serial sums in {wrong} of "
+                             f"{repeats} runs.",
+                             hint="Results that change from run to run are the mark of a race: "
+                                  "two iterations of your prange loop wrote the same element "
+                                  "at the same time. Iteration c of `for c in prange(nblocks)` "
+                                  "must write only partial[c, ...].")
+        finally:
+            numba.set_num_threads(before)
+
+
 def _check_structure(ck: Checker, fn: Any, name: str, ndims: dict[str, int],
                      parallel: bool = False) -> None:
     """Fail if the kernel computes with whole arrays, or is parallel without a prange loop."""
@@ -414,6 +539,7 @@ def ch07_column_sums(column_sums_blocked: Callable[..., Any], *, seed: int = 0,
     ck = Checker("ch07-column-sums", seed=seed, hidden=hidden)
     rng = ck.rng
     _check_kernel(ck, column_sums_blocked, "column_sums_blocked", parallel=True)
+    _check_no_race(ck, column_sums_blocked, "column_sums_blocked")
     cases = [((10, 3), 2), ((7, 4), 3), ((5, 2), 1), ((2, 5), 4), ((1000, 10), 2)]
     if hidden:
         cases += [((0, 3), 2), ((33, 6), 5), ((9, 1), 9)]
@@ -454,6 +580,8 @@ def ch07_column_sums(column_sums_blocked: Callable[..., Any], *, seed: int = 0,
                      hint="End with `return partial`.")
     _check_structure(ck, column_sums_blocked, "column_sums_blocked", {"x": 2, "partial": 2},
                      parallel=True)
+    _check_runs_agree(ck, column_sums_blocked, "column_sums_blocked", rng,
+                      repeats=8 if hidden else 5)
     ck.done()
 
 
