@@ -27,13 +27,13 @@ def test_the_key_passes_the_loader_checks(mygrad, capsys):
     ch09.mygrad_functional(mygrad)
     ch09.mygrad_data(mygrad)
     out = capsys.readouterr().out
-    assert "All 5 cases of mygrad-functional passed." in out
+    assert "All 6 cases of mygrad-functional passed." in out
     assert "All 2 cases of mygrad-data passed." in out
 
 
 @pytest.mark.parametrize("seed,hidden", SEEDS)
 def test_the_key_passes_the_graded_checks(mygrad, seed, hidden, capsys):
-    check.ch09_cross_entropy(mygrad.functional.cross_entropy, Variable=mygrad.Variable,
+    check.ch09_cross_entropy(mygrad.functional.cross_entropy_ref, Variable=mygrad.Variable,
                              seed=seed, hidden=hidden)
     check.ch09_batches(mygrad.data.batches, seed=seed, hidden=hidden)
     check.ch09_train_step(mygrad.data.train_step, seed=seed, hidden=hidden)
@@ -189,3 +189,55 @@ def test_the_oracle_of_the_cross_entropy_check_is_right():
     loss = al.functional.cross_entropy(logits, np.array([0]))
     p = np.exp([2.0, 0.5, -1.0]) / np.exp([2.0, 0.5, -1.0]).sum()
     np.testing.assert_allclose(loss.item(), -np.log(p[0]))
+
+
+# -- the fused loss of chapter 07 behind cross_entropy, the reference behind a flag ------------
+@pytest.fixture
+def flag(mygrad):
+    before = mygrad.functional.USE_KERNELS
+    yield mygrad.functional
+    mygrad.functional.USE_KERNELS = before
+
+
+@pytest.mark.parametrize("use", [True, False])
+def test_cross_entropy_runs_the_kernel_or_the_reference_by_the_flag(mygrad, flag, use):
+    torch = require_torch()
+    flag.USE_KERNELS = use
+    rng = np.random.default_rng(12)
+    data, targets = 20 * rng.normal(size=(9, 4)), rng.integers(0, 4, size=9)
+    x = mygrad.Variable(data.copy(), requires_grad=True)
+    loss = mygrad.nn.functional.cross_entropy(x, targets)
+    loss.backward()
+    kernel = type(loss.grad_fn).__name__ == "SoftmaxCrossEntropyBackward"
+    assert kernel is use
+    ref = torch.tensor(data, requires_grad=True)
+    want = torch.nn.functional.cross_entropy(ref, torch.tensor(targets))
+    want.backward()
+    np.testing.assert_allclose(loss.item(), want.item(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.data, ref.grad.numpy(), rtol=1e-10, atol=1e-15)
+
+
+def test_the_graded_check_also_passes_the_kernel_path(mygrad, flag, capsys):
+    flag.USE_KERNELS = True
+    check.ch09_cross_entropy(mygrad.functional.cross_entropy, Variable=mygrad.Variable,
+                             hidden=True)
+    assert "passed (with hidden cases)" in capsys.readouterr().out
+
+
+def test_the_loader_check_fails_when_the_flag_is_ignored(mygrad, flag, monkeypatch):
+    monkeypatch.setattr(flag, "cross_entropy",
+                        lambda logits, targets: flag.softmax_cross_entropy(logits, targets))
+    assert "still runs the fused kernel" in _fail(ch09.mygrad_functional, mygrad)
+
+
+def test_the_loader_check_fails_when_the_kernel_is_not_used(mygrad, flag, monkeypatch):
+    monkeypatch.setattr(flag, "cross_entropy", flag.cross_entropy_ref)
+    message = _fail(ch09.mygrad_functional, mygrad)
+    assert "not by the fused kernel" in message and "softmax_cross_entropy" in message
+
+
+def test_bad_targets_raise_valueerror_on_both_paths(mygrad, flag):
+    for use in (True, False):
+        flag.USE_KERNELS = use
+        with pytest.raises(ValueError, match="class indices in 0..3"):
+            flag.cross_entropy(mygrad.Variable(np.zeros((2, 4))), np.array([0, 4]))

@@ -334,6 +334,40 @@ def mygrad_functional(pkg: Any) -> None:
             ck.call(loss.backward)
             ck.close(loss.data, ref_loss.data, atol=1e-10, what="loss")
             ck.close(x.grad.data, ref.grad.data, atol=1e-10, what="gradient of the logits")
+    with ck.case("cross_entropy runs the fused kernel, or cross_entropy_ref when USE_KERNELS "
+                 "is False, with the same values"):
+        module = pkg.functional
+        ck.check(hasattr(module, "USE_KERNELS") and callable(getattr(module, "cross_entropy_ref",
+                                                                      None)),
+                 "mygrad/functional.py has no USE_KERNELS flag or no cross_entropy_ref.",
+                 hint="Run the cells of chapter 09 that define cross_entropy_ref and "
+                      "cross_entropy again: they write both, and the flag, into the module.")
+        flag = module.USE_KERNELS
+        results = {}
+        try:
+            for use in (True, False):
+                module.USE_KERNELS = use
+                x = pkg.Variable(data.copy(), requires_grad=True)
+                loss = ck.call(module.cross_entropy, x, targets)
+                ck.call(loss.backward)
+                results[use] = (type(loss.grad_fn).__name__, loss.data, x.grad.data)
+        finally:
+            module.USE_KERNELS = flag
+        ck.check(results[True][0] == "SoftmaxCrossEntropyBackward",
+                 f"with USE_KERNELS = True the loss is made by {results[True][0]}, not by the "
+                 "fused kernel of chapter 07.", expected="SoftmaxCrossEntropyBackward",
+                 received=results[True][0],
+                 hint="if USE_KERNELS: return softmax_cross_entropy(logits, t) (after the "
+                      "targets are checked); otherwise return cross_entropy_ref(logits, t).")
+        ck.check(results[False][0] != "SoftmaxCrossEntropyBackward",
+                 "with USE_KERNELS = False cross_entropy still runs the fused kernel.",
+                 hint="Read the flag inside cross_entropy, at every call, so that flipping "
+                      "mygrad.functional.USE_KERNELS takes effect.")
+        for use in (True, False):
+            ck.close(results[use][1], ref_loss.data, atol=1e-10,
+                     what=f"loss with USE_KERNELS = {use}")
+            ck.close(results[use][2], ref.grad.data, atol=1e-10,
+                     what=f"gradient with USE_KERNELS = {use}")
     with ck.case("log_softmax, softmax, relu and mse_loss"):
         x = pkg.Variable(data.copy())
         ck.close(pkg.functional.log_softmax(x, dim=1).data,

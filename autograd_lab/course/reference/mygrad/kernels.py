@@ -17,7 +17,7 @@ from numba import njit, prange
 
 
 # --- section: affine_relu_forward ---
-@njit
+@njit(cache=True)
 def affine_relu_forward(x, a, b, out):
     """out[i] = max(a * x[i] + b, 0) for every i; returns out."""
     for i in range(x.size):
@@ -33,19 +33,16 @@ def affine_relu_forward_ref(x, a, b):
 
 
 # --- section: affine_relu_backward ---
-@njit
+@njit(cache=True)
 def affine_relu_backward(x, a, b, grad_out, grad_x):
     """Backward of y = relu(a * x + b): fills grad_x, returns (grad_a, grad_b)."""
     grad_a = 0.0
     grad_b = 0.0
     for i in range(x.size):
-        if a * x[i] + b > 0.0:
-            g = grad_out[i]
-            grad_x[i] = a * g
-            grad_a += g * x[i]
-            grad_b += g
-        else:
-            grad_x[i] = 0.0
+        g = grad_out[i] * (a * x[i] + b > 0.0)     # 0 where z <= 0, without a branch
+        grad_x[i] = a * g
+        grad_a += g * x[i]
+        grad_b += g
     return grad_a, grad_b
 
 
@@ -57,7 +54,7 @@ def affine_relu_backward_ref(x, a, b, grad_out):
 
 
 # --- section: softmax_rows ---
-@njit
+@njit(cache=True)
 def softmax_rows(x, out):
     """Stable softmax of every row of the 2-d array x, written into out; returns out."""
     rows, cols = x.shape
@@ -83,7 +80,7 @@ def softmax_rows_ref(x):
 
 
 # --- section: cross_entropy_rows ---
-@njit
+@njit(cache=True)
 def cross_entropy_rows(x, targets, grad):
     """Fused softmax + cross-entropy of each row of x (targets: one class index per row).
 
@@ -121,7 +118,7 @@ def cross_entropy_rows_ref(x, targets):
 
 
 # --- section: column_sums_blocked ---
-@njit(parallel=True)
+@njit(parallel=True, cache=True)
 def column_sums_blocked(x, partial):
     """partial[c] = sum of the rows of block c of x (blocks of ceil(rows / nblocks) rows)."""
     rows, cols = x.shape
