@@ -289,6 +289,14 @@ def _sm_global(x, out):
     return out
 
 
+@softmax_mistake("maximum of the whole array, not of each row")
+def _sm_global_max(x, out):
+    with np.errstate(all="ignore"):
+        e = np.exp(x - x.max()) if x.size else x.copy()
+        out[...] = e / e.sum(axis=1, keepdims=True)
+    return out
+
+
 @softmax_mistake("not normalised")
 def _sm_unnormalised(x, out):
     out[...] = np.exp(x - x.max(axis=1, keepdims=True))

@@ -435,3 +435,30 @@ def test_ch10_max_pool_rejects_padding_instead_of_dropping():
             return make_maxpool().backward(ctx, g)
     msg = failure(check.ch10_max_pool, Ceil)
     assert "ch10-max-pool" in msg and "left out" in msg
+
+
+# -- the causes the issue's feedback survey found misnamed ------------------------------------
+def _log_softmax_axis0_row_shift(x):
+    """The row maximum (as the chapter says) but the sum down each column."""
+    z = x - x.data.max(axis=-1, keepdims=True)
+    return z - z.exp().sum(axis=0, keepdims=True).log()
+
+
+def _log_softmax_global_max(x):
+    z = x - x.data.max()
+    return z - z.exp().sum(axis=-1, keepdims=True).log()
+
+
+@pytest.mark.parametrize("wrong,cause,not_said", [
+    (_log_softmax_axis0_row_shift, "normalised along axis 0", "Subtract each row's maximum"),
+    (_log_softmax_global_max, "one maximum for the whole batch", "Subtract each row's maximum first"),
+])
+def test_ch09_log_softmax_names_the_cause(wrong, cause, not_said):
+    with np.errstate(all="ignore"):
+        msg = failure(check.ch09_log_softmax, wrong)
+    assert "ch09-log-softmax" in msg and cause in msg and not_said not in msg
+
+
+def test_ch09_log_softmax_row_maximum_still_passes(capsys):
+    check.ch09_log_softmax(log_softmax, hidden=True)
+    assert "passed (with hidden cases)" in capsys.readouterr().out

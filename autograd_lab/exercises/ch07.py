@@ -468,6 +468,24 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return e / e.sum(axis=axis, keepdims=True)
 
 
+_GLOBAL_MAX_HINT = ("You subtracted the maximum of the whole array, not of each row: in a row "
+                    "whose values all lie far below that maximum, every exp underflows to 0 and "
+                    "0 / 0 gives nan. Take m as the maximum of row i alone (a loop over j in "
+                    "that row).")
+
+
+def _global_shift_pattern(out: np.ndarray, x: np.ndarray) -> bool:
+    """True if ``out`` fails (inf or nan) exactly where a softmax shifted by the maximum of the
+    whole array, instead of each row's, fails: rows far below the global maximum underflow."""
+    if not x.size:
+        return False
+    with np.errstate(all="ignore"):
+        e = np.exp(x - x.max())
+        shifted = e / e.sum(axis=1, keepdims=True)
+    bad = ~np.isfinite(shifted)
+    return bool(bad.any() and np.array_equal(bad, ~np.isfinite(out)))
+
+
 def ch07_softmax_rows(softmax_rows: Callable[..., Any], *, seed: int = 0,
                       hidden: bool = False) -> None:
     """Check ``softmax_rows(x, out)``: the numerically stable softmax of each row of the 2-d
@@ -505,6 +523,8 @@ def ch07_softmax_rows(softmax_rows: Callable[..., Any], *, seed: int = 0,
                 hint = ("exp overflowed: subtract the row maximum before exp (softmax does not "
                         "change, and exp(x - max) <= 1).") if np.abs(x_before).max() > 700 else (
                         _unwritten_hint(out, expected) or hint)
+                if _global_shift_pattern(out, x_before):
+                    hint = _GLOBAL_MAX_HINT
             mistakes = []
             if x.size:
                 shifted = np.exp(x_before - x_before.max(axis=1, keepdims=True))

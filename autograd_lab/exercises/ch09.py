@@ -19,6 +19,24 @@ def _log_softmax_ref(x: np.ndarray) -> np.ndarray:
 
 _STABLE = ("Subtract each row's maximum first: z = x - max(x), then log_softmax = z - "
            "log(sum(exp(z))). exp(z) is at most 1, so nothing overflows.")
+_AXIS0 = ("You normalised along axis 0 (over the batch): the sum of exp was taken down each "
+          "column. Each row is one sample: take the maximum and the sum along axis -1 (the "
+          "classes), with keepdims=True.")
+_GLOBAL_MAX = ("You subtracted one maximum for the whole batch (x.max() without an axis): in a "
+               "row whose logits all lie far below it, every exp underflows to 0 and log(0) is "
+               "-inf. Subtract each row's own maximum: x.data.max(axis=-1, keepdims=True).")
+
+
+def _global_shift_fails(got: np.ndarray, x: np.ndarray) -> bool:
+    """True if ``got`` is inf or nan exactly where log_softmax shifted by the maximum of the
+    whole batch (instead of each row's) is."""
+    with np.errstate(all="ignore"):
+        z = x - x.max()
+        shifted = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    bad = ~np.isfinite(shifted)
+    return bool(bad.any() and np.array_equal(bad, ~np.isfinite(got)))
+
+
 _VARIABLE = ("Use Variable operations (x - m, .exp(), .sum(axis=..., keepdims=True), .log()) "
              "so that the result has a grad_fn and backward works; do not go through x.data "
              "or numpy for the part that depends on x.")
@@ -63,12 +81,19 @@ def ch09_log_softmax(log_softmax: Callable[[Any], Any], *, seed: int = 0,
                      f"{expected.shape}.", hint="Reduce with keepdims=True so that the row "
                      "values broadcast back against x: one log-probability per logit.")
             ck.check(bool(np.all(np.isfinite(got))), "the result has inf or nan in it.",
-                     received=got, hint=_STABLE)
+                     received=got, hint=_GLOBAL_MAX if _global_shift_fails(got, data)
+                     else _STABLE)
+            with np.errstate(all="ignore"):
+                columns = np.exp(got).sum(axis=0)
+                rows = np.exp(got).sum(axis=-1)
+            ck.check(not (data.shape[0] > 1 and np.allclose(columns, 1.0, atol=1e-9)
+                          and not np.allclose(rows, 1.0, atol=1e-9)),
+                     "exp of your result sums to 1 down each column, not along each row.",
+                     hint=_AXIS0)
             wrong_axis = data - np.log(np.exp(data - data.max(axis=0, keepdims=True)).sum(
                 axis=0, keepdims=True)) - data.max(axis=0, keepdims=True)
             ck.close(got, expected, atol=1e-7, what="log-probabilities", hint=_STABLE,
-                     mistakes=[(wrong_axis, "You normalised along axis 0 (over the batch); "
-                                "each row is one sample: reduce along axis 1 (or -1)."),
+                     mistakes=[(wrong_axis, _AXIS0),
                                (data - data.max(axis=-1, keepdims=True),
                                 "You returned x - max(x) without subtracting "
                                 "log(sum(exp(x - max(x))))."),
