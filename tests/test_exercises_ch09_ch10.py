@@ -258,7 +258,7 @@ def conv2d_forward_loops(x, weight, bias, stride=1, padding=0):
             for i in range(ho):
                 for j in range(wo):
                     win = xp[b, :, i * stride:i * stride + kh, j * stride:j * stride + kw]
-                    out[b, o, i, j] = (win * weight[o]).sum() + bias[o]
+                    out[b, o, i, j] = (win * weight[o]).sum() + (0.0 if bias is None else bias[o])
     return out
 
 
@@ -270,7 +270,7 @@ def conv2d_forward_im2col(x, weight, bias, stride=1, padding=0):
     wo = output_size(x.shape[3], kw, stride, padding)
     cols = im2col_ref(x, (kh, kw), stride, padding)
     y = (weight.reshape(co, -1) @ cols).reshape(co, n, ho, wo).transpose(1, 0, 2, 3)
-    return y + bias[None, :, None, None]
+    return y if bias is None else y + bias[None, :, None, None]
 
 
 def conv2d_backward(grad, x, weight, stride=1, padding=0):
@@ -462,3 +462,31 @@ def test_ch09_log_softmax_names_the_cause(wrong, cause, not_said):
 def test_ch09_log_softmax_row_maximum_still_passes(capsys):
     check.ch09_log_softmax(log_softmax, hidden=True)
     assert "passed (with hidden cases)" in capsys.readouterr().out
+
+
+# -- chapter 10: the forward's index-order mistakes and bias=None, each named -----------------
+def _conv_always_bias(x, weight, bias, stride=1, padding=0):
+    out = conv2d_forward_loops(x, weight, np.zeros(weight.shape[0]), stride, padding)
+    return out + bias[None, :, None, None]          # fails on bias=None
+
+
+def _conv_bias_none_as_zero_shape(x, weight, bias, stride=1, padding=0):
+    b = np.ones(weight.shape[0]) if bias is None else bias   # adds 1 where nothing is given
+    return conv2d_forward_loops(x, weight, b, stride, padding)
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (lambda x, w, b, stride=1, padding=0: conv2d_forward_loops(x, w.transpose(0, 1, 3, 2), b,
+                                                               stride, padding),
+     "kernel's rows and columns are swapped"),
+    (lambda x, w, b, stride=1, padding=0: conv2d_forward_loops(x, w, b, stride, padding
+                                                               ).transpose(0, 1, 3, 2),
+     "output's rows and columns are swapped"),
+    (_conv_always_bias, "bias may be None"),
+    (_conv_bias_none_as_zero_shape, "add nothing"),
+])
+def test_ch10_conv2d_forward_names_the_cause(wrong, words):
+    msg = failure(check.ch10_conv2d_forward, wrong)
+    assert "ch10-conv2d-forward" in msg and words in msg
+    assert "out[n, o, i, j] = bias[o] + sum" not in msg       # not the generic formula
+
