@@ -572,7 +572,7 @@ def _adam_variant(kind):
                     continue
                 g = p.grad.data
                 s["t"] += 1
-                t = self.t_global if kind == "global_t" else s["t"]
+                t = self.t_global if kind == "global_t" else s["t"] + (kind == "t_plus_one")
                 s["m"] = b1 * s["m"] + (1 - b1) * g
                 s["v"] = b2 * s["v"] + (1 - b2) * g * g
                 m_hat = s["m"] if kind == "no_correction" else s["m"] / (1 - b1 ** t)
@@ -609,6 +609,7 @@ kinds(mistakes_of(CH08_MISTAKES, check.ch08_adam, "ch08-adam"), _adam_variant, {
     "eps_inside": "outside the square root",
     "global_t": "Count steps per parameter",
     "first_only": "Both moments",
+    "t_plus_one": "one step ahead",
 })
 
 

@@ -363,6 +363,9 @@ def _adam_simulations(start: list[np.ndarray], lr: float, betas: tuple[float, fl
                         "does not advance its own t. Keep t in that parameter's state.",
             "first_only": "Both moments need their correction: m_hat = m / (1 - beta1**t) and "
                           "v_hat = v / (1 - beta2**t).",
+            "t_plus_one": "The bias correction is one step ahead: on a parameter's first step "
+                          "t is 1, so m_hat = m / (1 - beta1**1). Start t at 0 and add 1 before "
+                          "the correction, once per step.",
         }
         out = []
         for kind, why in variants.items():
@@ -377,7 +380,7 @@ def _adam_simulations(start: list[np.ndarray], lr: float, betas: tuple[float, fl
                     if g is None:
                         continue
                     t[i] += 1
-                    tt = t_global if kind == "global_t" else t[i]
+                    tt = t_global if kind == "global_t" else t[i] + (kind == "t_plus_one")
                     m[i] = b1 * m[i] + (1 - b1) * g
                     v[i] = b2 * v[i] + (1 - b2) * g * g
                     mh = m[i] if kind == "no_correction" else m[i] / (1 - b1 ** tt)
