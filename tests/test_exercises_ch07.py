@@ -142,7 +142,7 @@ def mygrad():
 
 def test_the_key_passes_its_module_check(mygrad, capsys):
     ch07.mygrad_kernels(mygrad)
-    assert "All 4 cases of mygrad-kernels passed." in capsys.readouterr().out
+    assert "All 5 cases of mygrad-kernels passed." in capsys.readouterr().out
 
 
 def test_the_key_kernels_pass_the_exercise_checkers(mygrad, capsys):
@@ -268,3 +268,24 @@ def test_empty_batch_gives_nan_and_an_empty_gradient(mygrad):
     assert np.isnan(loss.item())
     loss.backward()
     assert z.grad.shape == (0, 5)
+
+
+def test_the_module_check_fails_without_softmax_rows_behind_a_function(mygrad, monkeypatch):
+    """An old kernels.py (before SoftmaxRows) is caught and named, so the loader falls back."""
+    monkeypatch.delattr(mygrad, "SoftmaxRows")
+    with pytest.raises(AssertionError, match="has no SoftmaxRows"):
+        ch07.mygrad_kernels(mygrad)
+
+
+def test_softmax_rows_function_gives_the_gradient_of_each_rows_softmax(mygrad):
+    torch = require_torch()
+    rng = np.random.default_rng(21)
+    data, g = rng.normal(size=(6, 5)), rng.normal(size=(6, 5))
+    x = mygrad.Variable(data.copy(), requires_grad=True)
+    y = mygrad.SoftmaxRows.apply(x)
+    y.backward(mygrad.Variable(g))
+    ref = torch.tensor(data, requires_grad=True)
+    torch.softmax(ref, dim=1).backward(torch.tensor(g))
+    np.testing.assert_allclose(x.grad.data, ref.grad.numpy(), rtol=1e-10, atol=1e-14)
+    with pytest.raises(ValueError, match="2-d input"):
+        mygrad.SoftmaxRows.apply(mygrad.Variable(np.zeros(4)))

@@ -27,7 +27,7 @@ def test_the_key_passes_the_loader_checks(mygrad, capsys):
     ch09.mygrad_functional(mygrad)
     ch09.mygrad_data(mygrad)
     out = capsys.readouterr().out
-    assert "All 6 cases of mygrad-functional passed." in out
+    assert "All 7 cases of mygrad-functional passed." in out
     assert "All 2 cases of mygrad-data passed." in out
 
 
@@ -241,3 +241,46 @@ def test_bad_targets_raise_valueerror_on_both_paths(mygrad, flag):
         flag.USE_KERNELS = use
         with pytest.raises(ValueError, match="class indices in 0..3"):
             flag.cross_entropy(mygrad.Variable(np.zeros((2, 4))), np.array([0, 4]))
+
+
+@pytest.mark.parametrize("use", [True, False])
+def test_softmax_runs_the_row_kernel_or_chapter_05s_by_the_flag(mygrad, flag, use):
+    torch = require_torch()
+    flag.USE_KERNELS = use
+    rng = np.random.default_rng(13)
+    data, g = 30 * rng.normal(size=(5, 7)), rng.normal(size=(5, 7))
+    x = mygrad.Variable(data.copy(), requires_grad=True)
+    y = flag.softmax(x, dim=-1)
+    y.backward(mygrad.Variable(g))
+    assert (type(y.grad_fn).__name__ == "SoftmaxRowsBackward") is use
+    ref = torch.tensor(data, requires_grad=True)
+    want = torch.softmax(ref, dim=-1)
+    want.backward(torch.tensor(g))
+    np.testing.assert_allclose(y.data, want.detach().numpy(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(x.grad.data, ref.grad.numpy(), rtol=1e-10, atol=1e-14)
+    # other shapes and axes always take chapter 05's Softmax
+    x3 = mygrad.Variable(rng.normal(size=(2, 3, 4)))
+    assert type(flag.softmax(x3, dim=-1).grad_fn).__name__ != "SoftmaxRowsBackward"
+    assert type(flag.softmax(mygrad.Variable(data), dim=0).grad_fn).__name__ != "SoftmaxRowsBackward"
+
+
+def test_softmax_rows_can_be_differentiated_twice(mygrad, flag):
+    torch = require_torch()
+    flag.USE_KERNELS = True
+    rng = np.random.default_rng(14)
+    data, w = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    x = mygrad.Variable(data.copy(), requires_grad=True)
+    (flag.softmax(x, dim=1) * mygrad.Variable(w)).sum().backward(create_graph=True)
+    gx = x.grad
+    x.grad = None
+    (gx * gx).sum().backward()
+    ref = torch.tensor(data, requires_grad=True)
+    (g,) = torch.autograd.grad((torch.softmax(ref, 1) * torch.tensor(w)).sum(), ref,
+                               create_graph=True)
+    (g * g).sum().backward()
+    np.testing.assert_allclose(x.grad.data, ref.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_the_loader_check_fails_when_softmax_ignores_its_kernel(mygrad, flag, monkeypatch):
+    monkeypatch.setattr(flag, "softmax", lambda x, dim=-1: flag.Softmax.apply(x, dim))
+    assert "SoftmaxRows.apply(x)" in _fail(ch09.mygrad_functional, mygrad)

@@ -639,6 +639,20 @@ def mygrad_kernels(pkg: Any) -> None:
                           "of the fast ops section.")
             ck.call(y.sum().backward)
             ck.close(x.grad.data, (x.data > 0) * 1.0, what="x.grad (relu'(0) is 0)")
+        with ck.case("SoftmaxRows runs softmax_rows: values and gradient of each row's softmax"):
+            ck.check(hasattr(pkg, "SoftmaxRows"), "mygrad/kernels.py has no SoftmaxRows.",
+                     hint="Run the cell of section 8 that defines ReLU, SoftmaxRows and "
+                          "SoftmaxCrossEntropy again: it writes them into the module.")
+            x = pkg.Variable(x2.copy(), requires_grad=True)
+            y = ck.call(pkg.SoftmaxRows.apply, x)
+            ck.close(y.data, pkg.softmax_rows_ref(x2), atol=1e-12, what="SoftmaxRows(x)")
+            g = np.round(rng.normal(size=x2.shape), 3)
+            ck.call(y.backward, pkg.Variable(g))
+            p = pkg.softmax_rows_ref(x2)
+            ck.close(x.grad.data, p * (g - (g * p).sum(axis=1, keepdims=True)), atol=1e-12,
+                     what="gradient of SoftmaxRows",
+                     hint="backward: y * (g - (g * y).sum(axis=1, keepdims=True)) with y the "
+                          "softmax the forward computed.")
         with ck.case("softmax_cross_entropy: mean loss and gradient of the references"):
             logits = pkg.Variable(x2, requires_grad=True)
             loss = ck.call(pkg.softmax_cross_entropy, logits, targets)

@@ -359,6 +359,28 @@ def mygrad_functional(pkg: Any) -> None:
             ck.call(loss.backward)
             ck.close(loss.data, ref_loss.data, atol=1e-10, what="loss")
             ck.close(x.grad.data, ref.grad.data, atol=1e-10, what="gradient of the logits")
+    with ck.case("softmax runs SoftmaxRows on 2-d rows, or chapter 05's Softmax when "
+                 "USE_KERNELS is False, with the same values"):
+        module = pkg.functional
+        ck.check(hasattr(module, "USE_KERNELS"), "mygrad/functional.py has no USE_KERNELS flag.",
+                 hint="Run the activations cell of chapter 09 again: it defines the flag.")
+        flag = module.USE_KERNELS
+        made = {}
+        try:
+            for use in (True, False):
+                module.USE_KERNELS = use
+                x = pkg.Variable(data.copy(), requires_grad=True)
+                y = ck.call(module.softmax, x, dim=1)
+                made[use] = type(y.grad_fn).__name__
+                ck.close(y.data, F.softmax(al.Variable(data), dim=1).data, atol=1e-12,
+                         what=f"softmax with USE_KERNELS = {use}")
+        finally:
+            module.USE_KERNELS = flag
+        ck.check(made[True] == "SoftmaxRowsBackward" and made[False] != "SoftmaxRowsBackward",
+                 f"softmax made {made[True]} with USE_KERNELS = True and {made[False]} with "
+                 "False.", expected="SoftmaxRowsBackward, then chapter 05's SoftmaxBackward",
+                 hint="In softmax: if USE_KERNELS and x.ndim == 2 and dim in (-1, 1): return "
+                      "SoftmaxRows.apply(x); otherwise Softmax.apply(x, dim).")
     with ck.case("cross_entropy runs the fused kernel, or cross_entropy_ref when USE_KERNELS "
                  "is False, with the same values"):
         module = pkg.functional

@@ -7,7 +7,7 @@ from .function import *  # noqa: F401,F403
 from .engine import *  # noqa: F401,F403
 from .ops import *  # noqa: F401,F403
 from .grad_mode import *  # noqa: F401,F403
-__all__ = ['PARALLEL_MIN_SIZE', 'ReLU', 'SoftmaxCrossEntropy', 'affine_relu_backward', 'affine_relu_backward_ref', 'affine_relu_forward', 'affine_relu_forward_ref', 'column_sums', 'column_sums_blocked', 'column_sums_ref', 'cross_entropy_rows', 'cross_entropy_rows_ref', 'softmax_cross_entropy', 'softmax_rows', 'softmax_rows_ref']
+__all__ = ['PARALLEL_MIN_SIZE', 'ReLU', 'SoftmaxCrossEntropy', 'SoftmaxRows', 'affine_relu_backward', 'affine_relu_backward_ref', 'affine_relu_forward', 'affine_relu_forward_ref', 'column_sums', 'column_sums_blocked', 'column_sums_ref', 'cross_entropy_rows', 'cross_entropy_rows_ref', 'softmax_cross_entropy', 'softmax_rows', 'softmax_rows_ref']
 
 
 # --- section: numba ---
@@ -173,6 +173,29 @@ class ReLU(Function):
         grad_x = np.empty_like(g)
         affine_relu_backward(flat, 1.0, 0.0, g, grad_x)
         return Variable(grad_x.reshape(x.shape))
+
+
+class SoftmaxRows(Function):
+    """softmax of each row of a 2-d x by the kernel softmax_rows; dx = y * (g - sum(g * y))"""
+
+    @staticmethod
+    def forward(ctx, x):
+        data = np.ascontiguousarray(x.data)
+        if data.ndim != 2:
+            raise ValueError(f"SoftmaxRows expects a 2-d input (rows of logits), not shape "
+                             f"{data.shape}: use chapter 05's Softmax for other shapes.")
+        ctx.save_for_backward(x)
+        ctx.y = softmax_rows(data, np.empty_like(data))
+        return Variable(ctx.y)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        if GradMode.enabled:                      # create_graph=True: a recorded formula
+            x, = ctx.saved_tensors
+            y = x.softmax(axis=1)
+            return y * (grad_output - (grad_output * y).sum(axis=1, keepdims=True))
+        g, y = grad_output.data, ctx.y
+        return Variable(y * (g - (g * y).sum(axis=1, keepdims=True)))
 
 
 class SoftmaxCrossEntropy(Function):
