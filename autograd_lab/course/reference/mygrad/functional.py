@@ -37,7 +37,7 @@ def log_softmax(x, dim=-1):
     return LogSoftmax.apply(as_variable(x), dim)
 
 
-# --- section: cross_entropy_ref ---
+# --- section: class_indices ---
 def _class_indices(targets, logits):
     """targets as an int array of shape (N,), checked against logits of shape (N, C)."""
     t = np.asarray(getattr(targets, "data", targets))
@@ -52,6 +52,7 @@ def _class_indices(targets, logits):
     return t.astype(np.intp)
 
 
+# --- section: cross_entropy_ref ---
 def cross_entropy_ref(logits, targets):
     """The mean over the batch of -log softmax(logits)[i, targets[i]], by Variable operations."""
     logits = as_variable(logits)
