@@ -11,6 +11,8 @@
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from numba import config, njit, prange
@@ -289,3 +291,75 @@ def test_softmax_rows_function_gives_the_gradient_of_each_rows_softmax(mygrad):
     np.testing.assert_allclose(x.grad.data, ref.grad.numpy(), rtol=1e-10, atol=1e-14)
     with pytest.raises(ValueError, match="2-d input"):
         mygrad.SoftmaxRows.apply(mygrad.Variable(np.zeros(4)))
+
+
+# -- ch07-cross-entropy-rows: the fused loss kernel the learner now writes ------------------------
+def test_the_key_passes_the_cross_entropy_rows_check(mygrad, capsys):
+    for seed, hidden in ((0, False), (11, True)):
+        check.ch07_cross_entropy_rows(mygrad.cross_entropy_rows, seed=seed, hidden=hidden)
+    out = capsys.readouterr().out
+    assert "All 5 cases of ch07-cross-entropy-rows passed." in out
+    assert "All 7 cases of ch07-cross-entropy-rows passed (with hidden cases)." in out
+
+
+def ce_rows_unshifted(x, targets, grad):
+    rows, cols = x.shape
+    total = 0.0
+    for i in range(rows):
+        s = 0.0
+        for j in range(cols):
+            e = math.exp(x[i, j])
+            grad[i, j] = e
+            s += e
+        total += math.log(s) - x[i, targets[i]]
+        for j in range(cols):
+            grad[i, j] /= s
+        grad[i, targets[i]] -= 1.0
+    return total
+
+
+def ce_rows_no_onehot(x, targets, grad):
+    rows, cols = x.shape
+    total = 0.0
+    for i in range(rows):
+        m = x[i, 0]
+        for j in range(1, cols):
+            m = max(m, x[i, j])
+        s = 0.0
+        for j in range(cols):
+            e = math.exp(x[i, j] - m)
+            grad[i, j] = e
+            s += e
+        total += math.log(s) + m - x[i, targets[i]]
+        for j in range(cols):
+            grad[i, j] /= s
+    return total
+
+
+def ce_rows_mean(x, targets, grad):
+    rows, cols = x.shape
+    total = 0.0
+    for i in range(rows):
+        m = x[i, 0]
+        for j in range(1, cols):
+            m = max(m, x[i, j])
+        s = 0.0
+        for j in range(cols):
+            e = math.exp(x[i, j] - m)
+            grad[i, j] = e
+            s += e
+        total += math.log(s) + m - x[i, targets[i]]
+        for j in range(cols):
+            grad[i, j] /= s
+        grad[i, targets[i]] -= 1.0
+    return total / rows
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (ce_rows_unshifted, "subtract the row maximum"),
+    (ce_rows_no_onehot, "grad is the softmax: subtract 1"),
+    (ce_rows_mean, "You returned the mean"),
+], ids=["no max shift", "no onehot", "mean"])
+def test_cross_entropy_rows_mistakes_get_hints_naming_the_cause(wrong, words, mode):
+    message = failure(check.ch07_cross_entropy_rows, _kernel(wrong, mode))
+    assert "ch07-cross-entropy-rows" in message and words in message, message

@@ -19,7 +19,7 @@ import numpy as np
 
 from ._common import Checker
 
-__all__ = ["ch07_affine_relu_forward", "ch07_affine_relu_backward", "ch07_softmax_rows",
+__all__ = ["ch07_affine_relu_forward", "ch07_affine_relu_backward", "ch07_softmax_rows", "ch07_cross_entropy_rows",
            "ch07_column_sums"]
 
 NUMBA_HINT = ("If numba could not compile your function, the first lines of the message name "
@@ -674,4 +674,69 @@ def mygrad_kernels(pkg: Any) -> None:
                      hint="In backward, if GradMode.enabled: return the gradient computed with "
                           "Variable operations (e.g. softmax(logits) - onehot, times "
                           "grad_output / n).")
+    ck.done()
+
+
+# -- ch07-cross-entropy-rows ----------------------------------------------------------------
+def ch07_cross_entropy_rows(cross_entropy_rows: Callable[..., Any], *, seed: int = 0,
+                            hidden: bool = False) -> None:
+    """Check the fused kernel ``cross_entropy_rows(x, targets, grad)``: for logits ``x`` (N, C)
+    and one class index per row, return the SUMMED loss, sum_i (log sum_j exp x[i, j] -
+    x[i, t_i]), computed stably (the row maximum subtracted before exp), and write
+    ``grad[i] = softmax(x[i]) - onehot(t_i)``, leaving ``x`` unchanged."""
+    ck = Checker("ch07-cross-entropy-rows", seed=seed, hidden=hidden)
+    rng = ck.rng
+    _check_kernel(ck, cross_entropy_rows, "cross_entropy_rows")
+    cases = [("a (4, 3) batch", np.round(rng.normal(size=(4, 3)), 3)),
+             ("a (5, 10) batch", np.round(2 * rng.normal(size=(5, 10)), 3)),
+             ("logits of +-1000 (exp would overflow without the shift)",
+              np.array([[1000.0, 999.0, -1000.0], [-1000.0, -1001.0, -999.0]]))]
+    if hidden:
+        cases += [("a (9, 7) batch, scale 300", 300 * rng.normal(size=(9, 7))),
+                  ("one row, one class", np.array([[2.5]]))]
+    for name, x in cases:
+        with ck.case(name):
+            x = np.ascontiguousarray(x, dtype=np.float64)
+            t = rng.integers(0, x.shape[1], size=x.shape[0]).astype(np.int64)
+            before = x.copy()
+            grad = _filled(x.shape)
+            shift = ("exp overflowed (or every exp underflowed to 0): subtract the row maximum "
+                     "m before exp and add it back, loss_i = log(sum_j exp(x[i, j] - m)) + m - "
+                     "x[i, t_i]; then no exp exceeds 1 and the largest is exactly 1.")
+            try:
+                with np.errstate(all="ignore"):
+                    total = _call(ck, cross_entropy_rows, x, t, grad)
+            except AssertionError as err:
+                if "OverflowError" in str(err) or "ZeroDivisionError" in str(err):
+                    ck.fail(f"your kernel failed on these logits: {str(err).splitlines()[0]}",
+                            hint=shift)
+                raise
+            m = before.max(axis=1, keepdims=True)
+            lse = np.log(np.exp(before - m).sum(axis=1)) + m[:, 0]
+            rows = np.arange(len(t))
+            per_row = lse - before[rows, t]
+            expected = float(per_row.sum())
+            want_grad = _softmax(before)
+            want_grad[rows, t] -= 1.0
+            ck.check(np.array_equal(x, before), "your kernel changed its input x.",
+                     hint="Keep the row maximum in a local variable; write only into grad.")
+            got = float(np.asarray(total, dtype=np.float64))
+            ck.check(np.isfinite(got) or not np.isfinite(expected), "the loss is inf or nan.",
+                     expected=expected, received=got, hint=shift)
+            ck.close(got, expected, rtol=1e-9, atol=1e-9, what="the summed loss",
+                     hint="Per row: loss_i = log(sum_j exp(x[i, j] - m)) + m - x[i, t_i]; "
+                          "return the sum over the rows.",
+                     mistakes=[(expected / len(t), "You returned the mean: the kernel returns "
+                                "the SUM over the rows (the Function divides by N)."),
+                               (-expected, "The sign is wrong: the loss is log-sum-exp MINUS "
+                                "the target's logit.")])
+            hint = _unwritten_hint(grad, want_grad) or (
+                shift if not np.isfinite(grad).all() else
+                "grad[i, j] = exp(x[i, j] - m) / s, then grad[i, t_i] -= 1.")
+            ck.close(grad, want_grad, rtol=1e-9, atol=1e-12, what="grad", hint=hint,
+                     mistakes=[(_softmax(before), "grad is the softmax: subtract 1 at each "
+                                "row's target class, grad[i, t_i] -= 1 (softmax - onehot)."),
+                               (want_grad / len(t), "Leave grad per row, without dividing by "
+                                "N: the Function scales it by 1/N.")])
+    _check_structure(ck, cross_entropy_rows, "cross_entropy_rows", {"x": 2, "grad": 2})
     ck.done()
