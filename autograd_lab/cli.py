@@ -2,6 +2,7 @@
 
     autograd-lab start [--dir DIR] [--no-browser]     copy the course notebooks, open JupyterLab
     autograd-lab check NOTEBOOK                       run a notebook, print a score per exercise
+    autograd-lab check FOLDER | NOTEBOOKS...          the same per chapter, and the course total
     autograd-lab release [--solutions DIR] [--out DIR]   solutions/ -> course/ (instructors)
     autograd-lab grade SUBMISSIONS --out DIR          batch-grade a class (instructors)
     autograd-lab export NOTEBOOKS... --to DIR         rebuild mygrad/ from saved notebooks
@@ -37,14 +38,32 @@ def _start(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .course.selfcheck import check_notebook_and_library, format_table
-    results, library = check_notebook_and_library(args.notebook, timeout=args.timeout)
-    print(format_table(results, verbose=args.verbose))
-    if library:
-        print("\nyour mygrad in this run (from the mygrad/ folder beside the notebook):")
-        for line in library:
-            print("  " + line.removeprefix("mygrad: "))
-    return 0 if all(r.passed for r in results) else 1
+    from .course.notebooks import CourseError
+    from .course.selfcheck import (ChapterScore, check_notebook_and_library, format_course,
+                                   format_table, notebooks_to_check)
+    paths = notebooks_to_check(args.notebook)
+    if len(paths) == 1 and not any(Path(p).is_dir() for p in args.notebook):
+        results, library = check_notebook_and_library(paths[0], timeout=args.timeout)
+        print(format_table(results, verbose=args.verbose))
+        if library:
+            print("\nyour mygrad in this run (from the mygrad/ folder beside the notebook):")
+            for line in library:
+                print("  " + line.removeprefix("mygrad: "))
+        return 0 if all(r.passed for r in results) else 1
+    chapters = []
+    for path in paths:
+        print(f"== {path.name} ==", flush=True)
+        try:
+            results, _ = check_notebook_and_library(path, timeout=args.timeout)
+        except CourseError as err:
+            print(f"not checked: {err}\n", flush=True)
+            chapters.append(ChapterScore(path.name, error=str(err).split(". ")[0]))
+            continue
+        print(format_table(results, verbose=args.verbose) + "\n", flush=True)
+        chapters.append(ChapterScore(path.name, tuple(results)))
+    print("== the course ==")
+    print(format_course(chapters))
+    return 0 if all(not c.error and all(r.passed for r in c.results) for c in chapters) else 1
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -193,7 +212,9 @@ def add_check(sub: argparse._SubParsersAction) -> None:
         "changed) and print a table: each exercise's points and, when it failed, the first "
         "line of what is wrong and the hint (-v: the whole message). Exit code 0 when every "
         "exercise passed.")
-    p.add_argument("notebook", type=Path, help="the .ipynb file to check")
+    p.add_argument("notebook", type=Path, nargs="+",
+                   help="the .ipynb file to check; several, or a folder (its NN_*.ipynb "
+                        "chapters), print a table per chapter and the course-wide score")
     p.add_argument("--timeout", type=positive_float, default=120.0,
                    help="seconds a cell may run before it is interrupted (default: 120)")
     p.add_argument("-v", "--verbose", action="store_true",

@@ -25,10 +25,27 @@ def build_key():
     return build_package({m: REFERENCE_ROOT / PACKAGE / f"{m}.py" for m in CORE})
 
 
+def _uncached(module):
+    """``module`` with each of its numba kernels compiled again in this process, without
+    numba's cache.
+
+    The key's kernels carry ``cache=True``, and a kernel loaded from numba's cache rebuilds its
+    environment by importing its module by name (``mygrad.kernels``). The key's package leaves
+    ``sys.modules`` once it is built (other tests build their own), so the tests call copies
+    that compile from the same Python functions and globals instead."""
+    from numba import njit
+    for name, obj in list(vars(module).items()):
+        if hasattr(obj, "py_func") and isinstance(getattr(obj, "targetoptions", None), dict):
+            options = {k: v for k, v in obj.targetoptions.items()
+                       if k in ("parallel", "fastmath", "error_model", "boundscheck")}
+            setattr(module, name, njit(**options)(obj.py_func))
+    return module
+
+
 def _load_kernels():
     before = {n: m for n, m in sys.modules.items() if n == PACKAGE or n.startswith(PACKAGE + ".")}
     try:
-        return build_key().kernels
+        return _uncached(build_key().kernels)
     finally:
         _forget_package()
         sys.modules.update(before)

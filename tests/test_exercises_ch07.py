@@ -11,6 +11,8 @@
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from numba import config, njit, prange
@@ -142,7 +144,7 @@ def mygrad():
 
 def test_the_key_passes_its_module_check(mygrad, capsys):
     ch07.mygrad_kernels(mygrad)
-    assert "All 4 cases of mygrad-kernels passed." in capsys.readouterr().out
+    assert "All 5 cases of mygrad-kernels passed." in capsys.readouterr().out
 
 
 def test_the_key_kernels_pass_the_exercise_checkers(mygrad, capsys):
@@ -268,3 +270,96 @@ def test_empty_batch_gives_nan_and_an_empty_gradient(mygrad):
     assert np.isnan(loss.item())
     loss.backward()
     assert z.grad.shape == (0, 5)
+
+
+def test_the_module_check_fails_without_softmax_rows_behind_a_function(mygrad, monkeypatch):
+    """An old kernels.py (before SoftmaxRows) is caught and named, so the loader falls back."""
+    monkeypatch.delattr(mygrad, "SoftmaxRows")
+    with pytest.raises(AssertionError, match="has no SoftmaxRows"):
+        ch07.mygrad_kernels(mygrad)
+
+
+def test_softmax_rows_function_gives_the_gradient_of_each_rows_softmax(mygrad):
+    torch = require_torch()
+    rng = np.random.default_rng(21)
+    data, g = rng.normal(size=(6, 5)), rng.normal(size=(6, 5))
+    x = mygrad.Variable(data.copy(), requires_grad=True)
+    y = mygrad.SoftmaxRows.apply(x)
+    y.backward(mygrad.Variable(g))
+    ref = torch.tensor(data, requires_grad=True)
+    torch.softmax(ref, dim=1).backward(torch.tensor(g))
+    np.testing.assert_allclose(x.grad.data, ref.grad.numpy(), rtol=1e-10, atol=1e-14)
+    with pytest.raises(ValueError, match="2-d input"):
+        mygrad.SoftmaxRows.apply(mygrad.Variable(np.zeros(4)))
+
+
+# -- ch07-cross-entropy-rows: the fused loss kernel the learner now writes ------------------------
+def test_the_key_passes_the_cross_entropy_rows_check(mygrad, capsys):
+    for seed, hidden in ((0, False), (11, True)):
+        check.ch07_cross_entropy_rows(mygrad.cross_entropy_rows, seed=seed, hidden=hidden)
+    out = capsys.readouterr().out
+    assert "All 5 cases of ch07-cross-entropy-rows passed." in out
+    assert "All 7 cases of ch07-cross-entropy-rows passed (with hidden cases)." in out
+
+
+def ce_rows_unshifted(x, targets, grad):
+    rows, cols = x.shape
+    total = 0.0
+    for i in range(rows):
+        s = 0.0
+        for j in range(cols):
+            e = math.exp(x[i, j])
+            grad[i, j] = e
+            s += e
+        total += math.log(s) - x[i, targets[i]]
+        for j in range(cols):
+            grad[i, j] /= s
+        grad[i, targets[i]] -= 1.0
+    return total
+
+
+def ce_rows_no_onehot(x, targets, grad):
+    rows, cols = x.shape
+    total = 0.0
+    for i in range(rows):
+        m = x[i, 0]
+        for j in range(1, cols):
+            m = max(m, x[i, j])
+        s = 0.0
+        for j in range(cols):
+            e = math.exp(x[i, j] - m)
+            grad[i, j] = e
+            s += e
+        total += math.log(s) + m - x[i, targets[i]]
+        for j in range(cols):
+            grad[i, j] /= s
+    return total
+
+
+def ce_rows_mean(x, targets, grad):
+    rows, cols = x.shape
+    total = 0.0
+    for i in range(rows):
+        m = x[i, 0]
+        for j in range(1, cols):
+            m = max(m, x[i, j])
+        s = 0.0
+        for j in range(cols):
+            e = math.exp(x[i, j] - m)
+            grad[i, j] = e
+            s += e
+        total += math.log(s) + m - x[i, targets[i]]
+        for j in range(cols):
+            grad[i, j] /= s
+        grad[i, targets[i]] -= 1.0
+    return total / rows
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (ce_rows_unshifted, "subtract the row maximum"),
+    (ce_rows_no_onehot, "grad is the softmax: subtract 1"),
+    (ce_rows_mean, "You returned the mean"),
+], ids=["no max shift", "no onehot", "mean"])
+def test_cross_entropy_rows_mistakes_get_hints_naming_the_cause(wrong, words, mode):
+    message = failure(check.ch07_cross_entropy_rows, _kernel(wrong, mode))
+    assert "ch07-cross-entropy-rows" in message and words in message, message

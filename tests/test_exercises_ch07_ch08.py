@@ -289,6 +289,14 @@ def _sm_global(x, out):
     return out
 
 
+@softmax_mistake("maximum of the whole array, not of each row")
+def _sm_global_max(x, out):
+    with np.errstate(all="ignore"):
+        e = np.exp(x - x.max()) if x.size else x.copy()
+        out[...] = e / e.sum(axis=1, keepdims=True)
+    return out
+
+
 @softmax_mistake("not normalised")
 def _sm_unnormalised(x, out):
     out[...] = np.exp(x - x.max(axis=1, keepdims=True))
@@ -564,7 +572,7 @@ def _adam_variant(kind):
                     continue
                 g = p.grad.data
                 s["t"] += 1
-                t = self.t_global if kind == "global_t" else s["t"]
+                t = self.t_global if kind == "global_t" else s["t"] + (kind == "t_plus_one")
                 s["m"] = b1 * s["m"] + (1 - b1) * g
                 s["v"] = b2 * s["v"] + (1 - b2) * g * g
                 m_hat = s["m"] if kind == "no_correction" else s["m"] / (1 - b1 ** t)
@@ -601,6 +609,7 @@ kinds(mistakes_of(CH08_MISTAKES, check.ch08_adam, "ch08-adam"), _adam_variant, {
     "eps_inside": "outside the square root",
     "global_t": "Count steps per parameter",
     "first_only": "Both moments",
+    "t_plus_one": "one step ahead",
 })
 
 
@@ -641,8 +650,10 @@ def test_ch08_checkers_reject_typical_mistakes(checker, exercise, wrong, words):
 
 # -- the notebooks use these checkers consistently ------------------------------------------
 NOTEBOOKS = {"07_fast_kernels.ipynb": {"ch07-affine-relu-forward", "ch07-affine-relu-backward",
-                                       "ch07-softmax-rows", "ch07-column-sums"},
-             "08_modules_optimizers.ipynb": {"ch08-linear", "ch08-sgd-momentum", "ch08-adam",
+                                       "ch07-softmax-rows", "ch07-cross-entropy-rows",
+                                       "ch07-column-sums"},
+             "08_modules_optimizers.ipynb": {"ch08-module", "ch08-linear", "ch08-sequential",
+                                             "ch08-dropout", "ch08-sgd-momentum", "ch08-adam",
                                              "ch08-training-loop"}}
 
 

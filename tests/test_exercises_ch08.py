@@ -272,3 +272,210 @@ def test_the_checks_compare_against_the_library(mygrad):
         p.grad = al.Variable(np.array([1.0, 1.0]))
         opt.step()
     np.testing.assert_allclose(p.data, [1.0 - 0.1 - 0.19, -2.0 - 0.1 - 0.19])
+
+
+# -- ch08-module: Module's parameter walk -------------------------------------------------------
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+def test_the_key_passes_the_module_check(mygrad, seed, hidden, capsys):
+    check.ch08_module(mygrad.nn.Module, mygrad.nn.Parameter, seed=seed, hidden=hidden)
+    assert "All 6 cases of ch08-module passed" in capsys.readouterr().out
+
+
+def _walk_mistake(mygrad, **methods):
+    """The key's Module with some methods replaced by a mistaken version."""
+    return type("Module", (mygrad.nn.Module,), methods)
+
+
+def test_a_walk_that_does_not_recurse_gets_the_recursion_hint(mygrad):
+    def named_parameters(self, prefix=""):
+        yield from self._parameters.items()
+    msg = _fail(check.ch08_module, _walk_mistake(mygrad, named_parameters=named_parameters),
+                mygrad.nn.Parameter)
+    assert "named_parameters() does not list" in msg and "recurse into the child" in msg
+
+
+def test_a_walk_without_prefixes_gets_the_prefix_hint(mygrad):
+    def named_parameters(self, prefix=""):
+        for _, module in self.named_modules():
+            yield from module._parameters.items()
+    msg = _fail(check.ch08_module, _walk_mistake(mygrad, named_parameters=named_parameters),
+                mygrad.nn.Parameter)
+    assert "lack the module's prefix" in msg
+
+
+def test_a_walk_that_lists_a_shared_parameter_twice_gets_the_seen_set_hint(mygrad):
+    def named_parameters(self, prefix=""):
+        for name, module in self.named_modules(prefix):
+            for pname, p in module._parameters.items():
+                yield (f"{name}.{pname}" if name else pname), p
+    msg = _fail(check.ch08_module, _walk_mistake(mygrad, named_parameters=named_parameters),
+                mygrad.nn.Parameter)
+    assert "shared parameter" in msg and "set of the ids" in msg
+
+
+def test_a_walk_that_visits_children_first_gets_the_order_hint(mygrad):
+    def named_modules(self, prefix=""):
+        for name, child in self._modules.items():
+            yield from child.named_modules(f"{prefix}.{name}" if prefix else name)
+        yield prefix, self
+    msg = _fail(check.ch08_module, _walk_mistake(mygrad, named_modules=named_modules),
+                mygrad.nn.Parameter)
+    assert "named_modules() does not list" in msg or "order differs" in msg
+
+
+def test_a_setattr_that_never_unregisters_gets_the_reassignment_hint(mygrad):
+    def __setattr__(self, name, value):
+        if "_parameters" in self.__dict__:
+            if isinstance(value, mygrad.nn.Parameter):
+                self._parameters[name] = value
+            elif isinstance(value, mygrad.nn.Module):
+                self._modules[name] = value
+        object.__setattr__(self, name, value)
+    msg = _fail(check.ch08_module, _walk_mistake(mygrad, __setattr__=__setattr__),
+                mygrad.nn.Parameter)
+    assert "reassigned name still lists" in msg and "one thing at a time" in msg
+
+
+def test_zero_grad_that_fills_zeros_gets_the_none_hint(mygrad):
+    def zero_grad(self):
+        for p in self.parameters():
+            p.grad = mygrad.nn.Parameter(np.zeros(p.shape))
+    msg = _fail(check.ch08_module, _walk_mistake(mygrad, zero_grad=zero_grad),
+                mygrad.nn.Parameter)
+    assert "not None after zero_grad" in msg and "not zeros" in msg
+
+
+def test_zero_grad_of_the_own_parameters_only_gets_the_walk_hint(mygrad):
+    def zero_grad(self):
+        for p in self._parameters.values():
+            p.grad = None
+    msg = _fail(check.ch08_module, _walk_mistake(mygrad, zero_grad=zero_grad),
+                mygrad.nn.Parameter)
+    assert "not None after zero_grad" in msg and "children's parameters" in msg
+
+
+def test_the_untouched_stub_fails_the_module_check(mygrad):
+    def named_parameters(self, prefix=""):
+        raise NotImplementedError("Exercise ch08-module: write your code here")
+    with pytest.raises(NotImplementedError, match="ch08-module is not done yet"):
+        check.ch08_module(_walk_mistake(mygrad, named_parameters=named_parameters),
+                          mygrad.nn.Parameter)
+
+
+def test_train_that_does_not_recurse_gets_the_modules_hint(mygrad):
+    def train(self, mode=True):
+        self.training = bool(mode)
+        return self
+    msg = _fail(check.ch08_module, _walk_mistake(mygrad, train=train), mygrad.nn.Parameter)
+    assert "still in training mode" in msg and "self.modules()" in msg
+
+
+# -- ch08-sequential ------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+def test_the_key_passes_the_sequential_and_dropout_checks(mygrad, seed, hidden, capsys):
+    check.ch08_sequential(mygrad.nn.Sequential, mygrad.nn.Module, seed=seed, hidden=hidden)
+    check.ch08_dropout(mygrad.nn.Dropout, seed=seed, hidden=hidden)
+    out = capsys.readouterr().out
+    assert "All 3 cases of ch08-sequential passed" in out
+    assert "All 3 cases of ch08-dropout passed" in out
+
+
+def _sequential(mygrad, **methods):
+    return type("Sequential", (mygrad.nn.Sequential,), methods)
+
+
+def test_sequential_in_reverse_order_gets_the_order_hint(mygrad):
+    def forward(self, x):
+        for m in reversed(list(self._modules.values())):
+            x = m(x)
+        return x
+    msg = _fail(check.ch08_sequential, _sequential(mygrad, forward=forward), mygrad.nn.Module)
+    assert "reverse order" in msg
+
+
+def test_sequential_that_feeds_every_module_the_input_gets_the_chaining_hint(mygrad):
+    def forward(self, x):
+        for m in self._modules.values():
+            y = m(x)
+        return y
+    msg = _fail(check.ch08_sequential, _sequential(mygrad, forward=forward), mygrad.nn.Module)
+    assert "reassign x = m(x)" in msg
+
+
+def test_sequential_keeping_a_plain_list_gets_the_registration_hint(mygrad):
+    Module = mygrad.nn.Module
+
+    class Listed(Module):
+        def __init__(self, *modules):
+            super().__init__()
+            self.layers = list(modules)
+
+        def forward(self, x):
+            for m in self.layers:
+                x = m(x)
+            return x
+    msg = _fail(check.ch08_sequential, Listed, Module)
+    assert "not registered under '0'" in msg and "plain list hides them" in msg
+
+
+def test_sequential_without_negative_indices_gets_the_indexing_hint(mygrad):
+    def __getitem__(self, i):
+        return self._modules[str(i)]
+    msg = _fail(check.ch08_sequential, _sequential(mygrad, __getitem__=__getitem__),
+                mygrad.nn.Module)
+    assert "seq[-1]" in msg or "negative" in msg
+
+
+# -- ch08-dropout ---------------------------------------------------------------------------------
+def _dropout(mygrad, forward):
+    return type("Dropout", (mygrad.nn.Dropout,), {"forward": forward})
+
+
+def test_dropout_without_rescaling_gets_the_scale_hint(mygrad):
+    Variable, gen = mygrad.Variable, mygrad.nn
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        keep = np.random.default_rng(0).random(x.shape) >= self.p
+        return x * Variable(keep.astype(x.dtype))
+    msg = _fail(check.ch08_dropout, _dropout(mygrad, forward))
+    assert "not scaled by 1/(1 - p)" in msg and "expected output equals the input" in msg
+
+
+def test_dropout_keeping_a_fraction_p_gets_the_mask_hint(mygrad):
+    Variable = mygrad.Variable
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        keep = np.random.default_rng(0).random(x.shape) < self.p
+        return x * Variable((keep / (1 - self.p)).astype(x.dtype))
+    msg = _fail(check.ch08_dropout, _dropout(mygrad, forward))
+    assert "elements are zeroed" in msg and "with < p you keep a fraction p" in msg
+
+
+def test_dropout_that_also_drops_in_eval_mode_gets_the_eval_hint(mygrad):
+    Variable = mygrad.Variable
+
+    def forward(self, x):
+        if self.p == 0:
+            return x
+        if self.p == 1:
+            return x * 0.0
+        keep = np.random.default_rng(0).random(x.shape) >= self.p
+        return x * Variable((keep / (1 - self.p)).astype(x.dtype))
+    msg = _fail(check.ch08_dropout, _dropout(mygrad, forward))
+    assert "output in eval mode" in msg and "return the input unchanged" in msg
+
+
+def test_dropout_on_numpy_data_gets_the_graph_hint(mygrad):
+    Variable = mygrad.Variable
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        keep = np.random.default_rng(0).random(x.shape) >= self.p
+        return Variable(x.data * keep / (1 - self.p))
+    msg = _fail(check.ch08_dropout, _dropout(mygrad, forward))
+    assert "no grad_fn" in msg

@@ -27,13 +27,13 @@ def test_the_key_passes_the_loader_checks(mygrad, capsys):
     ch09.mygrad_functional(mygrad)
     ch09.mygrad_data(mygrad)
     out = capsys.readouterr().out
-    assert "All 5 cases of mygrad-functional passed." in out
+    assert "All 7 cases of mygrad-functional passed." in out
     assert "All 2 cases of mygrad-data passed." in out
 
 
 @pytest.mark.parametrize("seed,hidden", SEEDS)
 def test_the_key_passes_the_graded_checks(mygrad, seed, hidden, capsys):
-    check.ch09_cross_entropy(mygrad.functional.cross_entropy, Variable=mygrad.Variable,
+    check.ch09_cross_entropy(mygrad.functional.cross_entropy_ref, Variable=mygrad.Variable,
                              seed=seed, hidden=hidden)
     check.ch09_batches(mygrad.data.batches, seed=seed, hidden=hidden)
     check.ch09_train_step(mygrad.data.train_step, seed=seed, hidden=hidden)
@@ -189,3 +189,225 @@ def test_the_oracle_of_the_cross_entropy_check_is_right():
     loss = al.functional.cross_entropy(logits, np.array([0]))
     p = np.exp([2.0, 0.5, -1.0]) / np.exp([2.0, 0.5, -1.0]).sum()
     np.testing.assert_allclose(loss.item(), -np.log(p[0]))
+
+
+# -- the fused loss of chapter 07 behind cross_entropy, the reference behind a flag ------------
+@pytest.fixture
+def flag(mygrad):
+    before = mygrad.functional.USE_KERNELS
+    yield mygrad.functional
+    mygrad.functional.USE_KERNELS = before
+
+
+@pytest.mark.parametrize("use", [True, False])
+def test_cross_entropy_runs_the_kernel_or_the_reference_by_the_flag(mygrad, flag, use):
+    torch = require_torch()
+    flag.USE_KERNELS = use
+    rng = np.random.default_rng(12)
+    data, targets = 20 * rng.normal(size=(9, 4)), rng.integers(0, 4, size=9)
+    x = mygrad.Variable(data.copy(), requires_grad=True)
+    loss = mygrad.nn.functional.cross_entropy(x, targets)
+    loss.backward()
+    kernel = type(loss.grad_fn).__name__ == "SoftmaxCrossEntropyBackward"
+    assert kernel is use
+    ref = torch.tensor(data, requires_grad=True)
+    want = torch.nn.functional.cross_entropy(ref, torch.tensor(targets))
+    want.backward()
+    np.testing.assert_allclose(loss.item(), want.item(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.data, ref.grad.numpy(), rtol=1e-10, atol=1e-15)
+
+
+def test_the_graded_check_also_passes_the_kernel_path(mygrad, flag, capsys):
+    flag.USE_KERNELS = True
+    check.ch09_cross_entropy(mygrad.functional.cross_entropy, Variable=mygrad.Variable,
+                             hidden=True)
+    assert "passed (with hidden cases)" in capsys.readouterr().out
+
+
+def test_the_loader_check_fails_when_the_flag_is_ignored(mygrad, flag, monkeypatch):
+    monkeypatch.setattr(flag, "cross_entropy",
+                        lambda logits, targets: flag.softmax_cross_entropy(logits, targets))
+    assert "still runs the fused kernel" in _fail(ch09.mygrad_functional, mygrad)
+
+
+def test_the_loader_check_fails_when_the_kernel_is_not_used(mygrad, flag, monkeypatch):
+    monkeypatch.setattr(flag, "cross_entropy", flag.cross_entropy_ref)
+    message = _fail(ch09.mygrad_functional, mygrad)
+    assert "not by the fused kernel" in message and "softmax_cross_entropy" in message
+
+
+def test_bad_targets_raise_valueerror_on_both_paths(mygrad, flag):
+    for use in (True, False):
+        flag.USE_KERNELS = use
+        with pytest.raises(ValueError, match="class indices in 0..3"):
+            flag.cross_entropy(mygrad.Variable(np.zeros((2, 4))), np.array([0, 4]))
+
+
+@pytest.mark.parametrize("use", [True, False])
+def test_softmax_runs_the_row_kernel_or_chapter_05s_by_the_flag(mygrad, flag, use):
+    torch = require_torch()
+    flag.USE_KERNELS = use
+    rng = np.random.default_rng(13)
+    data, g = 30 * rng.normal(size=(5, 7)), rng.normal(size=(5, 7))
+    x = mygrad.Variable(data.copy(), requires_grad=True)
+    y = flag.softmax(x, dim=-1)
+    y.backward(mygrad.Variable(g))
+    assert (type(y.grad_fn).__name__ == "SoftmaxRowsBackward") is use
+    ref = torch.tensor(data, requires_grad=True)
+    want = torch.softmax(ref, dim=-1)
+    want.backward(torch.tensor(g))
+    np.testing.assert_allclose(y.data, want.detach().numpy(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(x.grad.data, ref.grad.numpy(), rtol=1e-10, atol=1e-14)
+    # other shapes and axes always take chapter 05's Softmax
+    x3 = mygrad.Variable(rng.normal(size=(2, 3, 4)))
+    assert type(flag.softmax(x3, dim=-1).grad_fn).__name__ != "SoftmaxRowsBackward"
+    assert type(flag.softmax(mygrad.Variable(data), dim=0).grad_fn).__name__ != "SoftmaxRowsBackward"
+
+
+def test_softmax_rows_can_be_differentiated_twice(mygrad, flag):
+    torch = require_torch()
+    flag.USE_KERNELS = True
+    rng = np.random.default_rng(14)
+    data, w = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    x = mygrad.Variable(data.copy(), requires_grad=True)
+    (flag.softmax(x, dim=1) * mygrad.Variable(w)).sum().backward(create_graph=True)
+    gx = x.grad
+    x.grad = None
+    (gx * gx).sum().backward()
+    ref = torch.tensor(data, requires_grad=True)
+    (g,) = torch.autograd.grad((torch.softmax(ref, 1) * torch.tensor(w)).sum(), ref,
+                               create_graph=True)
+    (g * g).sum().backward()
+    np.testing.assert_allclose(x.grad.data, ref.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_the_loader_check_fails_when_softmax_ignores_its_kernel(mygrad, flag, monkeypatch):
+    monkeypatch.setattr(flag, "softmax", lambda x, dim=-1: flag.Softmax.apply(x, dim))
+    assert "SoftmaxRows.apply(x)" in _fail(ch09.mygrad_functional, mygrad)
+
+
+# -- ch09-class-indices: the labels are checked before they index -------------------------------
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+def test_the_key_passes_the_class_indices_check(mygrad, seed, hidden, capsys):
+    check.ch09_class_indices(mygrad.functional._class_indices, Variable=mygrad.Variable,
+                             seed=seed, hidden=hidden)
+    assert "All 4 cases of ch09-class-indices passed" in capsys.readouterr().out
+
+
+def _indices_without(check_name):
+    """A _class_indices that leaves out one of the key's checks."""
+    def class_indices(targets, logits):
+        t = np.asarray(getattr(targets, "data", targets))
+        if check_name != "ndim" and logits.ndim != 2:
+            raise ValueError(f"cross_entropy expects logits of shape (N, C), got {logits.shape}.")
+        if check_name != "shape" and t.shape != (logits.shape[0],):
+            raise ValueError(f"cross_entropy expects targets of shape ({logits.shape[0]},), "
+                             f"got shape {t.shape}.")
+        if check_name != "negative" and t.size and t.min() < 0:
+            raise ValueError(f"targets must be class indices >= 0, got {t.min()}.")
+        if check_name != "upper" and t.size and t.max() >= logits.shape[1]:
+            raise ValueError(f"targets must be class indices < {logits.shape[1]}, got {t.max()}.")
+        if check_name != "whole" and np.any(t != np.round(t)):
+            raise ValueError("targets must be whole numbers, got a fraction.")
+        return t.astype(np.intp if check_name != "dtype" else np.float64)
+    return class_indices
+
+
+@pytest.mark.parametrize("left_out,words", [
+    ("negative", "silently pick the LAST class"),
+    ("upper", "out of range"),
+    ("whole", "truncate 1.5"),
+    ("shape", "would broadcast"),
+    ("ndim", "logits.ndim == 2"),
+    ("dtype", "indices have to be ints"),
+])
+def test_class_indices_mistakes_get_hints_naming_the_cause(mygrad, left_out, words):
+    msg = _fail(check.ch09_class_indices, _indices_without(left_out), Variable=mygrad.Variable)
+    assert "ch09-class-indices" in msg and words in msg
+
+
+def test_class_indices_raising_index_error_gets_the_error_kind_named(mygrad):
+    def class_indices(targets, logits):
+        t = np.asarray(getattr(targets, "data", targets))
+        if logits.ndim != 2 or t.shape != (logits.shape[0],) or t.min() < 0 \
+                or t.max() >= logits.shape[1] or np.any(t != np.round(t)):
+            raise IndexError("bad targets")
+        return t.astype(np.intp)
+    msg = _fail(check.ch09_class_indices, class_indices, Variable=mygrad.Variable)
+    assert "wrong kind of error" in msg and "ValueError" in msg
+
+
+def test_class_indices_with_a_bare_message_is_asked_for_one(mygrad):
+    def class_indices(targets, logits):
+        t = np.asarray(getattr(targets, "data", targets))
+        if logits.ndim != 2 or t.shape != (logits.shape[0],) or t.min() < 0 \
+                or t.max() >= logits.shape[1] or np.any(t != np.round(t)):
+            raise ValueError("bad")
+        return t.astype(np.intp)
+    msg = _fail(check.ch09_class_indices, class_indices, Variable=mygrad.Variable)
+    assert "has no message" in msg
+
+
+# -- ch09-dataloader: one generator, every sample once, the partial batch ----------------------
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+def test_the_key_passes_the_dataloader_check(mygrad, seed, hidden, capsys):
+    check.ch09_dataloader(mygrad.data.DataLoader, Variable=mygrad.Variable, seed=seed,
+                          hidden=hidden)
+    assert "All 3 cases of ch09-dataloader passed" in capsys.readouterr().out
+
+
+def _loader(mygrad, **methods):
+    return type("DataLoader", (mygrad.data.DataLoader,), methods)
+
+
+def test_a_loader_that_reseeds_every_epoch_gets_the_one_generator_hint(mygrad):
+    def __init__(self, X, y, batch_size=64, shuffle=True, seed=0, drop_last=False):
+        mygrad.data.DataLoader.__init__(self, X, y, batch_size, shuffle, seed, drop_last)
+        self.seed = seed
+
+    def __iter__(self):
+        for xb, yb in mygrad.data.batches(self.X, self.y, self.batch_size, self.shuffle,
+                                          self.seed, self.drop_last):
+            yield mygrad.Variable(xb), yb
+    msg = _fail(check.ch09_dataloader, _loader(mygrad, __init__=__init__, __iter__=__iter__),
+                Variable=mygrad.Variable)
+    assert "two epochs come in the same order" in msg and "ONE generator" in msg
+
+
+def test_a_loader_whose_len_forgets_the_partial_batch_gets_the_ceil_hint(mygrad):
+    def __len__(self):
+        return len(self.X) // self.batch_size
+    msg = _fail(check.ch09_dataloader, _loader(mygrad, __len__=__len__),
+                Variable=mygrad.Variable)
+    assert "len(loader) is 2, expected 3" in msg and "partial batch counts" in msg
+
+
+def test_a_loader_that_yields_numpy_inputs_gets_the_variable_hint(mygrad):
+    def __iter__(self):
+        yield from mygrad.data.batches(self.X, self.y, self.batch_size, self.shuffle, self.rng,
+                                       self.drop_last)
+    msg = _fail(check.ch09_dataloader, _loader(mygrad, __iter__=__iter__),
+                Variable=mygrad.Variable)
+    assert "not a Variable" in msg and "Variable(xb)" in msg
+
+
+def test_a_loader_drawing_from_the_global_generator_gets_the_seed_hint(mygrad):
+    def __iter__(self):
+        order = np.random.permutation(len(self.X)) if self.shuffle else np.arange(len(self.X))
+        stop = len(order) - len(order) % self.batch_size if self.drop_last else len(order)
+        for start in range(0, stop, self.batch_size):
+            idx = order[start:start + self.batch_size]
+            yield mygrad.Variable(self.X[idx]), self.y[idx]
+    msg = _fail(check.ch09_dataloader, _loader(mygrad, __iter__=__iter__),
+                Variable=mygrad.Variable)
+    assert "same seed give different epochs" in msg and "never from np.random" in msg
+
+
+def test_a_loader_that_ignores_drop_last_gets_the_sizes_hint(mygrad):
+    def __iter__(self):
+        for xb, yb in mygrad.data.batches(self.X, self.y, self.batch_size, self.shuffle,
+                                          self.rng):
+            yield mygrad.Variable(xb), yb
+    msg = _fail(check.ch09_dataloader, _loader(mygrad, __iter__=__iter__),
+                Variable=mygrad.Variable)
+    assert "expected sizes" in msg and "drop_last" in msg

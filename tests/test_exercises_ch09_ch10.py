@@ -258,7 +258,7 @@ def conv2d_forward_loops(x, weight, bias, stride=1, padding=0):
             for i in range(ho):
                 for j in range(wo):
                     win = xp[b, :, i * stride:i * stride + kh, j * stride:j * stride + kw]
-                    out[b, o, i, j] = (win * weight[o]).sum() + bias[o]
+                    out[b, o, i, j] = (win * weight[o]).sum() + (0.0 if bias is None else bias[o])
     return out
 
 
@@ -270,7 +270,7 @@ def conv2d_forward_im2col(x, weight, bias, stride=1, padding=0):
     wo = output_size(x.shape[3], kw, stride, padding)
     cols = im2col_ref(x, (kh, kw), stride, padding)
     y = (weight.reshape(co, -1) @ cols).reshape(co, n, ho, wo).transpose(1, 0, 2, 3)
-    return y + bias[None, :, None, None]
+    return y if bias is None else y + bias[None, :, None, None]
 
 
 def conv2d_backward(grad, x, weight, stride=1, padding=0):
@@ -435,3 +435,58 @@ def test_ch10_max_pool_rejects_padding_instead_of_dropping():
             return make_maxpool().backward(ctx, g)
     msg = failure(check.ch10_max_pool, Ceil)
     assert "ch10-max-pool" in msg and "left out" in msg
+
+
+# -- the causes the issue's feedback survey found misnamed ------------------------------------
+def _log_softmax_axis0_row_shift(x):
+    """The row maximum (as the chapter says) but the sum down each column."""
+    z = x - x.data.max(axis=-1, keepdims=True)
+    return z - z.exp().sum(axis=0, keepdims=True).log()
+
+
+def _log_softmax_global_max(x):
+    z = x - x.data.max()
+    return z - z.exp().sum(axis=-1, keepdims=True).log()
+
+
+@pytest.mark.parametrize("wrong,cause,not_said", [
+    (_log_softmax_axis0_row_shift, "normalised along axis 0", "Subtract each row's maximum"),
+    (_log_softmax_global_max, "one maximum for the whole batch", "Subtract each row's maximum first"),
+])
+def test_ch09_log_softmax_names_the_cause(wrong, cause, not_said):
+    with np.errstate(all="ignore"):
+        msg = failure(check.ch09_log_softmax, wrong)
+    assert "ch09-log-softmax" in msg and cause in msg and not_said not in msg
+
+
+def test_ch09_log_softmax_row_maximum_still_passes(capsys):
+    check.ch09_log_softmax(log_softmax, hidden=True)
+    assert "passed (with hidden cases)" in capsys.readouterr().out
+
+
+# -- chapter 10: the forward's index-order mistakes and bias=None, each named -----------------
+def _conv_always_bias(x, weight, bias, stride=1, padding=0):
+    out = conv2d_forward_loops(x, weight, np.zeros(weight.shape[0]), stride, padding)
+    return out + bias[None, :, None, None]          # fails on bias=None
+
+
+def _conv_bias_none_as_zero_shape(x, weight, bias, stride=1, padding=0):
+    b = np.ones(weight.shape[0]) if bias is None else bias   # adds 1 where nothing is given
+    return conv2d_forward_loops(x, weight, b, stride, padding)
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (lambda x, w, b, stride=1, padding=0: conv2d_forward_loops(x, w.transpose(0, 1, 3, 2), b,
+                                                               stride, padding),
+     "kernel's rows and columns are swapped"),
+    (lambda x, w, b, stride=1, padding=0: conv2d_forward_loops(x, w, b, stride, padding
+                                                               ).transpose(0, 1, 3, 2),
+     "output's rows and columns are swapped"),
+    (_conv_always_bias, "bias may be None"),
+    (_conv_bias_none_as_zero_shape, "add nothing"),
+])
+def test_ch10_conv2d_forward_names_the_cause(wrong, words):
+    msg = failure(check.ch10_conv2d_forward, wrong)
+    assert "ch10-conv2d-forward" in msg and words in msg
+    assert "out[n, o, i, j] = bias[o] + sum" not in msg       # not the generic formula
+

@@ -230,3 +230,81 @@ def test_ch11_hvp_exact_answers_pass_with_either_library(mygrad, capsys) -> None
         check.ch11_hvp(mygrad.hvp, seed=seed, hidden=hidden)
     out = capsys.readouterr().out
     assert out.count("cases of ch11-hvp passed") == 2 * len(SEEDS), out
+
+
+# -- ch11-grad: the walk the learner writes ---------------------------------------------------------
+@pytest.mark.parametrize("seed,hidden", SEEDS)
+def test_the_key_passes_the_grad_check(mygrad, seed, hidden, capsys):
+    check.ch11_grad(mygrad.higher.grad, mygrad.Variable, seed=seed, hidden=hidden)
+    assert "All 3 cases of ch11-grad passed" in capsys.readouterr().out
+
+
+def _grad_variant(mygrad, *, record=True, add=True, restore=True, backward=False):
+    """The key's walk with one thing done wrong."""
+    higher = mygrad.higher
+    GradMode, as_variable = higher.GradMode, higher.as_variable
+
+    def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+             allow_unused=False):
+        outputs, inputs = higher._as_tuple(outputs), higher._as_tuple(inputs)
+        if backward:
+            for y in outputs:
+                y.backward()
+            return tuple(x.grad for x in inputs)
+        grads = {id(y): mygrad.Variable(np.ones_like(y.data)) for y in outputs}
+        wanted = {id(x): i for i, x in enumerate(inputs)}
+        found = [None] * len(inputs)
+        enabled = GradMode.enabled
+        GradMode.enabled = bool(create_graph) if record else False
+        try:
+            for v in higher._walk_order(outputs):
+                g = grads.pop(id(v))
+                if id(v) in wanted:
+                    found[wanted[id(v)]] = g
+                node = v.grad_fn
+                if node is None:
+                    continue
+                input_grads = node.function.backward(node, g)
+                if not isinstance(input_grads, tuple):
+                    input_grads = (input_grads,)
+                for x, gx, needed in zip(node.inputs, input_grads, node.needs_input_grad):
+                    if needed and gx is not None:
+                        gx = as_variable(gx)
+                        grads[id(x)] = grads[id(x)] + gx if add and id(x) in grads else gx
+        finally:
+            if restore:
+                GradMode.enabled = enabled
+        if any(g is None for g in found) and not allow_unused:
+            raise RuntimeError("an input was not used")
+        return tuple(found)
+    return grad
+
+
+def _grad_failure(mygrad, variant):
+    return failure(lambda g, seed, hidden: check.ch11_grad(g, mygrad.Variable, seed=seed,
+                                                           hidden=hidden), variant)
+
+
+def test_a_grad_that_replaces_instead_of_adding_gets_the_paths_hint(mygrad):
+    msg = _grad_failure(mygrad, _grad_variant(mygrad, add=False))
+    assert "ch11-grad" in msg and "add the new share" in msg
+
+
+def test_a_grad_that_never_records_gets_the_create_graph_hint(mygrad):
+    msg = _grad_failure(mygrad, _grad_variant(mygrad, record=False))
+    assert "no grad_fn" in msg and "GradMode.enabled" in msg
+
+
+def test_a_grad_that_leaves_recording_off_gets_the_finally_hint(mygrad):
+    GradMode = mygrad.higher.GradMode
+    before = GradMode.enabled
+    try:
+        msg = _grad_failure(mygrad, _grad_variant(mygrad, restore=False))
+    finally:
+        GradMode.enabled = before       # the mistake leaves recording off for later tests
+    assert "not recorded any more" in msg and "finally" in msg
+
+
+def test_a_grad_built_on_backward_gets_the_dot_grad_hint(mygrad):
+    msg = _grad_failure(mygrad, _grad_variant(mygrad, backward=True))
+    assert "changed the inputs' .grad" in msg and "do not call backward()" in msg

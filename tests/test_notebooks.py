@@ -79,8 +79,16 @@ def test_key_follows_the_exercise_conventions(name: str) -> None:
                 f"cell {index}: a solution cell's grade_id is '<exercise id>-code' of a graded "
                 f"exercise, got {grade_id!r}")
             assert "### BEGIN SOLUTION" in cell.source, f"cell {index}: no solution region"
-        if is_grade_cell(cell) and is_solution_cell(cell):
-            pytest.fail(f"cell {index}: a cell cannot be both solution and graded here")
+        # a markdown cell that is both is nbgrader's manually graded answer cell
+        if is_grade_cell(cell) and is_solution_cell(cell) and cell.cell_type == "code":
+            pytest.fail(f"cell {index}: a code cell cannot be both solution and graded here")
+        if is_grade_cell(cell) and cell.cell_type == "markdown":
+            meta = nbgrader_meta(cell)
+            assert is_solution_cell(cell) and meta.get("points", 0) > 0, (
+                f"cell {index}: a graded markdown cell is a manual answer cell: solution and "
+                "grade set, points > 0")
+            assert meta.get("grade_id", "") in markdown.replace(cell.source, ""), (
+                f"cell {index}: no other markdown cell names the answer {meta.get('grade_id')}")
 
 
 # -- grading the key and the untouched student copies ----------------------------------------
@@ -149,7 +157,7 @@ def test_untouched_copy_fails_only_because_of_the_stubs(graded_class, name: str)
     for index, cell in enumerate(ran.cells):
         errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
         grade_id = nbgrader_meta(cell).get("grade_id")
-        if is_grade_cell(cell):
+        if is_grade_cell(cell) and cell.cell_type == "code":   # markdown ones are graded by hand
             assert errors, f"{name} cell {index}: graded cell passes in the student copy"
         for err in errors:
             tb = strip_ansi("\n".join(err.get("traceback", [])))

@@ -152,3 +152,65 @@ def test_check_reports_which_mygrad_modules_were_used_and_leaves_them_alone(tmp_
     assert "your mygrad in this run" in done.stdout, done.stdout + done.stderr
     assert "your variable.py (each passed its chapter's checks)" in done.stdout
     assert {p.name: p.read_text() for p in own.iterdir()} == before  # untouched by the run
+
+
+# -- the course-wide score: `autograd-lab check FOLDER` or several notebooks -------------------
+def test_the_course_table_has_a_row_per_chapter_and_the_total() -> None:
+    from autograd_lab.course.selfcheck import ChapterScore, format_course
+    done = ExerciseResult("a", 2, 2, True)
+    failed = ExerciseResult("b", 0, 3, False, "X: y")
+    stub = ExerciseResult("c", 0, 1, False, "stub", not_started=True)
+    text = format_course([ChapterScore("03_function.ipynb", (done, failed)),
+                          ChapterScore("04_engine.ipynb", (stub,)),
+                          ChapterScore("05_ops.ipynb", error="not a readable notebook")])
+    table = {line.split("  ")[0].strip(): " ".join(line.split()) for line in text.splitlines()}
+    assert table["03_function.ipynb"] == "03_function.ipynb 2/5 1 of 2 exercises passed, 1 failed"
+    assert table["04_engine.ipynb"] == "04_engine.ipynb 0/1 0 of 1 exercises passed, 1 not started"
+    assert table["05_ops.ipynb"] == "05_ops.ipynb - not checked: not a readable notebook"
+    assert table["course total"] == ("course total 2/6 1 of 3 exercises passed, 1 failed, "
+                                     "1 not started (33%)")
+    assert "could not be checked and count no points: 05_ops.ipynb" in text
+
+
+def test_a_folder_means_its_chapter_notebooks_in_order(tmp_path) -> None:
+    from autograd_lab.course.notebooks import CourseError
+    from autograd_lab.course.selfcheck import notebooks_to_check
+    for name in ("10_conv.ipynb", "02_variable.ipynb", "notes.ipynb", "02_variable-copy.txt"):
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "11_higher.ipynb").mkdir()
+    assert [p.name for p in notebooks_to_check([tmp_path])] == ["02_variable.ipynb",
+                                                                "10_conv.ipynb"]
+    twice = notebooks_to_check([tmp_path / "10_conv.ipynb", tmp_path])
+    assert [p.name for p in twice] == ["10_conv.ipynb", "02_variable.ipynb"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(CourseError, match="no chapter notebooks"):
+        notebooks_to_check([empty])
+
+
+def test_check_over_a_folder_prints_each_chapter_and_the_course_score(tmp_path, student) -> None:
+    write_notebook(course_nb.solved(student), tmp_path / "00_done.ipynb")
+    write_notebook(student, tmp_path / "01_fresh.ipynb")
+    (tmp_path / "scratch.ipynb").write_text("not a notebook")      # not a chapter: left out
+    done = run_cli("check", str(tmp_path), "--timeout", "60")
+    assert done.returncode == 1, done.stderr
+    out = done.stdout
+    assert out.index("== 00_done.ipynb ==") < out.index("== 01_fresh.ipynb ==") \
+        < out.index("== the course ==")
+    course = out.split("== the course ==")[1]
+    rows_ = {line.split()[0]: " ".join(line.split()) for line in course.splitlines() if line}
+    assert rows_["00_done.ipynb"] == "00_done.ipynb 5/5 2 of 2 exercises passed"
+    assert rows_["01_fresh.ipynb"] == ("01_fresh.ipynb 0/5 0 of 2 exercises passed, "
+                                       "2 not started")
+    assert rows_["course"] == ("course total 5/10 2 of 4 exercises passed, 2 not started (50%)")
+    assert "scratch" not in out
+
+
+def test_check_of_several_notebooks_names_one_that_is_missing(tmp_path, student) -> None:
+    write_notebook(course_nb.solved(student), tmp_path / "00_done.ipynb")
+    done = run_cli("check", str(tmp_path / "00_done.ipynb"), str(tmp_path / "01_gone.ipynb"),
+                   "--timeout", "60")
+    assert done.returncode == 1, done.stderr
+    course = done.stdout.split("== the course ==")[1]
+    assert "01_gone.ipynb" in course and "not checked: No notebook at" in course
+    assert "course total" in course and "5/5" in course

@@ -1,5 +1,8 @@
 """``autograd-lab check NOTEBOOK``: run a learner's notebook headless and score each exercise.
 
+``autograd-lab check FOLDER`` (or several notebooks) checks each chapter notebook in turn and
+ends with the course-wide score: one row per chapter and the total.
+
 The notebook runs top to bottom in a fresh kernel (the file itself is not changed),
 errors do not stop the run, and each graded cell scores its points when it raised
 nothing and wrote nothing to stderr -- the rule nbgrader's autograder applies.
@@ -274,4 +277,75 @@ def format_table(results: list[ExerciseResult], width: int | None = None,
                  f"  {', '.join(counts)}")
     if not verbose and any(r.rest() for r in results):
         lines.append("(run with -v to see each failure's whole message)")
+    return "\n".join(lines)
+
+
+_CHAPTER = re.compile(r"^\d\d_.+\.ipynb$")
+
+
+def notebooks_to_check(paths: list[Path]) -> list[Path]:
+    """The notebooks that ``paths`` name: a file as given, a folder as its chapter notebooks
+    (``NN_name.ipynb``, in chapter order); each notebook once."""
+    found: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            chapters = sorted(p for p in path.iterdir() if _CHAPTER.match(p.name) and p.is_file())
+            if not chapters:
+                raise CourseError(f"{path} holds no chapter notebooks (files named like "
+                                  "03_function.ipynb): pass your course folder or the notebooks.")
+            found += chapters
+        else:
+            found.append(path)
+    return list(dict.fromkeys(found))
+
+
+@dataclass(frozen=True)
+class ChapterScore:
+    """One notebook's part of the course-wide score; ``error`` when it could not be checked."""
+
+    notebook: str
+    results: tuple[ExerciseResult, ...] = ()
+    error: str = ""
+
+    @property
+    def points(self) -> float:
+        return sum(r.points for r in self.results)
+
+    @property
+    def max_points(self) -> float:
+        return sum(r.max_points for r in self.results)
+
+
+def format_course(chapters: list[ChapterScore]) -> str:
+    """The course-wide score: per chapter its points, how many exercises passed (failed, not
+    started), and the total over every chapter that could be checked."""
+    name_w = max([len("chapter"), len("course total")] + [len(c.notebook) for c in chapters])
+    cells = [f"{format_points(c.points)}/{format_points(c.max_points)}" for c in chapters]
+    got = sum(c.points for c in chapters)
+    total = sum(c.max_points for c in chapters)
+    total_cell = f"{format_points(got)}/{format_points(total)}"
+    pts_w = max([len("points"), len(total_cell)] + [len(x) for x in cells])
+
+    def counts(results: list[ExerciseResult]) -> str:
+        parts = [f"{sum(r.passed for r in results)} of {len(results)} exercises passed"]
+        failed = sum(not r.passed and not r.not_started for r in results)
+        not_started = sum(r.not_started for r in results)
+        if failed:
+            parts.append(f"{failed} failed")
+        if not_started:
+            parts.append(f"{not_started} not started")
+        return ", ".join(parts)
+
+    lines = [f"{'chapter':<{name_w}}  {'points':>{pts_w}}  exercises"]
+    for chapter, cell in zip(chapters, cells):
+        what = f"not checked: {chapter.error}" if chapter.error else counts(list(chapter.results))
+        lines.append(f"{chapter.notebook:<{name_w}}  {'-' if chapter.error else cell:>{pts_w}}  "
+                     f"{what}")
+    every = [r for c in chapters for r in c.results]
+    share = f" ({got / total:.0%})" if total else ""
+    lines.append(f"{'course total':<{name_w}}  {total_cell:>{pts_w}}  {counts(every)}{share}")
+    unchecked = [c.notebook for c in chapters if c.error]
+    if unchecked:
+        lines.append(f"({len(unchecked)} notebook(s) could not be checked and count no points: "
+                     f"{', '.join(unchecked)})")
     return "\n".join(lines)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ._common import Checker
 
-__all__ = ["ch07_affine_relu_forward", "ch07_affine_relu_backward", "ch07_softmax_rows",
+__all__ = ["ch07_affine_relu_forward", "ch07_affine_relu_backward", "ch07_softmax_rows", "ch07_cross_entropy_rows",
            "ch07_column_sums"]
 
 NUMBA_HINT = ("If numba could not compile your function, the first lines of the message name "
@@ -169,6 +169,131 @@ def _prange_loops(func: ast.FunctionDef) -> int:
             name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
             count += name == "prange"
     return count
+
+
+def _is_prange(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    return (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")) == "prange"
+
+
+def _written(targets: list[ast.expr]) -> list[ast.Subscript]:
+    """The subscripted targets among ``targets`` (tuples unpacked): the array elements written."""
+    found: list[ast.Subscript] = []
+    for t in targets:
+        if isinstance(t, (ast.Tuple, ast.List)):
+            found += _written(list(t.elts))
+        elif isinstance(t, ast.Subscript):
+            found.append(t)
+    return found
+
+
+def _base_name(node: ast.AST) -> str | None:
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _racy_writes(func: ast.FunctionDef) -> list[tuple[str, str]]:
+    """Writes inside a ``prange`` loop that are not indexed by the loop's own variable.
+
+    Iteration ``i`` of ``for i in prange(n)`` owns the elements whose index holds ``i`` itself
+    (``out[i]``, ``partial[i, j]``); any other index (``partial[i // step, j]``, ``acc[j]``) can
+    be the same element for two iterations that run at the same time: a race. Arrays made inside
+    the loop's body belong to one iteration and are not counted. Returns (write, loop variable).
+    """
+    found: list[tuple[str, str]] = []
+    for loop in ast.walk(func):
+        if not (isinstance(loop, ast.For) and _is_prange(loop.iter)
+                and isinstance(loop.target, ast.Name)):
+            continue
+        var = loop.target.id
+        private = {t.id for node in ast.walk(loop) if isinstance(node, ast.Assign)
+                   for t in node.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(loop):
+            if isinstance(node, ast.Assign):
+                targets = list(node.targets)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            else:
+                continue
+            for t in _written(targets):
+                if _base_name(t) in private:
+                    continue
+                index = t.slice.elts if isinstance(t.slice, ast.Tuple) else [t.slice]
+                if not any(isinstance(i, ast.Name) and i.id == var for i in index):
+                    write = (ast.unparse(t), var)
+                    if write not in found:
+                        found.append(write)
+    return found
+
+
+def _race_hint(writes: list[tuple[str, str]]) -> str:
+    text, var = writes[0]
+    return (f"This is a race: `{text}` is written inside `for {var} in prange(...)`, and its "
+            f"index is not `{var}` itself, so two iterations that run at the same time on "
+            f"different threads can write the same element; one thread's `+=` then overwrites "
+            f"the other's and the totals are wrong in some runs. Give every iteration a slot "
+            f"of its own: run prange over the blocks (`for c in prange(nblocks)`) and write "
+            f"only partial[c, ...] in iteration c.")
+
+
+def _check_no_race(ck: Checker, fn: Any, name: str) -> None:
+    """Fail if a write inside a prange loop is indexed by anything but the loop variable."""
+    func = _source_tree(fn)
+    if func is None:
+        return
+    with ck.case(f"{name}: every prange iteration writes only its own elements (no race)"):
+        writes = _racy_writes(func)
+        ck.check(not writes,
+                 f"{name} writes {', '.join(f'`{w}`' for w, _ in writes[:3])} from a prange "
+                 "loop, at an index other than the loop variable's own slot.",
+                 hint=_race_hint(writes) if writes else None)
+
+
+def _thread_counts() -> list[int]:
+    """1, 2 and the number numba uses now, within what numba started with."""
+    import numba
+    top = numba.config.NUMBA_NUM_THREADS
+    return sorted({n for n in (1, 2, numba.get_num_threads()) if 1 <= n <= top})
+
+
+def _check_runs_agree(ck: Checker, fn: Any, name: str, rng: np.random.Generator,
+                      repeats: int) -> None:
+    """Run the kernel on several shapes, block counts and thread counts, ``repeats`` times
+    each, and compare every result with the serial sums: a race shows up as a difference in
+    some runs. Only for a compiled parallel kernel (a plain Python loop never races)."""
+    if not (_jit_enabled() and hasattr(fn, "py_func")):
+        return
+    import numba
+    cases = [((400_000, 2), 3), ((100_000, 4), 3), ((30_001, 3), 2), ((4_096, 10), 5),
+             ((999, 7), 4)]
+    with ck.case(f"{name} gives the serial sums on every run, with "
+                 f"{' and '.join(map(str, _thread_counts()))} thread(s)"):
+        before = numba.get_num_threads()
+        try:
+            for shape, nblocks in cases:
+                x = np.ascontiguousarray(rng.normal(size=shape))
+                expected = np.stack([x[lo:hi].sum(axis=0)
+                                     for lo, hi in _blocks(shape[0], nblocks)])
+                for threads in _thread_counts():
+                    numba.set_num_threads(threads)
+                    wrong = 0
+                    for _ in range(repeats):
+                        partial = _filled((nblocks, shape[1]))
+                        _call(ck, fn, x, partial)
+                        wrong += not np.allclose(partial, expected, rtol=1e-9, atol=1e-7)
+                    ck.check(wrong == 0,
+                             f"on x of shape {shape} in {nblocks} blocks with {threads} "
+                             f"thread(s), partial differed from the serial sums in {wrong} of "
+                             f"{repeats} runs.",
+                             hint="Results that change from run to run are the mark of a race: "
+                                  "two iterations of your prange loop wrote the same element "
+                                  "at the same time. Iteration c of `for c in prange(nblocks)` "
+                                  "must write only partial[c, ...].")
+        finally:
+            numba.set_num_threads(before)
 
 
 def _check_structure(ck: Checker, fn: Any, name: str, ndims: dict[str, int],
@@ -343,6 +468,24 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return e / e.sum(axis=axis, keepdims=True)
 
 
+_GLOBAL_MAX_HINT = ("You subtracted the maximum of the whole array, not of each row: in a row "
+                    "whose values all lie far below that maximum, every exp underflows to 0 and "
+                    "0 / 0 gives nan. Take m as the maximum of row i alone (a loop over j in "
+                    "that row).")
+
+
+def _global_shift_pattern(out: np.ndarray, x: np.ndarray) -> bool:
+    """True if ``out`` fails (inf or nan) exactly where a softmax shifted by the maximum of the
+    whole array, instead of each row's, fails: rows far below the global maximum underflow."""
+    if not x.size:
+        return False
+    with np.errstate(all="ignore"):
+        e = np.exp(x - x.max())
+        shifted = e / e.sum(axis=1, keepdims=True)
+    bad = ~np.isfinite(shifted)
+    return bool(bad.any() and np.array_equal(bad, ~np.isfinite(out)))
+
+
 def ch07_softmax_rows(softmax_rows: Callable[..., Any], *, seed: int = 0,
                       hidden: bool = False) -> None:
     """Check ``softmax_rows(x, out)``: the numerically stable softmax of each row of the 2-d
@@ -380,6 +523,8 @@ def ch07_softmax_rows(softmax_rows: Callable[..., Any], *, seed: int = 0,
                 hint = ("exp overflowed: subtract the row maximum before exp (softmax does not "
                         "change, and exp(x - max) <= 1).") if np.abs(x_before).max() > 700 else (
                         _unwritten_hint(out, expected) or hint)
+                if _global_shift_pattern(out, x_before):
+                    hint = _GLOBAL_MAX_HINT
             mistakes = []
             if x.size:
                 shifted = np.exp(x_before - x_before.max(axis=1, keepdims=True))
@@ -414,6 +559,7 @@ def ch07_column_sums(column_sums_blocked: Callable[..., Any], *, seed: int = 0,
     ck = Checker("ch07-column-sums", seed=seed, hidden=hidden)
     rng = ck.rng
     _check_kernel(ck, column_sums_blocked, "column_sums_blocked", parallel=True)
+    _check_no_race(ck, column_sums_blocked, "column_sums_blocked")
     cases = [((10, 3), 2), ((7, 4), 3), ((5, 2), 1), ((2, 5), 4), ((1000, 10), 2)]
     if hidden:
         cases += [((0, 3), 2), ((33, 6), 5), ((9, 1), 9)]
@@ -454,6 +600,8 @@ def ch07_column_sums(column_sums_blocked: Callable[..., Any], *, seed: int = 0,
                      hint="End with `return partial`.")
     _check_structure(ck, column_sums_blocked, "column_sums_blocked", {"x": 2, "partial": 2},
                      parallel=True)
+    _check_runs_agree(ck, column_sums_blocked, "column_sums_blocked", rng,
+                      repeats=8 if hidden else 5)
     ck.done()
 
 
@@ -491,6 +639,20 @@ def mygrad_kernels(pkg: Any) -> None:
                           "of the fast ops section.")
             ck.call(y.sum().backward)
             ck.close(x.grad.data, (x.data > 0) * 1.0, what="x.grad (relu'(0) is 0)")
+        with ck.case("SoftmaxRows runs softmax_rows: values and gradient of each row's softmax"):
+            ck.check(hasattr(pkg, "SoftmaxRows"), "mygrad/kernels.py has no SoftmaxRows.",
+                     hint="Run the cell of section 8 that defines ReLU, SoftmaxRows and "
+                          "SoftmaxCrossEntropy again: it writes them into the module.")
+            x = pkg.Variable(x2.copy(), requires_grad=True)
+            y = ck.call(pkg.SoftmaxRows.apply, x)
+            ck.close(y.data, pkg.softmax_rows_ref(x2), atol=1e-12, what="SoftmaxRows(x)")
+            g = np.round(rng.normal(size=x2.shape), 3)
+            ck.call(y.backward, pkg.Variable(g))
+            p = pkg.softmax_rows_ref(x2)
+            ck.close(x.grad.data, p * (g - (g * p).sum(axis=1, keepdims=True)), atol=1e-12,
+                     what="gradient of SoftmaxRows",
+                     hint="backward: y * (g - (g * y).sum(axis=1, keepdims=True)) with y the "
+                          "softmax the forward computed.")
         with ck.case("softmax_cross_entropy: mean loss and gradient of the references"):
             logits = pkg.Variable(x2, requires_grad=True)
             loss = ck.call(pkg.softmax_cross_entropy, logits, targets)
@@ -512,4 +674,69 @@ def mygrad_kernels(pkg: Any) -> None:
                      hint="In backward, if GradMode.enabled: return the gradient computed with "
                           "Variable operations (e.g. softmax(logits) - onehot, times "
                           "grad_output / n).")
+    ck.done()
+
+
+# -- ch07-cross-entropy-rows ----------------------------------------------------------------
+def ch07_cross_entropy_rows(cross_entropy_rows: Callable[..., Any], *, seed: int = 0,
+                            hidden: bool = False) -> None:
+    """Check the fused kernel ``cross_entropy_rows(x, targets, grad)``: for logits ``x`` (N, C)
+    and one class index per row, return the SUMMED loss, sum_i (log sum_j exp x[i, j] -
+    x[i, t_i]), computed stably (the row maximum subtracted before exp), and write
+    ``grad[i] = softmax(x[i]) - onehot(t_i)``, leaving ``x`` unchanged."""
+    ck = Checker("ch07-cross-entropy-rows", seed=seed, hidden=hidden)
+    rng = ck.rng
+    _check_kernel(ck, cross_entropy_rows, "cross_entropy_rows")
+    cases = [("a (4, 3) batch", np.round(rng.normal(size=(4, 3)), 3)),
+             ("a (5, 10) batch", np.round(2 * rng.normal(size=(5, 10)), 3)),
+             ("logits of +-1000 (exp would overflow without the shift)",
+              np.array([[1000.0, 999.0, -1000.0], [-1000.0, -1001.0, -999.0]]))]
+    if hidden:
+        cases += [("a (9, 7) batch, scale 300", 300 * rng.normal(size=(9, 7))),
+                  ("one row, one class", np.array([[2.5]]))]
+    for name, x in cases:
+        with ck.case(name):
+            x = np.ascontiguousarray(x, dtype=np.float64)
+            t = rng.integers(0, x.shape[1], size=x.shape[0]).astype(np.int64)
+            before = x.copy()
+            grad = _filled(x.shape)
+            shift = ("exp overflowed (or every exp underflowed to 0): subtract the row maximum "
+                     "m before exp and add it back, loss_i = log(sum_j exp(x[i, j] - m)) + m - "
+                     "x[i, t_i]; then no exp exceeds 1 and the largest is exactly 1.")
+            try:
+                with np.errstate(all="ignore"):
+                    total = _call(ck, cross_entropy_rows, x, t, grad)
+            except AssertionError as err:
+                if "OverflowError" in str(err) or "ZeroDivisionError" in str(err):
+                    ck.fail(f"your kernel failed on these logits: {str(err).splitlines()[0]}",
+                            hint=shift)
+                raise
+            m = before.max(axis=1, keepdims=True)
+            lse = np.log(np.exp(before - m).sum(axis=1)) + m[:, 0]
+            rows = np.arange(len(t))
+            per_row = lse - before[rows, t]
+            expected = float(per_row.sum())
+            want_grad = _softmax(before)
+            want_grad[rows, t] -= 1.0
+            ck.check(np.array_equal(x, before), "your kernel changed its input x.",
+                     hint="Keep the row maximum in a local variable; write only into grad.")
+            got = float(np.asarray(total, dtype=np.float64))
+            ck.check(np.isfinite(got) or not np.isfinite(expected), "the loss is inf or nan.",
+                     expected=expected, received=got, hint=shift)
+            ck.close(got, expected, rtol=1e-9, atol=1e-9, what="the summed loss",
+                     hint="Per row: loss_i = log(sum_j exp(x[i, j] - m)) + m - x[i, t_i]; "
+                          "return the sum over the rows.",
+                     mistakes=[(expected / len(t), "You returned the mean: the kernel returns "
+                                "the SUM over the rows (the Function divides by N)."),
+                               (-expected, "The sign is wrong: the loss is log-sum-exp MINUS "
+                                "the target's logit.")])
+            hint = _unwritten_hint(grad, want_grad) or (
+                shift if not np.isfinite(grad).all() else
+                "grad[i, j] = exp(x[i, j] - m) / s, then grad[i, t_i] -= 1.")
+            ck.close(grad, want_grad, rtol=1e-9, atol=1e-12, what="grad", hint=hint,
+                     mistakes=[(_softmax(before), "grad is the softmax: subtract 1 at each "
+                                "row's target class, grad[i, t_i] -= 1 (softmax - onehot)."),
+                               (want_grad / len(t), "Leave grad per row, without dividing by "
+                                "N: the Function scales it by 1/N.")])
+    _check_structure(ck, cross_entropy_rows, "cross_entropy_rows", {"x": 2, "grad": 2})
     ck.done()

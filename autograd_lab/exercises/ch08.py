@@ -13,8 +13,285 @@ import numpy as np
 
 from ._common import Checker, library, named, shaped_mistakes
 
-__all__ = ["ch08_linear", "ch08_sgd_momentum", "ch08_adam", "ch08_training_loop", "mygrad_nn",
+__all__ = ["ch08_module", "ch08_sequential", "ch08_dropout", "ch08_linear", "ch08_sgd_momentum", "ch08_adam", "ch08_training_loop", "mygrad_nn",
            "mygrad_optim"]
+
+
+# -- ch08-module ----------------------------------------------------------------------------
+def ch08_module(MyModule: type, Parameter: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check Module's parameter walk: assigning a ``Parameter`` (or a ``Module``) to an
+    attribute registers it under that name, in assignment order; assigning anything else to the
+    name unregisters it; ``named_modules()`` yields ``("", self)`` then every module inside, with
+    dotted names, depth first; ``named_parameters()`` yields each parameter once (a parameter
+    shared by two layers is listed under its first name), with dotted names; ``parameters()``
+    yields the same objects; ``zero_grad()`` sets every gradient, children's too, to ``None``.
+
+    Only the learner's ``Module`` is exercised; ``Parameter`` is the given class."""
+    ck = Checker("ch08-module", seed=seed, hidden=hidden)
+    rng = ck.rng
+    name = MyModule.__name__
+
+    def param(*shape: int) -> Any:
+        return ck.call(named(lambda: Parameter(rng.normal(size=shape)), "Parameter"))
+
+    def build(kind: str) -> Any:
+        """A small model, built through the learner's __setattr__."""
+        class Leaf(MyModule):  # type: ignore[misc, valid-type]
+            def __init__(self, *params: Any) -> None:
+                super().__init__()
+                for i, p in enumerate(params):
+                    setattr(self, f"p{i}", p)
+
+        class Tree(MyModule):  # type: ignore[misc, valid-type]
+            def __init__(self) -> None:
+                super().__init__()
+                self.scale = param(1)
+                self.note = "not registered"
+                self.body = Leaf(param(2, 3), param(3))
+                self.shift = param(2)
+                if kind == "nested":
+                    self.body.inner = Leaf(param(4))
+                if kind == "shared":
+                    self.head = Leaf(self.body.p0, param(5))
+                if kind == "reassigned":
+                    self.scale = np.ones(1)          # a plain array: scale is no parameter now
+                    self.body = Leaf(param(6))       # a new module under the old name
+        return ck.call(named(Tree, f"a {name} subclass"),
+                       hint="Call super().__init__() first; __setattr__ must store the value "
+                            "too (object.__setattr__(self, name, value)).")
+
+    walk = ("named_parameters walks named_modules(prefix) and, for each module, yields its "
+            "own _parameters under f\"{module_name}.{param_name}\" (just the parameter name "
+            "for the top module).")
+
+    def names_of(model: Any) -> list[str]:
+        pairs = ck.call(lambda: list(model.named_parameters()), hint=walk)
+        return [n for n, _ in pairs]
+
+    def explain(got: list[str], want: list[str]) -> str:
+        short = [w.rpartition(".")[2] for w in want]
+        if got == short:
+            return ("The names lack the module's prefix: a child's parameter is named "
+                    "'body.p0', not 'p0'. " + walk)
+        if set(got) < set(want) and all("." not in g for g in got):
+            return ("Only the top module's own parameters are listed: recurse into the child "
+                    "modules registered in _modules. " + walk)
+        if len(got) > len(set(got)) or len(got) > len(want):
+            return ("A parameter appears twice: keep a set of the ids already yielded and skip "
+                    "a parameter seen before (a shared layer is one parameter). " + walk)
+        if sorted(got) == sorted(want):
+            return ("The order differs: registration keeps assignment order (a dict does), "
+                    "and the walk goes depth first: a module's own parameters, then each "
+                    "child's in the order the children were assigned.")
+        return walk
+
+    with ck.case(f"assigning Parameters and Modules to a {name} registers them, in order"):
+        model = build("plain")
+        want = ["scale", "shift", "body.p0", "body.p1"]
+        got = names_of(model)
+        ck.check(got == want, "named_parameters() does not list the expected names.",
+                 expected=want, received=got, hint=explain(got, want))
+        params = [p for _, p in model.named_parameters()]
+        ck.check(all(a is b for a, b in zip(params, (model.scale, model.shift, model.body.p0,
+                                                     model.body.p1))),
+                 "named_parameters() yields other objects than the attributes.",
+                 hint="Yield the Parameter objects themselves, not copies or their data.")
+        listed = ck.call(lambda: list(model.parameters()))
+        ck.check(len(listed) == len(params) and all(a is b for a, b in zip(listed, params)),
+                 "parameters() does not yield the same objects as named_parameters().",
+                 expected=len(params), received=len(listed),
+                 hint="parameters() is named_parameters() without the names.")
+        ck.check(model.note == "not registered", "a plain attribute was not stored.",
+                 hint="__setattr__ ends with object.__setattr__(self, name, value) for every "
+                      "value.")
+    with ck.case("named_modules(): the model first, then every module inside, dotted names"):
+        model = build("nested")
+        got = [n for n, _ in ck.call(lambda: list(model.named_modules()))]
+        want = ["", "body", "body.inner"]
+        ck.check(got == want, "named_modules() does not list the expected names.",
+                 expected=want, received=got,
+                 hint="yield prefix, self; then for each child in _modules: yield from "
+                      "child.named_modules(prefix + '.' + name, or just name at the top).")
+        want = ["scale", "shift", "body.p0", "body.p1", "body.inner.p0"]
+        got = names_of(model)
+        ck.check(got == want, "the parameters of a module two levels down are not listed "
+                 "as expected.", expected=want, received=got, hint=explain(got, want))
+    with ck.case("a parameter shared by two layers is listed once, under its first name"):
+        model = build("shared")
+        want = ["scale", "shift", "body.p0", "body.p1", "head.p1"]
+        got = names_of(model)
+        ck.check(got == want, "the shared parameter is not listed exactly once.",
+                 expected=want, received=got, hint=explain(got, want))
+    with ck.case("assigning something else to a name unregisters what it held"):
+        model = build("reassigned")
+        want = ["shift", "body.p0"]
+        got = names_of(model)
+        ck.check(got == want, "a reassigned name still lists what it held before.",
+                 expected=want, received=got,
+                 hint=("A name holds one thing at a time: when a name is assigned a value that "
+                       "is not a Parameter, remove it from _parameters (and from _modules when "
+                       "it is not a Module); a new Parameter or Module under an old name keeps "
+                       "its place." if "scale" in got or "body.p1" in got
+                       else explain(got, want)))
+    with ck.case("zero_grad() sets every gradient, the children's too, to None"):
+        model = build("nested" if not hidden else "shared")
+        for p in model.parameters():
+            p.grad = Parameter(np.ones(p.shape))
+        ck.call(model.zero_grad)
+        left = [n for n, p in model.named_parameters() if p.grad is not None]
+        zeros = left and all(np.all(np.asarray(getattr(p.grad, "data", p.grad)) == 0)
+                             for n, p in model.named_parameters() if n in left)
+        ck.check(not left, "some gradients are not None after zero_grad().",
+                 expected=[], received=left,
+                 hint=("Set p.grad = None, not zeros (PyTorch 2's default: backward then "
+                       "starts a fresh gradient). " if zeros else
+                       "Walk self.parameters(), so that children's parameters are reached too. ")
+                      + "for p in self.parameters(): p.grad = None.")
+    with ck.case("train(False) switches the model and every module inside it; train() back"):
+        model = build("nested")
+        out = ck.call(lambda: model.train(False))
+        modes = {n: m.training for n, m in model.named_modules()}
+        ck.check(not any(modes.values()), "some modules are still in training mode after "
+                 "train(False).", expected={n: False for n in modes}, received=modes,
+                 hint="Walk self.modules() (the model and everything inside it) and set "
+                      "m.training = mode on each, not only on self.")
+        ck.check(out is model, "train(mode) does not return the module itself.",
+                 hint="End train() with `return self`, so that model = Net().train() works.")
+        ck.call(model.train)
+        modes = {n: m.training for n, m in model.named_modules()}
+        ck.check(all(modes.values()), "train() does not switch every module back to training.",
+                 expected={n: True for n in modes}, received=modes,
+                 hint="train(mode=True): the default switches back to training mode.")
+    ck.done()
+
+
+# -- ch08-sequential ------------------------------------------------------------------------
+def ch08_sequential(MySequential: type, Module: type, *, seed: int = 0,
+                    hidden: bool = False) -> None:
+    """Check Sequential: ``Sequential(m0, m1, ...)`` registers its modules under the names
+    ``"0"``, ``"1"``, ... (through Module's ``__setattr__``); ``forward(x)`` feeds ``x`` through
+    them in that order, each module getting the previous one's output; ``len`` and ``[i]``
+    give the number of modules and the i-th one.
+
+    The modules fed in are small ``Module`` subclasses (of the learner's given ``Module``)
+    whose effect is known, so only Sequential's own lines are exercised."""
+    ck = Checker("ch08-sequential", seed=seed, hidden=hidden)
+    rng = ck.rng
+
+    class Affine(Module):  # type: ignore[misc, valid-type]
+        def __init__(self, a: float, b: float) -> None:
+            super().__init__()
+            self.a, self.b = a, b
+
+        def forward(self, x: Any) -> Any:
+            return x * self.a + self.b
+
+    n = 3 if not hidden else 4
+    coeffs = [(float(rng.integers(2, 5)), float(rng.integers(1, 9))) for _ in range(n)]
+    layers = [Affine(a, b) for a, b in coeffs]
+    seq = ck.call(named(lambda: MySequential(*layers), MySequential.__name__),
+                  hint="Call super().__init__() first, then register each module with "
+                       "setattr(self, str(i), module).")
+    with ck.case(f"{MySequential.__name__}(m0, ..., m{n - 1}) registers them as '0', '1', ..."):
+        names = [name for name, _ in ck.call(lambda: list(seq.named_modules()))][1:]
+        want = [str(i) for i in range(n)]
+        ck.check(names == want, "the modules are not registered under '0', '1', ...",
+                 expected=want, received=names,
+                 hint=("Register each module by assignment, setattr(self, str(i), module), so "
+                       "that Module's __setattr__ files it in _modules; a plain list hides them "
+                       "from the walk (no parameters, no train/eval)." if not names else
+                       "Use the position as the name: setattr(self, str(i), module)."))
+        ck.check(all(m is layers[i] for i, (_, m) in enumerate(list(seq.named_modules())[1:])),
+                 "the registered modules are not the ones passed in.",
+                 hint="Register the modules themselves, in the order given.")
+    with ck.case("forward feeds each module the previous one's output, in order"):
+        x = np.round(rng.normal(size=(2, 3)), 3)
+        want = x.copy()
+        for a, b in coeffs:
+            want = want * a + b
+        got = ck.call(seq, x)
+        reverse = x.copy()
+        for a, b in reversed(coeffs):
+            reverse = reverse * a + b
+        last = x * coeffs[-1][0] + coeffs[-1][1]
+        ck.close(getattr(got, "data", got), want, what="output",
+                 hint="x = module(x) for each module in self._modules.values(), then return x.",
+                 mistakes=shaped_mistakes(want.shape,
+                     (lambda: reverse, "The modules run in reverse order: apply them in the "
+                                       "order they were given (m0 first)."),
+                     (lambda: last, "Only the last module's output on the input comes out: "
+                                    "reassign x = m(x) in the loop, so each module gets the "
+                                    "previous module's output.")))
+    with ck.case("len() and indexing"):
+        ck.check(ck.call(lambda: len(seq)) == n, "len() is not the number of modules.",
+                 expected=n, received=len(seq), hint="__len__ returns len(self._modules).")
+        for i in (0, n - 1, -1):
+            index = ("__getitem__(i) returns list(self._modules.values())[i], so that negative "
+                     "indices count from the end as for a list.")
+            ck.check(ck.call(lambda: seq[i], hint=f"seq[{i}] raised. " + index) is layers[i],
+                     f"seq[{i}] is not module {i}.", hint=index)
+    ck.done()
+
+
+# -- ch08-dropout ---------------------------------------------------------------------------
+def ch08_dropout(MyDropout: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check Dropout (inverted dropout, as PyTorch): in training mode each element is zeroed
+    with probability ``p`` and the others are scaled by ``1 / (1 - p)``, as a differentiable
+    product (the gradient is the same mask and scale); ``p = 0`` and evaluation mode give the
+    input unchanged; ``p = 1`` gives zeros."""
+    ck = Checker("ch08-dropout", seed=seed, hidden=hidden)
+    rng = ck.rng
+    # the Variable of the library the class (or the class it extends) was written with
+    Variable = next((v for v in (_variable_class(c) for c in MyDropout.__mro__[:-1])
+                     if v is not library().Variable), library().Variable)
+    name = MyDropout.__name__
+    recipe = ("keep = generator.random(x.shape) >= p; return x * Variable(keep / (1 - p)) (in "
+              "x's dtype), so that autograd records the product.")
+    for p in ((0.25, 0.5) if not hidden else (0.3, 0.7)):
+        with ck.case(f"{name}({p}) in training mode: about {p:.0%} zeros, the rest scaled by "
+                     f"1/(1 - p) = {1 / (1 - p):.4g}; the gradient is the same"):
+            drop = ck.call(named(lambda: MyDropout(p), name))
+            x = Variable(rng.uniform(1.0, 2.0, size=(200, 100)), requires_grad=True)
+            y = ck.call(drop, x, hint=recipe)
+            out = np.asarray(getattr(y, "data", y), dtype=np.float64)
+            kept = out != 0
+            frac = 1 - kept.mean()
+            ck.check(abs(frac - p) < 0.03, f"{frac:.1%} of the elements are zeroed, expected "
+                     f"about {p:.0%}.", expected=p, received=round(float(frac), 4),
+                     hint=("The mask keeps an element with probability 1 - p: keep = "
+                           "generator.random(x.shape) >= p (with < p you keep a fraction p)."
+                           if abs(frac - (1 - p)) < 0.03 else recipe))
+            ratio = out[kept] / x.data[kept]
+            ck.check(np.allclose(ratio, 1 / (1 - p), rtol=1e-5),
+                     "the kept elements are not scaled by 1/(1 - p).",
+                     expected=1 / (1 - p), received=float(np.median(ratio)),
+                     hint=("Scale what is kept by 1/(1 - p), so that the expected output equals "
+                           "the input and evaluation mode needs no rescaling. "
+                           if np.allclose(ratio, 1.0) else
+                           "Scale by 1/(1 - p), not by p or 1 - p. ") + recipe)
+            ck.check(getattr(y, "grad_fn", None) is not None,
+                     "the output has no grad_fn: nothing was recorded for backward.",
+                     hint="Multiply the Variable x by a Variable mask; do not compute on x.data.")
+            ck.call(named(lambda: y.backward(Variable(np.ones(out.shape))), "backward"))
+            ck.close(getattr(x.grad, "data", None), kept / (1 - p), rtol=1e-5, atol=1e-6,
+                     what="x.grad", hint="The gradient is the mask times 1/(1 - p): build the "
+                                         "output as x * Variable(mask).")
+    with ck.case(f"{name}(p) in evaluation mode, and p = 0, give the input; p = 1 gives zeros"):
+        x = Variable(rng.uniform(1.0, 2.0, size=(30, 20)))
+        drop = ck.call(named(lambda: MyDropout(0.5), name))
+        ck.call(drop.eval)
+        out = ck.call(drop, x)
+        ck.close(getattr(out, "data", out), x.data, what="output in eval mode",
+                 hint="In evaluation mode (self.training is False) return the input unchanged: "
+                      "no mask and no scaling.")
+        out = ck.call(ck.call(named(lambda: MyDropout(0.0), name)), x)
+        ck.close(getattr(out, "data", out), x.data, what="output with p = 0",
+                 hint="With p = 0 nothing is dropped: return the input.")
+        out = ck.call(ck.call(named(lambda: MyDropout(1.0), name)), x)
+        ck.close(getattr(out, "data", out), np.zeros(x.shape), what="output with p = 1",
+                 hint="With p = 1 everything is dropped (and 1/(1 - p) would divide by zero): "
+                      "return x * 0.0.")
+    ck.done()
 
 
 # -- ch08-linear ----------------------------------------------------------------------------
@@ -363,6 +640,9 @@ def _adam_simulations(start: list[np.ndarray], lr: float, betas: tuple[float, fl
                         "does not advance its own t. Keep t in that parameter's state.",
             "first_only": "Both moments need their correction: m_hat = m / (1 - beta1**t) and "
                           "v_hat = v / (1 - beta2**t).",
+            "t_plus_one": "The bias correction is one step ahead: on a parameter's first step "
+                          "t is 1, so m_hat = m / (1 - beta1**1). Start t at 0 and add 1 before "
+                          "the correction, once per step.",
         }
         out = []
         for kind, why in variants.items():
@@ -377,7 +657,7 @@ def _adam_simulations(start: list[np.ndarray], lr: float, betas: tuple[float, fl
                     if g is None:
                         continue
                     t[i] += 1
-                    tt = t_global if kind == "global_t" else t[i]
+                    tt = t_global if kind == "global_t" else t[i] + (kind == "t_plus_one")
                     m[i] = b1 * m[i] + (1 - b1) * g
                     v[i] = b2 * v[i] + (1 - b2) * g * g
                     mh = m[i] if kind == "no_correction" else m[i] / (1 - b1 ** tt)

@@ -8,7 +8,7 @@ import numpy as np
 
 from ._common import Checker, data_of, library, named
 
-__all__ = ["ch09_log_softmax", "ch09_cross_entropy", "ch09_batches", "ch09_train_step",
+__all__ = ["ch09_log_softmax", "ch09_class_indices", "ch09_cross_entropy", "ch09_batches", "ch09_dataloader", "ch09_train_step",
            "mygrad_functional", "mygrad_data"]
 
 
@@ -19,6 +19,24 @@ def _log_softmax_ref(x: np.ndarray) -> np.ndarray:
 
 _STABLE = ("Subtract each row's maximum first: z = x - max(x), then log_softmax = z - "
            "log(sum(exp(z))). exp(z) is at most 1, so nothing overflows.")
+_AXIS0 = ("You normalised along axis 0 (over the batch): the sum of exp was taken down each "
+          "column. Each row is one sample: take the maximum and the sum along axis -1 (the "
+          "classes), with keepdims=True.")
+_GLOBAL_MAX = ("You subtracted one maximum for the whole batch (x.max() without an axis): in a "
+               "row whose logits all lie far below it, every exp underflows to 0 and log(0) is "
+               "-inf. Subtract each row's own maximum: x.data.max(axis=-1, keepdims=True).")
+
+
+def _global_shift_fails(got: np.ndarray, x: np.ndarray) -> bool:
+    """True if ``got`` is inf or nan exactly where log_softmax shifted by the maximum of the
+    whole batch (instead of each row's) is."""
+    with np.errstate(all="ignore"):
+        z = x - x.max()
+        shifted = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    bad = ~np.isfinite(shifted)
+    return bool(bad.any() and np.array_equal(bad, ~np.isfinite(got)))
+
+
 _VARIABLE = ("Use Variable operations (x - m, .exp(), .sum(axis=..., keepdims=True), .log()) "
              "so that the result has a grad_fn and backward works; do not go through x.data "
              "or numpy for the part that depends on x.")
@@ -63,12 +81,19 @@ def ch09_log_softmax(log_softmax: Callable[[Any], Any], *, seed: int = 0,
                      f"{expected.shape}.", hint="Reduce with keepdims=True so that the row "
                      "values broadcast back against x: one log-probability per logit.")
             ck.check(bool(np.all(np.isfinite(got))), "the result has inf or nan in it.",
-                     received=got, hint=_STABLE)
+                     received=got, hint=_GLOBAL_MAX if _global_shift_fails(got, data)
+                     else _STABLE)
+            with np.errstate(all="ignore"):
+                columns = np.exp(got).sum(axis=0)
+                rows = np.exp(got).sum(axis=-1)
+            ck.check(not (data.shape[0] > 1 and np.allclose(columns, 1.0, atol=1e-9)
+                          and not np.allclose(rows, 1.0, atol=1e-9)),
+                     "exp of your result sums to 1 down each column, not along each row.",
+                     hint=_AXIS0)
             wrong_axis = data - np.log(np.exp(data - data.max(axis=0, keepdims=True)).sum(
                 axis=0, keepdims=True)) - data.max(axis=0, keepdims=True)
             ck.close(got, expected, atol=1e-7, what="log-probabilities", hint=_STABLE,
-                     mistakes=[(wrong_axis, "You normalised along axis 0 (over the batch); "
-                                "each row is one sample: reduce along axis 1 (or -1)."),
+                     mistakes=[(wrong_axis, _AXIS0),
                                (data - data.max(axis=-1, keepdims=True),
                                 "You returned x - max(x) without subtracting "
                                 "log(sum(exp(x - max(x))))."),
@@ -137,6 +162,174 @@ def ch09_cross_entropy(cross_entropy: Callable[[Any, np.ndarray], Any], *, seed:
                      what="gradient of the logits",
                      hint="It should be (softmax(logits) - onehot(targets)) / N; build the loss "
                           "from Variable operations only.")
+    ck.done()
+
+
+# -- ch09-class-indices ---------------------------------------------------------------------
+def ch09_class_indices(class_indices: Callable[[Any, Any], Any], *, seed: int = 0,
+                       hidden: bool = False, Variable: type | None = None) -> None:
+    """Check ``_class_indices(targets, logits)``: for logits of shape (N, C) and targets (an
+    array, a list or a Variable) of shape (N,) holding whole numbers in 0..C-1, return them as
+    an integer array; anything else raises ``ValueError`` saying what was expected: logits that
+    are not 2-d, targets of another shape, and values that are negative, >= C or not whole."""
+    ck = Checker("ch09-class-indices", seed=seed, hidden=hidden)
+    Var = Variable if Variable is not None else library().Variable
+    rng = ck.rng
+    n, c = (5, 4) if not hidden else (7, 10)
+    logits = Var(rng.normal(size=(n, c)))
+    targets = rng.integers(0, c, size=n)
+    name = getattr(class_indices, "__name__", "_class_indices")
+    with ck.case(f"targets of shape ({n},) in 0..{c - 1}, as ints, floats and a Variable"):
+        for given, what in ((targets, "an int array"), (targets.astype(np.float64),
+                                                        "a float array of whole numbers"),
+                            (Var(targets.astype(np.float64)), "a Variable"),
+                            (list(targets), "a list")):
+            got = ck.call(class_indices, given, logits,
+                          hint="Read the values with np.asarray(getattr(targets, 'data', "
+                               "targets)), check them, return them as an int array.")
+            got = np.asarray(got)
+            ck.check(np.issubdtype(got.dtype, np.integer), f"for {what}, the result has dtype "
+                     f"{got.dtype}; indices have to be ints.", expected="an integer dtype",
+                     received=got.dtype, hint="Return t.astype(np.intp): numpy indexes only "
+                                              "with integers.")
+            ck.check(got.shape == (n,) and np.array_equal(got, targets),
+                     f"for {what}, the result is not the targets as ints.",
+                     expected=targets, received=got,
+                     hint="Return the same values in the same order, converted with "
+                          ".astype(np.intp).")
+
+    def rejects(why: str, t: Any, lg: Any, hint: str) -> None:
+        err = ck.raises(ValueError, class_indices, t, lg, hint=hint)
+        ck.check(len(str(err)) > 20, f"the ValueError for {why} has no message.",
+                 received=str(err), hint="Say what was expected and what came, e.g. "
+                                         "f'targets must be class indices in 0..{C - 1}, got ...'.")
+
+    with ck.case("logits that are not (N, C) raise ValueError"):
+        rejects("1-d logits", targets, Var(rng.normal(size=(c,))),
+                hint="cross_entropy takes a batch: check logits.ndim == 2 first and raise "
+                     "ValueError otherwise.")
+        rejects("3-d logits", targets, Var(rng.normal(size=(n, c, 2))),
+                hint="cross_entropy takes a batch: check logits.ndim == 2 first and raise "
+                     "ValueError otherwise.")
+    with ck.case(f"targets not of shape ({n},) raise ValueError"):
+        rejects("targets of shape (N, 1)", targets.reshape(n, 1), logits,
+                hint=f"Targets of shape ({n}, 1) would broadcast against arange(N) into an "
+                     f"({n}, {n}) pick of log-probabilities: require t.shape == (N,), N = "
+                     "logits.shape[0], and raise ValueError otherwise.")
+        rejects("one target too many", np.append(targets, 0), logits,
+                hint="One class index per row of the logits: require t.shape == "
+                     "(logits.shape[0],).")
+    with ck.case(f"values outside 0..{c - 1}, or not whole, raise ValueError"):
+        bad = targets.copy()
+        bad[1] = -1
+        rejects("a target of -1", bad, logits,
+                hint="A negative index would silently pick the LAST class (numpy counts from "
+                     "the end): raise ValueError when t.min() < 0.")
+        bad = targets.copy()
+        bad[0] = c
+        rejects(f"a target of {c} (= C)", bad, logits,
+                hint=f"The classes are 0..C-1, so {c} is out of range for C = {c}: raise "
+                     "ValueError when t.max() >= logits.shape[1].")
+        bad = targets.astype(np.float64)
+        bad[-1] = 1.5
+        rejects("a target of 1.5", bad, logits,
+                hint="astype(int) would truncate 1.5 to class 1 without a word: raise "
+                     "ValueError when np.any(t != np.round(t)).")
+    ck.done()
+
+
+# -- ch09-dataloader ------------------------------------------------------------------------
+def ch09_dataloader(DataLoader: type, *, seed: int = 0, hidden: bool = False,
+                    Variable: type | None = None) -> None:
+    """Check ``DataLoader(X, y, batch_size, shuffle, seed, drop_last)``: ``len(loader)`` is the
+    number of batches an epoch yields (the last partial batch counts unless ``drop_last``);
+    iterating yields ``(Variable of inputs, array of labels)`` pairs that cover every sample once
+    per epoch (inputs and labels of the same samples); without shuffle in order; with shuffle a
+    new order every epoch, from one generator made from ``seed`` (so the same seed repeats the
+    whole sequence of epochs and another seed does not)."""
+    ck = Checker("ch09-dataloader", seed=seed, hidden=hidden)
+    rng = ck.rng
+    n, bs = (10, 4) if not hidden else (23, 5)
+    X = np.arange(n * 2, dtype=np.float64).reshape(n, 2) + rng.integers(0, 3)
+    y = np.arange(n) * 3
+    make_hint = ("In __init__ make ONE generator, self.rng = np.random.default_rng(seed), and "
+                 "pass it to batches(...) in __iter__, so each epoch draws a new order.")
+
+    def epoch(loader: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+        out = []
+        for k, item in enumerate(ck.call(lambda: list(iter(loader)))):
+            ck.check(isinstance(item, (tuple, list)) and len(item) == 2,
+                     f"batch {k} is not a pair (xb, yb).", received=item,
+                     hint="yield Variable(xb), yb for each (xb, yb) that batches(...) yields.")
+            xb, yb = item
+            if Variable is not None:
+                ck.check(isinstance(xb, Variable), f"the inputs of batch {k} are a "
+                         f"{type(xb).__name__}, not a Variable.",
+                         hint="Wrap the inputs, Variable(xb), so that the model can take them; "
+                              "the labels stay a numpy array (the loss indexes with them).")
+            out.append((np.asarray(getattr(xb, "data", xb)), np.asarray(getattr(yb, "data", yb))))
+        return out
+
+    for drop_last in (False, True):
+        want = n // bs if drop_last else -(-n // bs)
+        with ck.case(f"{n} samples, batch_size={bs}, drop_last={drop_last}: {want} batches, "
+                     "in order without shuffle"):
+            loader = ck.call(named(lambda: DataLoader(X, y, batch_size=bs, shuffle=False,
+                                                      drop_last=drop_last), "DataLoader"))
+            for attr, value in (("X", X), ("y", y)):
+                ck.check(np.array_equal(np.asarray(getattr(loader, attr, None)), value),
+                         f"loader.{attr} does not hold the samples given.",
+                         hint="Store the arrays as self.X and self.y: fit and evaluate read "
+                              "loader.X and loader.y.")
+            got = ck.call(lambda: len(loader))
+            ck.check(got == want, f"len(loader) is {got}, expected {want}.", expected=want,
+                     received=got,
+                     hint=("The last, partial batch counts too unless drop_last: "
+                           "ceil(n / batch_size) = -(-n // batch_size)." if got == n // bs else
+                           "With drop_last the partial batch is left out: n // batch_size."
+                           if got == -(-n // bs) else "len is the number of batches of an "
+                           "epoch, not the number of samples."))
+            pairs = epoch(loader)
+            sizes = [len(yb) for _, yb in pairs]
+            expected_sizes = [bs] * (n // bs) + ([n % bs] if n % bs and not drop_last else [])
+            ck.check(sizes == expected_sizes, "the batches do not have the expected sizes.",
+                     expected=expected_sizes, received=sizes,
+                     hint="Pass batch_size and drop_last on to batches(...).")
+            ys = np.concatenate([yb for _, yb in pairs]) if pairs else np.array([])
+            ck.check(np.array_equal(ys, y[:len(ys)]), "without shuffle the samples do not come "
+                     "in order.", expected=y[:len(ys)], received=ys,
+                     hint="Pass shuffle on to batches(...).")
+    with ck.case("with shuffle: every sample once per epoch, a new order each epoch, the same "
+                 "sequence for the same seed"):
+        loader = ck.call(named(lambda: DataLoader(X, y, batch_size=bs, shuffle=True,
+                                                  seed=seed + 3), "DataLoader"))
+        first, second = epoch(loader), epoch(loader)
+        for pairs in (first, second):
+            xs = np.concatenate([xb for xb, _ in pairs])
+            ys = np.concatenate([yb for _, yb in pairs])
+            ck.check(sorted(ys.tolist()) == y.tolist(), "an epoch does not hold every sample "
+                     "exactly once.", hint="Shuffle a permutation of the indices, then slice "
+                     "it: batches(...) does that.")
+            ck.check(np.array_equal(xs, X[ys // 3]), "inputs and labels of a batch come from "
+                     "different samples.", hint="Index X and y with the same indices.")
+        order1 = np.concatenate([yb for _, yb in first])
+        order2 = np.concatenate([yb for _, yb in second])
+        ck.check(not np.array_equal(order1, order2), "two epochs come in the same order.",
+                 hint="The order is drawn afresh each epoch only if the generator lives on: "
+                      + make_hint + " Passing seed itself makes a new generator, with the same "
+                      "first draw, every epoch.")
+        again = ck.call(named(lambda: DataLoader(X, y, batch_size=bs, shuffle=True,
+                                                 seed=seed + 3), "DataLoader"))
+        a1, a2 = epoch(again), epoch(again)
+        same = all(np.array_equal(p[1], q[1]) for p, q in zip(first + second, a1 + a2))
+        ck.check(same, "two loaders made with the same seed give different epochs.",
+                 hint="Draw only from np.random.default_rng(seed), never from np.random or an "
+                      "unseeded generator. " + make_hint)
+        other = ck.call(named(lambda: DataLoader(X, y, batch_size=bs, shuffle=True,
+                                                 seed=seed + 4), "DataLoader"))
+        o1 = np.concatenate([yb for _, yb in epoch(other)])
+        ck.check(not np.array_equal(o1, order1), "another seed gives the same order.",
+                 hint="Make the generator from the seed argument: np.random.default_rng(seed).")
     ck.done()
 
 
@@ -334,6 +527,62 @@ def mygrad_functional(pkg: Any) -> None:
             ck.call(loss.backward)
             ck.close(loss.data, ref_loss.data, atol=1e-10, what="loss")
             ck.close(x.grad.data, ref.grad.data, atol=1e-10, what="gradient of the logits")
+    with ck.case("softmax runs SoftmaxRows on 2-d rows, or chapter 05's Softmax when "
+                 "USE_KERNELS is False, with the same values"):
+        module = pkg.functional
+        ck.check(hasattr(module, "USE_KERNELS"), "mygrad/functional.py has no USE_KERNELS flag.",
+                 hint="Run the activations cell of chapter 09 again: it defines the flag.")
+        flag = module.USE_KERNELS
+        made = {}
+        try:
+            for use in (True, False):
+                module.USE_KERNELS = use
+                x = pkg.Variable(data.copy(), requires_grad=True)
+                y = ck.call(module.softmax, x, dim=1)
+                made[use] = type(y.grad_fn).__name__
+                ck.close(y.data, F.softmax(al.Variable(data), dim=1).data, atol=1e-12,
+                         what=f"softmax with USE_KERNELS = {use}")
+        finally:
+            module.USE_KERNELS = flag
+        ck.check(made[True] == "SoftmaxRowsBackward" and made[False] != "SoftmaxRowsBackward",
+                 f"softmax made {made[True]} with USE_KERNELS = True and {made[False]} with "
+                 "False.", expected="SoftmaxRowsBackward, then chapter 05's SoftmaxBackward",
+                 hint="In softmax: if USE_KERNELS and x.ndim == 2 and dim in (-1, 1): return "
+                      "SoftmaxRows.apply(x); otherwise Softmax.apply(x, dim).")
+    with ck.case("cross_entropy runs the fused kernel, or cross_entropy_ref when USE_KERNELS "
+                 "is False, with the same values"):
+        module = pkg.functional
+        ck.check(hasattr(module, "USE_KERNELS") and callable(getattr(module, "cross_entropy_ref",
+                                                                      None)),
+                 "mygrad/functional.py has no USE_KERNELS flag or no cross_entropy_ref.",
+                 hint="Run the cells of chapter 09 that define cross_entropy_ref and "
+                      "cross_entropy again: they write both, and the flag, into the module.")
+        flag = module.USE_KERNELS
+        results = {}
+        try:
+            for use in (True, False):
+                module.USE_KERNELS = use
+                x = pkg.Variable(data.copy(), requires_grad=True)
+                loss = ck.call(module.cross_entropy, x, targets)
+                ck.call(loss.backward)
+                results[use] = (type(loss.grad_fn).__name__, loss.data, x.grad.data)
+        finally:
+            module.USE_KERNELS = flag
+        ck.check(results[True][0] == "SoftmaxCrossEntropyBackward",
+                 f"with USE_KERNELS = True the loss is made by {results[True][0]}, not by the "
+                 "fused kernel of chapter 07.", expected="SoftmaxCrossEntropyBackward",
+                 received=results[True][0],
+                 hint="if USE_KERNELS: return softmax_cross_entropy(logits, t) (after the "
+                      "targets are checked); otherwise return cross_entropy_ref(logits, t).")
+        ck.check(results[False][0] != "SoftmaxCrossEntropyBackward",
+                 "with USE_KERNELS = False cross_entropy still runs the fused kernel.",
+                 hint="Read the flag inside cross_entropy, at every call, so that flipping "
+                      "mygrad.functional.USE_KERNELS takes effect.")
+        for use in (True, False):
+            ck.close(results[use][1], ref_loss.data, atol=1e-10,
+                     what=f"loss with USE_KERNELS = {use}")
+            ck.close(results[use][2], ref.grad.data, atol=1e-10,
+                     what=f"gradient with USE_KERNELS = {use}")
     with ck.case("log_softmax, softmax, relu and mse_loss"):
         x = pkg.Variable(data.copy())
         ck.close(pkg.functional.log_softmax(x, dim=1).data,

@@ -91,14 +91,34 @@ def ch10_conv2d_forward(conv2d_forward: Callable[..., np.ndarray], *, seed: int 
                      "your conv2d_forward changed x or weight.",
                      hint="Pad into a new array (np.pad returns one) and do not write into x.")
             expected = _conv_ref(x, w, b, s, p)
+            mistakes = [(_conv_ref(x, w[:, :, ::-1, ::-1], b, s, p),
+                         "You flipped the kernel (the textbook 'convolution'). Deep "
+                         "learning libraries compute the cross-correlation: no flip."),
+                        (_conv_ref(x, w, None, s, p), "You forgot to add the bias "
+                         "(one number per output channel).")]
+            if ws[2] == ws[3]:
+                mistakes.append((_conv_ref(x, w.transpose(0, 1, 3, 2), b, s, p),
+                                 "The kernel's rows and columns are swapped: in weight[o, c, di, "
+                                 "dj], di walks down the rows (height) together with i, and dj "
+                                 "along the columns (width) together with j."))
+            if expected.shape[2] == expected.shape[3]:
+                mistakes.append((expected.transpose(0, 1, 3, 2),
+                                 "The output's rows and columns are swapped: out[n, o, i, j] has "
+                                 "i along the height (the window starts at row i*stride) and j "
+                                 "along the width."))
             ck.close(got, expected, atol=1e-9, what="output",
                      hint="out[n, o, i, j] = bias[o] + sum over c, di, dj of "
                           "weight[o, c, di, dj] * xpad[n, c, i*stride + di, j*stride + dj].",
-                     mistakes=[(_conv_ref(x, w[:, :, ::-1, ::-1], b, s, p),
-                                "You flipped the kernel (the textbook 'convolution'). Deep "
-                                "learning libraries compute the cross-correlation: no flip."),
-                               (_conv_ref(x, w, None, s, p), "You forgot to add the bias "
-                                "(one number per output channel).")])
+                     mistakes=mistakes)
+    with ck.case("bias=None: nothing is added"):
+        x = np.round(rng.normal(size=(2, 2, 5, 5)), 3)
+        w = np.round(rng.normal(size=(3, 2, 3, 3)), 3)
+        got = data_of(ck.call(conv2d_forward, x.copy(), w.copy(), None, stride=1, padding=1,
+                              hint="bias may be None (Conv2d(..., bias=False) passes None): add "
+                                   "it only when it is given, e.g. `if bias is not None: out = "
+                                   "out + bias[None, :, None, None]`."))
+        ck.close(got, _conv_ref(x, w, None, 1, 1), atol=1e-9, what="output without bias",
+                 hint="With bias=None the output is the cross-correlation alone: add nothing.")
     ck.done()
 
 

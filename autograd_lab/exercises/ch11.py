@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 
 from .. import BackwardError, Function, GradcheckError, Variable, grad, gradcheck, gradgradcheck, tensor
-from ._common import Checker, data_of
+from ._common import Checker, data_of, named
 
 __all__ = ["Problem", "quadratic", "linear_plus_lse", "lse_quartic", "tanh_net", "rosenbrock", "exp_minus_linear",
-           "ch11_hvp", "ch11_hessian", "ch11_newton_step", "ch11_tanh_function"]
+           "ch11_grad", "ch11_hvp", "ch11_hessian", "ch11_newton_step", "ch11_tanh_function"]
 
 ScalarFn = Callable[[Variable], Variable]
 
@@ -453,4 +453,99 @@ def mygrad_higher(pkg: Any) -> None:
         ck.close(np.asarray(data_of(step), dtype=float),
                  np.linalg.solve(fn.hessian(x0), -np.array([1.0, -1.0])), atol=1e-10,
                  rtol=1e-10, what="one Newton step on a quadratic (its minimum)")
+    ck.done()
+
+
+# -- ch11-grad ------------------------------------------------------------------------------
+def ch11_grad(my_grad: Callable[..., Any], MyVariable: type, *, seed: int = 0,
+              hidden: bool = False) -> None:
+    """Check ``grad(outputs, inputs, create_graph=False)``: one gradient per input, the sums over
+    every path (a Variable used twice gets both contributions), without touching any ``.grad``;
+    with ``create_graph=False`` the gradients have no history, with ``create_graph=True`` they
+    have one, so that grad of a gradient is the second derivative; the recording switch is
+    restored afterwards, also when the walk fails. Only the learner's ``grad`` and their
+    Variable's operations (chapters 02-05) are used."""
+    ck = Checker("ch11-grad", seed=seed, hidden=hidden)
+    rng = ck.rng
+    n = 4 if not hidden else 6
+    x0 = np.round(rng.uniform(0.5, 1.5, size=n), 3)
+    w0 = np.round(rng.normal(size=n), 3)
+    walk = ("Walk the graph from the outputs in _walk_order (each Variable after all its "
+            "users); pop its complete gradient, keep it if it is an input, call its node's "
+            "backward and ADD each input's share into the dict of gradients.")
+
+    def var(a: np.ndarray) -> Any:
+        return ck.call(named(lambda: MyVariable(a.copy(), requires_grad=True), "Variable"))
+
+    def grads_of(outputs: Any, inputs: Any, **kw: Any) -> tuple:
+        out = ck.call(named(lambda: my_grad(outputs, inputs, **kw), "grad"), hint=walk)
+        ck.check(isinstance(out, tuple), "grad does not return a tuple.", received=type(out),
+                 hint="Return tuple(found): one gradient per input, as torch.autograd.grad.")
+        return out
+
+    with ck.case("y = sum(w * x * x): dy/dx = 2 w x, dy/dw = x * x (x is used twice)"):
+        x, w = var(x0), var(w0)
+        y = (w * x * x).sum()
+        gx, gw = grads_of(y, (x, w))
+        ck.check(getattr(x * x, "grad_fn", None) is not None,
+                 "after grad(...) new operations are not recorded any more.",
+                 hint="Save GradMode.enabled before the walk and restore it in a finally: "
+                      "block at its end.")
+        got = np.asarray(data_of(gx), dtype=np.float64)
+        ck.close(got, 2 * w0 * x0, rtol=1e-9, atol=1e-12, what="dy/dx",
+                 hint=walk, mistakes=[(w0 * x0, "Only one of the two paths through x arrived: "
+                                      "when a gradient for a Variable is already in the dict, "
+                                      "add the new share to it instead of replacing it.")])
+        ck.close(np.asarray(data_of(gw), dtype=np.float64), x0 * x0, rtol=1e-9, atol=1e-12,
+                 what="dy/dw", hint=walk)
+        ck.check(x.grad is None and w.grad is None, "grad changed the inputs' .grad.",
+                 expected=None, received="a gradient in x.grad or w.grad",
+                 hint="grad returns the gradients and leaves .grad alone: do not call "
+                      "backward(); keep the gradients in your own dict.")
+        ck.check(not getattr(gx, "requires_grad", False) and getattr(gx, "grad_fn", None) is None,
+                 "with create_graph=False the gradient has a history.",
+                 hint="Record the backward only when create_graph is True: set "
+                      "GradMode.enabled = bool(create_graph) during the walk.")
+    with ck.case("create_graph=True: the gradient has a history; grad of it is the second "
+                 "derivative, d2/dx2 sum(x ** 3) = 6 x"):
+        x = var(x0)
+        y = (x * x * x).sum()
+        g, = grads_of(y, x, create_graph=True)
+        ck.close(np.asarray(data_of(g), dtype=np.float64), 3 * x0 ** 2, rtol=1e-9, atol=1e-12,
+                 what="dy/dx", hint=walk)
+        ck.check(getattr(g, "grad_fn", None) is not None,
+                 "with create_graph=True the gradient has no grad_fn: its computation was not "
+                 "recorded.",
+                 hint="Turn recording ON during the walk when create_graph is True: enabled, "
+                      "GradMode.enabled = GradMode.enabled, bool(create_graph), and call the "
+                      "backward of each node on Variables, so that the engine records it.")
+        h, = grads_of(g.sum(), x)
+        ck.close(np.asarray(data_of(h), dtype=np.float64), 6 * x0, rtol=1e-9, atol=1e-12,
+                 what="d2y/dx2", hint="The second grad differentiates the recorded first "
+                 "one: keep the graph (retain_graph follows create_graph) and record with "
+                 "Variable operations only.")
+    with ck.case("the recording switch is restored, also after a failing walk"):
+        x = var(x0)
+        y = (x * x).sum()
+        grads_of(y, x, create_graph=True)
+        z = x * x
+        ck.check(getattr(z, "grad_fn", None) is not None,
+                 "after grad(..., create_graph=True) new operations are not recorded any more.",
+                 hint="Restore GradMode.enabled to its old value in a finally: block at the "
+                      "end of the walk.")
+        unused = var(w0)
+        y = (x * x).sum()
+        try:
+            my_grad(y, (x, unused))
+        except Exception:          # noqa: BLE001  (the error itself is checked by the library)
+            pass
+        z = x * x
+        ck.check(getattr(z, "grad_fn", None) is not None,
+                 "after a grad call that raised, new operations are not recorded any more.",
+                 hint="Restore GradMode.enabled in a finally: block, so that an error inside "
+                      "the walk cannot leave recording switched off.")
+        y = (x * x).sum()
+        gx, gu = grads_of(y, (x, unused), allow_unused=True)
+        ck.check(gu is None, "an unused input with allow_unused=True does not get None.",
+                 received=gu, hint="An input the walk never reached keeps None in found.")
     ck.done()

@@ -10,7 +10,7 @@ from .grad_mode import *  # noqa: F401,F403
 from .kernels import *  # noqa: F401,F403
 from .nn import *  # noqa: F401,F403
 from .optim import *  # noqa: F401,F403
-__all__ = ['cross_entropy', 'log_softmax', 'mse_loss', 'relu', 'softmax']
+__all__ = ['USE_KERNELS', 'cross_entropy', 'cross_entropy_ref', 'log_softmax', 'mse_loss', 'relu', 'softmax']
 
 
 # --- section: activations ---
@@ -19,9 +19,17 @@ def relu(x):
     return as_variable(x).relu()
 
 
+USE_KERNELS = True
+"""True: softmax and cross_entropy run your kernels of chapter 07; False: their references."""
+
+
 def softmax(x, dim=-1):
-    """exp(x) / exp(x).sum(dim), computed stably (chapter 05's Softmax)."""
-    return Softmax.apply(as_variable(x), dim)
+    """exp(x) / exp(x).sum(dim), computed stably: by the kernel softmax_rows for the rows of a
+    2-d x while USE_KERNELS is True, by chapter 05's Softmax otherwise."""
+    x = as_variable(x)
+    if USE_KERNELS and x.ndim == 2 and dim in (-1, 1):
+        return SoftmaxRows.apply(x)
+    return Softmax.apply(x, dim)
 
 
 def log_softmax(x, dim=-1):
@@ -29,7 +37,7 @@ def log_softmax(x, dim=-1):
     return LogSoftmax.apply(as_variable(x), dim)
 
 
-# --- section: cross_entropy ---
+# --- section: class_indices ---
 def _class_indices(targets, logits):
     """targets as an int array of shape (N,), checked against logits of shape (N, C)."""
     t = np.asarray(getattr(targets, "data", targets))
@@ -44,12 +52,24 @@ def _class_indices(targets, logits):
     return t.astype(np.intp)
 
 
-def cross_entropy(logits, targets):
-    """The mean over the batch of -log softmax(logits)[i, targets[i]]."""
+# --- section: cross_entropy_ref ---
+def cross_entropy_ref(logits, targets):
+    """The mean over the batch of -log softmax(logits)[i, targets[i]], by Variable operations."""
     logits = as_variable(logits)
     t = _class_indices(targets, logits)
     log_p = log_softmax(logits, dim=-1)
     return -log_p[np.arange(len(t)), t].mean()
+
+
+# --- section: cross_entropy ---
+def cross_entropy(logits, targets):
+    """The mean over the batch of -log softmax(logits)[i, targets[i]]: by the fused kernel
+    softmax_cross_entropy, or by cross_entropy_ref when USE_KERNELS is False."""
+    logits = as_variable(logits)
+    t = _class_indices(targets, logits)
+    if USE_KERNELS:
+        return softmax_cross_entropy(logits, t)
+    return cross_entropy_ref(logits, t)
 
 
 # --- section: mse_loss ---

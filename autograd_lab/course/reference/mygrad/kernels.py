@@ -7,7 +7,7 @@ from .function import *  # noqa: F401,F403
 from .engine import *  # noqa: F401,F403
 from .ops import *  # noqa: F401,F403
 from .grad_mode import *  # noqa: F401,F403
-__all__ = ['PARALLEL_MIN_SIZE', 'ReLU', 'SoftmaxCrossEntropy', 'affine_relu_backward', 'affine_relu_backward_ref', 'affine_relu_forward', 'affine_relu_forward_ref', 'column_sums', 'column_sums_blocked', 'column_sums_ref', 'cross_entropy_rows', 'cross_entropy_rows_ref', 'softmax_cross_entropy', 'softmax_rows', 'softmax_rows_ref']
+__all__ = ['PARALLEL_MIN_SIZE', 'ReLU', 'SoftmaxCrossEntropy', 'SoftmaxRows', 'affine_relu_backward', 'affine_relu_backward_ref', 'affine_relu_forward', 'affine_relu_forward_ref', 'column_sums', 'column_sums_blocked', 'column_sums_ref', 'cross_entropy_rows', 'cross_entropy_rows_ref', 'softmax_cross_entropy', 'softmax_rows', 'softmax_rows_ref']
 
 
 # --- section: numba ---
@@ -17,7 +17,7 @@ from numba import njit, prange
 
 
 # --- section: affine_relu_forward ---
-@njit
+@njit(cache=True)
 def affine_relu_forward(x, a, b, out):
     """out[i] = max(a * x[i] + b, 0) for every i; returns out."""
     for i in range(x.size):
@@ -33,19 +33,16 @@ def affine_relu_forward_ref(x, a, b):
 
 
 # --- section: affine_relu_backward ---
-@njit
+@njit(cache=True)
 def affine_relu_backward(x, a, b, grad_out, grad_x):
     """Backward of y = relu(a * x + b): fills grad_x, returns (grad_a, grad_b)."""
     grad_a = 0.0
     grad_b = 0.0
     for i in range(x.size):
-        if a * x[i] + b > 0.0:
-            g = grad_out[i]
-            grad_x[i] = a * g
-            grad_a += g * x[i]
-            grad_b += g
-        else:
-            grad_x[i] = 0.0
+        g = grad_out[i] * (a * x[i] + b > 0.0)     # 0 where z <= 0, without a branch
+        grad_x[i] = a * g
+        grad_a += g * x[i]
+        grad_b += g
     return grad_a, grad_b
 
 
@@ -57,7 +54,7 @@ def affine_relu_backward_ref(x, a, b, grad_out):
 
 
 # --- section: softmax_rows ---
-@njit
+@njit(cache=True)
 def softmax_rows(x, out):
     """Stable softmax of every row of the 2-d array x, written into out; returns out."""
     rows, cols = x.shape
@@ -83,7 +80,7 @@ def softmax_rows_ref(x):
 
 
 # --- section: cross_entropy_rows ---
-@njit
+@njit(cache=True)
 def cross_entropy_rows(x, targets, grad):
     """Fused softmax + cross-entropy of each row of x (targets: one class index per row).
 
@@ -121,7 +118,7 @@ def cross_entropy_rows_ref(x, targets):
 
 
 # --- section: column_sums_blocked ---
-@njit(parallel=True)
+@njit(parallel=True, cache=True)
 def column_sums_blocked(x, partial):
     """partial[c] = sum of the rows of block c of x (blocks of ceil(rows / nblocks) rows)."""
     rows, cols = x.shape
@@ -176,6 +173,29 @@ class ReLU(Function):
         grad_x = np.empty_like(g)
         affine_relu_backward(flat, 1.0, 0.0, g, grad_x)
         return Variable(grad_x.reshape(x.shape))
+
+
+class SoftmaxRows(Function):
+    """softmax of each row of a 2-d x by the kernel softmax_rows; dx = y * (g - sum(g * y))"""
+
+    @staticmethod
+    def forward(ctx, x):
+        data = np.ascontiguousarray(x.data)
+        if data.ndim != 2:
+            raise ValueError(f"SoftmaxRows expects a 2-d input (rows of logits), not shape "
+                             f"{data.shape}: use chapter 05's Softmax for other shapes.")
+        ctx.save_for_backward(x)
+        ctx.y = softmax_rows(data, np.empty_like(data))
+        return Variable(ctx.y)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        if GradMode.enabled:                      # create_graph=True: a recorded formula
+            x, = ctx.saved_tensors
+            y = x.softmax(axis=1)
+            return y * (grad_output - (grad_output * y).sum(axis=1, keepdims=True))
+        g, y = grad_output.data, ctx.y
+        return Variable(y * (g - (g * y).sum(axis=1, keepdims=True)))
 
 
 class SoftmaxCrossEntropy(Function):
