@@ -8,11 +8,20 @@ could start last and keep one worker busy while the others have nothing left to 
 """
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 
 import pytest
 
 from . import _oracle  # noqa: F401
+
+# A matplotlib folder of the run's own: a font cache that another environment left behind (one
+# deleted since) makes figures print "findfont" warnings that the key's stored outputs lack.
+if "MPLCONFIGDIR" not in os.environ:
+    os.environ["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="autograd-lab-mpl-")
+    atexit.register(shutil.rmtree, os.environ["MPLCONFIGDIR"], True)
 
 # The grader refuses to run as root unless told which unprivileged user the jobs run as
 # (`--run-as`, or this variable): as root (CI, containers) the tests grade as `nobody`.
