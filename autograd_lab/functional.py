@@ -21,9 +21,9 @@ import numpy as np
 
 from .errors import ShapeError
 from .factories import Generator, default_generator
-from .function import Function
 from .ops.activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, softmax_axis
 from .ops.conv import Conv2d, MaxPool2d
+from .ops.extra import Pad
 from .ops.loss import (BCEWithLogits, BinaryCrossEntropy, CrossEntropy, MSELoss, check_reduction,
                        class_targets, reduce_loss)
 from .ops.nn import Dropout, Linear
@@ -346,19 +346,6 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Variable:
     if t.size and t.max() >= n:
         raise ValueError(f"Class values must be smaller than num_classes ({n}); got {int(t.max())}.")
     return Variable((t[..., None] == np.arange(n)).astype(np.int64))
-
-
-class Pad(Function):
-    """pad(x, widths, value): constant padding;  grad_x = the grad without the padding"""
-
-    @staticmethod
-    def forward(ctx, x, widths, value):
-        ctx.inner = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))
-        return Variable._make(np.pad(x.data, widths, constant_values=value))
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad[ctx.inner], None, None
 
 
 def pad(input: Variable, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Variable:

@@ -23,7 +23,7 @@ import numpy as np
 from .kernels.optim import sgd_momentum_
 from .variable import Variable
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "StepLR"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "StepLR", "CosineAnnealingLR"]
 
 _REQUIRED = object()  # marks a hyper-parameter that has no default (SGD's lr)
 

@@ -102,7 +102,7 @@ NOT_TERMS: dict[str, set[str]] = {
     "08": {"Module", "your library"},
     "09": {"accumulate", "and", "mean", "on the training set only", "with your own library"},
     "10": {"added", "argmax", "dead", "numpy arrays", "one matrix product", "ties", "your"},
-    "11": {"Jacobian of the gradient", "can", "new", "on", "output", "sum", "tridiagonal",
+    "11": {"Jacobian of the gradient", "add", "can", "new", "on", "output", "sum", "tridiagonal",
            "zeros"},
     "12": {"1650", "both", "control", "memory and speed", "stability"},
 }

@@ -61,3 +61,34 @@ def test_the_copy_leaves_a_small_tmp_to_the_notebook(package_cache, tmp_path, mo
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "big"))
     copied = runner.seed_numba_cache()
     assert copied > 0 and copied == len([p for p in (tmp_path / "big").rglob("*.nb?") if p.is_file()])
+
+
+def test_a_job_stops_what_it_started_and_nothing_of_the_graders() -> None:
+    """The grader's own children (multiprocessing's fork server, when a test or a caller runs a
+    job in-process after a batch) outlive a job; what the job left running does not."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    keeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    sandbox.become_subreaper()  # orphans of the job become our children, as in a grading job
+    leftover = ("import subprocess, sys; p = subprocess.Popen([sys.executable, '-c', "
+                "'import time; time.sleep(120)']); print(p.pid)")
+    try:
+        out, ended = sandbox._run([sys.executable, "-c", leftover], sandbox.Limits(), 60,
+                                  env=dict(os.environ))
+        orphan = int(out.decode().split()[-1])
+        assert ended == ""
+        assert keeper.poll() is None, "a job killed a process the grader had started before it"
+        for _ in range(50):
+            try:
+                os.kill(orphan, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"the job's leftover process {orphan} is still running")
+    finally:
+        keeper.kill()
+        keeper.wait()

@@ -159,3 +159,19 @@ def format_table(rows: Sequence[Row]) -> str:
             lines.append(f"{row.module:<12} {'':>3} {row.learner:>8} {row.total:>6} "
                          f"{row.share:>6.0%}")
     return "\n".join(lines)
+
+
+def closing_summary(chapters: range, folder: str | os.PathLike[str] = ".",
+                    course: str | os.PathLike[str] | None = None) -> str:
+    """What a chapter's closing page prints: how many code lines of the modules that
+    ``chapters`` write the learner wrote (their notebooks in ``folder`` against the released
+    copies in ``course``), and the table; or why they cannot be counted here."""
+    from .notebooks import CourseError, default_dir
+    try:
+        rows = [row for row in learner_table([folder], course or default_dir("course"))
+                if row.chapter in chapters]
+    except CourseError as err:
+        return f"The released notebooks to compare with are not here: {err}"
+    mine = summarise(rows, chapters)
+    return (f"You wrote {mine.learner} of the {mine.total} code lines of your library's core "
+            f"({mine.share:.0%}).\n\n" + format_table(rows))

@@ -365,11 +365,14 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def kill_descendants() -> int:
-    """Kill every process below this one (and reap them); return how many were killed."""
+def kill_descendants(keep: frozenset[int] = frozenset()) -> int:
+    """Kill every process below this one (and reap them); return how many were killed.
+
+    ``keep``: children this process had before the job started (e.g. multiprocessing's fork
+    server) -- they and what runs below them are not the job's and stay."""
     killed = 0
     for _ in range(50):
-        todo, seen = _children(os.getpid()), []
+        todo, seen = [p for p in _children(os.getpid()) if p not in keep], []
         while todo:
             pid = todo.pop()
             seen.append(pid)
@@ -445,6 +448,7 @@ def _run(cmd: list[str], limits: Limits, seconds: float, pass_fds: tuple[int, ..
     # the user changes before _child_setup runs (subprocess's order), so the parent-death
     # signal it sets survives; env={} starts bwrap with nothing of the grader's environment,
     # which --clearenv cannot do (/proc/1/environ keeps what a process was started with)
+    before = frozenset(_children(os.getpid()))
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, pass_fds=pass_fds, cwd=cwd,
                             env=env if env is not None else {},
@@ -473,7 +477,7 @@ def _run(cmd: list[str], limits: Limits, seconds: float, pass_fds: tuple[int, ..
             break
         time.sleep(0.1)
     proc.wait()
-    kill_descendants()
+    kill_descendants(keep=before)
     for reader in readers:
         reader.join(timeout=5)
     if not ended and proc.returncode:

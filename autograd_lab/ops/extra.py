@@ -618,3 +618,16 @@ def nonzero(x: Variable, *, as_tuple: bool = False) -> Any:
     if as_tuple:
         return tuple(Variable(i.astype(np.int64)) for i in found)
     return Variable(np.stack(found, axis=1).astype(np.int64) if found else np.zeros((0, 0), np.int64))
+
+
+class Pad(Function):
+    """pad(x, widths, value): constant padding;  grad_x = the grad without the padding"""
+
+    @staticmethod
+    def forward(ctx, x, widths, value):
+        ctx.inner = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))
+        return Variable._make(np.pad(x.data, widths, constant_values=value))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad[ctx.inner], None, None
