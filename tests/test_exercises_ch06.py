@@ -666,10 +666,19 @@ def test_ch06_inplace_ops_names_the_cause(replacements, words):
 # -- the closing page: "you wrote N lines of your library" ----------------------------------------
 def test_chapter_06_closes_with_the_learners_own_table():
     cells = [c for c in solution_cells(NOTEBOOK) if c["cell_type"] == "code"]
-    closing = [c for c in cells if "learner_table(" in "".join(c["source"])]
+    closing = [c for c in cells if "closing_summary(" in "".join(c["source"])]
     assert len(closing) == 1
     text = "".join("".join(o.get("text", "")) for o in closing[0].get("outputs", []))
     assert "You wrote" in text and "code lines of your library's core" in text
+
+
+def test_the_closing_summary_counts_the_learners_notebooks_or_says_why_not(tmp_path):
+    from autograd_lab.course.ownership import closing_summary, key_table, summarise
+    text = closing_summary(range(2, 7), ROOT / "solutions", ROOT / "course")
+    key = summarise(key_table([ROOT / "solutions"]), range(2, 7))
+    assert text.startswith(f"You wrote {key.learner} of the {key.total} code lines")
+    assert "grad_mode" in text and "kernels" not in text  # only chapters 02-06's modules
+    assert "not here" in closing_summary(range(2, 7), tmp_path, tmp_path / "missing")
 
 
 def test_the_closing_count_is_zero_for_untouched_copies_and_the_solutions_for_the_key():
