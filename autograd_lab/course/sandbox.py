@@ -164,7 +164,7 @@ def bubblewrap_command(limits: Limits, tmp_mb: int, files: dict[str, int],
 
     As root (``run_as`` and ``userns_fd`` from :func:`user_namespace`): bwrap mounts inside
     a user namespace that maps only root and ``run_as``, so it can still reach an
-    environment only root can read (``/root/.pyenv``); then ``setpriv`` becomes ``run_as``
+    environment only root can read (a Python installed under ``/root``, say); then ``setpriv`` becomes ``run_as``
     with no capabilities, not even in the bounding set, before the runner starts.
     """
     size = str(tmp_mb * 1024 * 1024)
