@@ -134,7 +134,7 @@ def site():
     names = {"instructor": f"agl{tag}i", "alice": f"agl{tag}a", "bob": f"agl{tag}b"}
     made = []
     try:
-        for role, name in names.items():
+        for name in names.values():
             home = base / "home" / name
             home.parent.mkdir(exist_ok=True)
             home.parent.chmod(0o755)

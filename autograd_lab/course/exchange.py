@@ -256,7 +256,7 @@ def _copy_dir(dir_fd: int, rel: str, dest: Path, uid: int, budget: _Budget, dept
         try:
             fd = os.open(name, flags, dir_fd=dir_fd)
         except OSError as exc:
-            raise SubmissionRefused(f"{path} changed while it was collected ({exc.strerror})")
+            raise SubmissionRefused(f"{path} changed while it was collected ({exc.strerror})") from None
         try:
             fst = os.fstat(fd)
             if (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino) or fst.st_uid != uid:
@@ -293,7 +293,7 @@ def copy_submission(inbound_fd: int, name: str, dest: Path, uid: int, budget: _B
     try:
         fd = os.open(name, flags, dir_fd=inbound_fd)
     except OSError as exc:
-        raise SubmissionRefused(f"it could not be opened as a folder ({exc.strerror})")
+        raise SubmissionRefused(f"it could not be opened as a folder ({exc.strerror})") from None
     dest.parent.parent.mkdir(parents=True, exist_ok=True)  # submitted/, not the student's
     work = Path(tempfile.mkdtemp(prefix=".collect-", dir=dest.parent.parent))
     try:
