@@ -38,7 +38,9 @@ pytest.importorskip("nbgrader")
 from nbgrader.api import Gradebook  # noqa: E402
 from nbgrader.apps.collectapp import CollectApp  # noqa: E402
 from nbgrader.apps.fetchassignmentapp import FetchAssignmentApp  # noqa: E402
+from nbgrader.apps.fetchfeedbackapp import FetchFeedbackApp  # noqa: E402
 from nbgrader.apps.releaseassignmentapp import ReleaseAssignmentApp  # noqa: E402
+from nbgrader.apps.releasefeedbackapp import ReleaseFeedbackApp  # noqa: E402
 from nbgrader.apps.submitapp import SubmitApp  # noqa: E402
 
 from autograd_lab.course import exchange as ex  # noqa: E402
@@ -307,6 +309,26 @@ def test_exchange_holds_between_real_users(site) -> None:
         mode = os.lstat(path).st_mode
         assert stat.S_ISDIR(mode) or stat.S_ISREG(mode), path
 
+    # Feedback goes back through the same exchange, to alice only.
+    page = course / "feedback" / alice.name / ASSIGNMENT / "problem.html"
+
+    def write_feedback():
+        page.parent.mkdir(parents=True)
+        page.write_text("<p>alice: 42 is right</p>")
+        for name in ("timestamp.txt", "submission_secret.txt"):  # as grade writes them
+            shutil.copy(submitted / alice.name / ASSIGNMENT / name, page.parent / name)
+
+    kind, _, log = instructor.run(write_feedback)
+    assert kind == "ok", log
+    kind, status, log = instructor.run(_app, ReleaseFeedbackApp, ASSIGNMENT, cwd=course)
+    assert (kind, status) == ("ok", 0), (status, log)
+    for student in (alice, bob):
+        kind, status, log = student.run(_app, FetchFeedbackApp, ASSIGNMENT)
+        assert (kind, status) == ("ok", 0), (status, log)
+    got = [p.read_text() for p in (alice.home / ASSIGNMENT / "feedback").rglob("*.html")]
+    assert got == ["<p>alice: 42 is right</p>"]
+    assert not list((bob.home / ASSIGNMENT).rglob("*.html"))
+
 
 def test_instructor_commands_refuse_a_world_writable_exchange(site) -> None:
     base, users = site
@@ -362,3 +384,18 @@ def test_nbgraders_own_collect_falls_for_both_attacks(site) -> None:
     submitted = course / "submitted"
     assert "copied by bob" in (submitted / alice.name / ASSIGNMENT / "problem.ipynb").read_text()
     assert (submitted / bob.name / ASSIGNMENT / "notes.txt").read_text() == SECRET
+
+
+def test_deploy_config_selects_every_exchange_class() -> None:
+    from traitlets.config import Config
+
+    from autograd_lab.course.notebooks import checkout_root
+
+    path = checkout_root() / "deploy" / "jupyterhub" / "nbgrader_config.py"
+    config = Config()
+    exec(compile(path.read_text(), str(path), "exec"), {"get_config": lambda: config})
+    chosen = dict(config.ExchangeFactory)
+    assert chosen == {key: f"{ex.__name__}.{cls.__name__}"
+                      for key, cls in ex.EXCHANGE_FACTORY.items()}
+    assert "chmod 777" not in path.read_text()
+    assert str(config.Exchange.root) == "/srv/nbgrader/exchange"
