@@ -111,3 +111,19 @@ def test_a_batch_whose_jobs_crash_alike_stops_and_writes_no_grades(tmp_path) -> 
     assert not (tmp_path / "second" / "grades.csv").exists()
     assert not (tmp_path / "second" / "totals.csv").exists()
     assert output.count("canary: grading") == 1, output[-4000:]
+
+
+def test_a_process_limit_above_the_hard_limit_keeps_the_hard_limit() -> None:
+    """--processes larger than the grader's own hard limit (ulimit -Hu) made every job crash,
+    since an unprivileged runner cannot raise it."""
+    code = ("import resource, sys\n"
+            "from autograd_lab.course.runner import limit_processes\n"
+            "resource.setrlimit(resource.RLIMIT_NPROC, (500, 500))\n"
+            "limit_processes(100000)\n"
+            "print(resource.getrlimit(resource.RLIMIT_NPROC))\n"
+            "limit_processes(50)\n"
+            "print(resource.getrlimit(resource.RLIMIT_NPROC))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["(500, 500)", "(50, 50)"]

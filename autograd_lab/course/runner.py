@@ -71,9 +71,15 @@ def _stop(signum, frame):  # the grader went away: take the kernel and its child
 
 
 def limit_processes(count: int) -> None:
-    """At most ``count`` more processes and threads for this process and its children."""
+    """At most ``count`` more processes and threads for this process and its children.
+
+    A count above the hard limit this process already has cannot be set without privilege
+    (every job crashed on it): the hard limit, which is lower, is kept instead."""
     import resource
     if count > 0:
+        hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+        if hard != resource.RLIM_INFINITY:
+            count = min(count, hard)
         resource.setrlimit(resource.RLIMIT_NPROC, (count, count))
 
 
