@@ -399,3 +399,31 @@ def test_deploy_config_selects_every_exchange_class() -> None:
                       for key, cls in ex.EXCHANGE_FACTORY.items()}
     assert "chmod 777" not in path.read_text()
     assert str(config.Exchange.root) == "/srv/nbgrader/exchange"
+
+
+def test_setup_makes_the_layout_and_check_reports_a_broken_one(tmp_path, capsys) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the exchange is set up by root")
+    base = Path(tempfile.mkdtemp(prefix="agl-layout-"))
+    try:
+        root = base / "srv" / "nbgrader" / "exchange"  # parents missing, as on a new machine
+        assert ex.main(["setup", "--root", str(root), "--course", COURSE,
+                        "--instructor", "root"]) == 0
+        modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in [root, *(root / COURSE).iterdir()]}
+        assert modes == {"exchange": 0o755, "outbound": 0o755, "inbound": 0o3733,
+                         "feedback": 0o711}
+        assert ex.main(["check", "--root", str(root), "--course", COURSE,
+                        "--instructor", "root"]) == 0
+        (root / COURSE / "inbound").chmod(0o733)  # no sticky bit: a student may remove others'
+        (root / COURSE / "outbound").chmod(0o777)
+        capsys.readouterr()
+        assert ex.main(["check", "--root", str(root), "--course", COURSE,
+                        "--instructor", "root"]) == 1
+        err = capsys.readouterr().err
+        assert "inbound has mode 0733 without the sticky bit" in err, err
+        assert "outbound has mode 0777" in err and "fix: as root:" in err
+        assert ex.main(["setup", "--root", str(root), "--course", COURSE,
+                        "--instructor", "root"]) == 0  # repairs it
+        assert ex.layout_problems(root, COURSE, 0) == []
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

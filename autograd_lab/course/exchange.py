@@ -114,7 +114,11 @@ def setup_exchange(root: str | os.PathLike, course: str, instructor: str) -> lis
     done = []
     for parent in reversed(root.parents):
         st = _plain_dir(parent)
-        if st is not None and (st.st_uid != 0 or st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX):
+        if st is None:  # /srv/nbgrader on a new machine
+            os.mkdir(parent, 0o755)
+            done.append(f"created {parent}")
+            continue
+        if st.st_uid != 0 or st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
             raise ExchangeLayoutError(
                 f"{parent} (above the exchange) may be changed by a user other than root "
                 f"(owner uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):04o}), who could move "
@@ -156,14 +160,15 @@ def layout_problems(root: str | os.PathLike, course: str, uid: int | None = None
         got = stat.S_IMODE(st.st_mode)
         if st.st_uid != owner:
             problems.append(f"{path} belongs to uid {st.st_uid}, expected uid {owner}")
-        if got & 0o022 and not (got & stat.S_ISVTX and mode & stat.S_ISVTX):
+        extra = got & ~mode & 0o777  # rights the layout does not give
+        if mode & stat.S_ISVTX and not got & stat.S_ISVTX:
+            problems.append(f"{path} has mode {got:04o} without the sticky bit: a student may "
+                            f"rename or remove another's submission (expected {mode:04o})")
+        if extra & 0o022:
             problems.append(f"{path} has mode {got:04o}: others may rename or replace what is "
                             f"in it (expected {mode:04o})")
-        elif mode & stat.S_ISVTX and not got & stat.S_ISVTX:
-            problems.append(f"{path} has mode {got:04o} without the sticky bit: a student may "
-                            f"remove another's submission (expected {mode:04o})")
-        elif got & 0o004 and not mode & 0o004:
-            problems.append(f"{path} has mode {got:04o}: every user may list it "
+        elif extra & 0o044:
+            problems.append(f"{path} has mode {got:04o}: others may list it "
                             f"(expected {mode:04o})")
     return problems
 
