@@ -296,6 +296,15 @@ def test_exchange_holds_between_real_users(site) -> None:
         assert name in log and expected in log, log
         assert not (submitted / bob.name).exists()
 
+    # The inbound folder itself a link, to the instructor's home.
+    name = f"{bob.name}+{ASSIGNMENT}+{_stamp(-50)}+toplink"
+    kind, _, log = bob.run(os.symlink, str(instructor.home), os.path.join(inbound, name))
+    assert kind == "ok", log
+    kind, status, log = instructor.run(_app, CollectApp, "--update", ASSIGNMENT, cwd=course)
+    assert (kind, status) == ("ok", 0), log
+    assert name in log and "symbolic link" in log, log
+    assert not (submitted / bob.name).exists()
+
     # An honest submission of bob's, made by nbgrader submit, is collected; alice's stays hers.
     bob_work = bob.home / ASSIGNMENT / "problem.ipynb"
     bob.run(bob_work.write_text, _notebook("answer = 7  # bob's own work"))
