@@ -255,3 +255,49 @@ def test_cross_entropy_ignored_row_with_minus_inf_matches_torch():
     tloss.backward()
     assert_same(loss, tloss)
     assert_same(x.grad, tx.grad)
+
+
+def test_expand_is_a_view_that_sees_later_changes_and_refuses_writes():
+    x = al.ones(2)
+    y = x.expand(3, 2)
+    x.add_(1)  # PyTorch's expand shares memory: y shows the change
+    np.testing.assert_array_equal(y.data, np.full((3, 2), 2.0))
+    assert y._version == x._version
+    for write in (lambda: y.add_(1), lambda: y.__setitem__(0, 3.0), lambda: al.broadcast_to(x, (2, 2)).zero_()):
+        with pytest.raises(RuntimeError, match="single memory location"):
+            write()
+    np.testing.assert_array_equal(x.data, [2.0, 2.0])  # nothing was written on the way
+    copy = y.clone()
+    copy.add_(1)
+    np.testing.assert_array_equal(copy.data, np.full((3, 2), 3.0))
+    assert al.ones(2, 1).expand(-1, 3).shape == (2, 3)
+    assert al.ones(3).expand_as(al.ones(2, 3)).shape == (2, 3)
+    with pytest.raises(ShapeError, match="cannot expand"):
+        al.ones(2).expand(3)
+    with pytest.raises(ShapeError, match="leading"):
+        al.ones(2).expand(-1, 2)
+
+
+def test_expand_gradient_follows_an_in_place_change_of_its_base():
+    a = al.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 1
+    e = b.expand(3, 2)
+    b.mul_(3)  # e sees b's new values, and its history: d/da sum((3a)^2 over 3 rows) = 54 a
+    (e * e).sum().backward()
+    np.testing.assert_allclose(a.grad.data, 54 * a.data)
+    x = al.tensor(RNG.standard_normal((1, 4)), requires_grad=True)
+    assert al.gradcheck(lambda v: alF.log_softmax(v.expand(3, 4) * al.tensor([[1.0], [2.0], [3.0]]), 1), [x])
+
+
+@needs_torch
+def test_expand_matches_torch_after_an_in_place_change():
+    data = RNG.standard_normal((2, 1))
+    a, ta = al.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    b, tb = a * 2, ta * 2
+    e, te = b.expand(2, 3), tb.expand(2, 3)
+    b.exp_()
+    tb.exp_()
+    (e.sin() * e).sum().backward()
+    (te.sin() * te).sum().backward()
+    assert_same(e, te)
+    assert_same(a.grad, ta.grad)
