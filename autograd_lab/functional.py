@@ -181,6 +181,11 @@ def nll_loss(input: Variable, target: Any, weight: Any = None, ignore_index: int
         np.asarray(weight.data if isinstance(weight, Variable) else weight, dtype=x.dtype)
     wn = (w[flat_t] * flat_keep).astype(x.dtype)
     picked = rows[np.arange(flat_t.size), flat_t]
+    if not flat_keep.all():
+        # an ignored target may point at a -inf log-probability: select it away before weighting,
+        # so that -inf * 0 = nan never reaches the loss or its gradient
+        from .ops.elementwise import where
+        picked = where(Variable(flat_keep), picked, Variable(np.zeros((), dtype=x.dtype)))
     losses = -picked * Variable(wn)
     if reduction == "none":
         return losses.reshape(t.shape)
@@ -202,17 +207,64 @@ def linear(input: Variable, weight: Variable, bias: Variable | None = None) -> V
     return Linear.apply(x, w, b)
 
 
+def _pair(value: Any, name: str, op: str, low: int) -> tuple[int, int]:
+    """An int or a pair of ints, each at least ``low``, as a pair."""
+    pair = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
+    if len(pair) != 2 or any(not isinstance(v, (int, np.integer)) or v < low for v in pair):
+        raise ValueError(f"{op}: {name} must be an int or a pair of ints, each at least {low}; got {value!r}")
+    return int(pair[0]), int(pair[1])
+
+
+def _dilate(w: Variable, dh: int, dw: int) -> Variable:
+    """The kernel w (C_out, C_in, kh, kw) with dh - 1 rows and dw - 1 columns of zeros between its
+    taps: a dilated convolution is an ordinary one with this sparser, larger kernel."""
+    from .ops.shape import stack
+
+    o, c, kh, kw = w.shape
+    if dh > 1:
+        zeros = Variable(np.zeros((o, c, kh, kw), dtype=w.dtype))
+        w = stack([w] + [zeros] * (dh - 1), dim=3).reshape(o, c, kh * dh, kw)[:, :, :(kh - 1) * dh + 1]
+        kh = (kh - 1) * dh + 1
+    if dw > 1:
+        zeros = Variable(np.zeros((o, c, kh, kw), dtype=w.dtype))
+        w = stack([w] + [zeros] * (dw - 1), dim=4).reshape(o, c, kh, kw * dw)[:, :, :, :(kw - 1) * dw + 1]
+    return w
+
+
 def conv2d(input: Variable, weight: Variable, bias: Variable | None = None,
-           stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0) -> Variable:
+           stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0,
+           dilation: int | tuple[int, int] = 1, groups: int = 1) -> Variable:
     """2-d convolution (cross-correlation, as in PyTorch) of input (N, C_in, H, W) with weight
-    (C_out, C_in, kh, kw); output (N, C_out, H_out, W_out).  Not twice differentiable."""
+    (C_out, C_in / groups, kh, kw); output (N, C_out, H_out, W_out).  ``dilation`` spaces the
+    kernel's taps (computed as an ordinary convolution with zeros between them, so it costs as
+    much as the dilated kernel's full size); ``groups`` splits the channels into that many
+    independent convolutions.  Not twice differentiable."""
     x, w = _var(input), _var(weight, "weight")
     b = None if bias is None else _var(bias, "bias")
-    if x.ndim != 4 or w.ndim != 4 or x.shape[1] != w.shape[1]:
-        raise ShapeError(f"conv2d: expected input (N, C_in, H, W) and weight (C_out, C_in, kh, kw) "
-                         f"with the same C_in, got input {x.shape} and weight {w.shape}")
+    if not isinstance(groups, (int, np.integer)) or groups < 1:
+        raise ValueError(f"conv2d: groups must be a positive int, got {groups!r}")
+    dh, dw = _pair(dilation, "dilation", "conv2d", 1)
+    if x.ndim != 4 or w.ndim != 4 or x.shape[1] != w.shape[1] * groups:
+        if groups == 1:
+            raise ShapeError(f"conv2d: expected input (N, C_in, H, W) and weight (C_out, C_in, kh, kw) "
+                             f"with the same C_in, got input {x.shape} and weight {w.shape}")
+        raise ShapeError(f"conv2d: expected input (N, C_in, H, W) and weight (C_out, C_in / groups, kh, kw) "
+                         f"with groups={groups}, got input {x.shape} and weight {w.shape}: the input needs "
+                         f"{w.shape[1] * groups if w.ndim == 4 else '?'} channels")
+    if w.shape[0] % groups:
+        raise ShapeError(f"conv2d: the number of output channels ({w.shape[0]}) must be divisible by "
+                         f"groups ({groups})")
     if b is not None and b.shape != (w.shape[0],):
         raise ShapeError(f"conv2d: bias must have shape ({w.shape[0]},), got {b.shape}")
+    if dh > 1 or dw > 1:
+        w = _dilate(w, dh, dw)
+    if groups > 1:
+        from .ops.shape import concatenate
+
+        ci, co = x.shape[1] // groups, w.shape[0] // groups
+        return concatenate([conv2d(x[:, g * ci:(g + 1) * ci], w[g * co:(g + 1) * co],
+                                   None if b is None else b[g * co:(g + 1) * co], stride, padding)
+                            for g in range(groups)], dim=1)
     try:
         return Conv2d.apply(x, w, b, stride, padding)
     except ValueError as exc:
@@ -222,10 +274,34 @@ def conv2d(input: Variable, weight: Variable, bias: Variable | None = None,
 
 
 def max_pool2d(input: Variable, kernel_size: int | tuple[int, int],
-               stride: int | tuple[int, int] | None = None) -> Variable:
+               stride: int | tuple[int, int] | None = None, padding: int | tuple[int, int] = 0,
+               ceil_mode: bool = False) -> Variable:
     """Maximum over kernel_size windows of input (N, C, H, W), moved by stride (default:
-    kernel_size).  Not twice differentiable."""
+    kernel_size).  ``padding`` adds -inf on each side (at most half the kernel); ``ceil_mode``
+    rounds the output size up, keeping a last, partial window when it starts inside the input or
+    its left padding, as PyTorch does.  Not twice differentiable."""
     x = _var(input)
+    if padding != 0 or ceil_mode:
+        kh, kw = _pair(kernel_size, "kernel_size", "max_pool2d", 1)
+        sh, sw = (kh, kw) if stride is None else _pair(stride, "stride", "max_pool2d", 1)
+        ph, pw = _pair(padding, "padding", "max_pool2d", 0)
+        if ph > kh // 2 or pw > kw // 2:
+            raise ValueError(f"max_pool2d: pad should be at most half of effective kernel size, got "
+                             f"padding {(ph, pw)} for kernel {(kh, kw)}")
+        if x.ndim != 4:
+            raise ShapeError(f"max_pool2d: input must be (N, C, H, W), got shape {x.shape}")
+        extra = []
+        for size, k, s, p in ((x.shape[2], kh, sh, ph), (x.shape[3], kw, sw, pw)):
+            span = size + 2 * p - k
+            if span < 0:
+                raise ShapeError(f"max_pool2d: kernel {(kh, kw)} is larger than the padded input "
+                                 f"{(x.shape[2] + 2 * ph, x.shape[3] + 2 * pw)}")
+            out = (-(-span // s) if ceil_mode else span // s) + 1
+            if ceil_mode and (out - 1) * s >= size + p:
+                out -= 1  # the last window would start in the right padding
+            extra.append(builtins_max(0, (out - 1) * s + k - (size + 2 * p)))
+        x = pad(x, (pw, pw + extra[1], ph, ph + extra[0]), value=-np.inf)
+        kernel_size, stride = (kh, kw), (sh, sw)
     try:
         return MaxPool2d.apply(x, kernel_size, stride)
     except ValueError as exc:
@@ -348,12 +424,18 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Variable:
     return Variable((t[..., None] == np.arange(n)).astype(np.int64))
 
 
+_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
 def pad(input: Variable, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Variable:
     """Pad the last dims: ``pad = (left, right)`` for the last dim, then ``(top, bottom)`` for the
-    one before, and so on (PyTorch's order). Constant padding only, non-negative widths."""
+    one before, and so on (PyTorch's order), with non-negative widths.  ``mode`` is 'constant'
+    (``value``, default 0), 'reflect' (mirror without repeating the edge), 'replicate' (repeat the
+    edge) or 'circular' (wrap around); the last three read the input, so its gradient collects
+    from every copy."""
     x = _var(input)
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported by autograd_lab; only 'constant'")
+    if mode != "constant" and mode not in _PAD_MODES:
+        raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular'; got {mode!r}")
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2 or len(pad) // 2 > x.ndim:
         raise ValueError(f"pad: the padding length must be even and at most twice the number of dims "
@@ -364,15 +446,51 @@ def pad(input: Variable, pad: Sequence[int], mode: str = "constant", value: floa
     widths = [(0, 0)] * x.ndim
     for k in range(len(pad) // 2):
         widths[x.ndim - 1 - k] = (pad[2 * k], pad[2 * k + 1])
-    return Pad.apply(x, tuple(widths), 0.0 if value is None else value)
+    if mode == "constant":
+        return Pad.apply(x, tuple(widths), 0.0 if value is None else value)
+    if value not in (None, 0, 0.0):
+        raise ValueError(f"pad: value= is only used by mode='constant'; got value={value} with mode={mode!r}")
+    padded = len(pad) // 2
+    if x.ndim not in (padded + 1, padded + 2):
+        raise NotImplementedError(f"pad: mode {mode!r} pads the last {padded} dims of a batched "
+                                  f"({padded + 2}-d) or unbatched ({padded + 1}-d) input; got a "
+                                  f"{x.ndim}-d input")
+    from .ops.indexing import index_select
+
+    for d, (left, right) in enumerate(widths):
+        if not left and not right:
+            continue
+        n = x.shape[d]
+        limit = n - 1 if mode == "reflect" else n
+        if mode != "replicate" and builtins_max(left, right) > limit:
+            raise ValueError(f"pad: {mode} padding of ({left}, {right}) on a dim of size {n} needs each "
+                             f"width at most {limit}")
+        if n == 0:
+            raise ValueError(f"pad: mode {mode!r} cannot pad an empty dim")
+        idx = np.pad(np.arange(n), (left, right), mode=_PAD_MODES[mode])  # type: ignore[call-overload]
+        x = index_select(x, d, idx)
+    return x
 
 
-def embedding(input: Any, weight: Variable) -> Variable:
-    """Rows of ``weight`` at the integer indices ``input``."""
+def embedding(input: Any, weight: Variable, padding_idx: int | None = None) -> Variable:
+    """Rows of ``weight`` at the integer indices ``input``.  The row ``padding_idx`` (if given)
+    is looked up as usual but gets no gradient, as in PyTorch."""
     idx = np.asarray(input.data if isinstance(input, Variable) else input)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
-    return weight[idx]
+    rows = weight[idx]
+    if padding_idx is None:
+        return rows
+    n = weight.shape[0]
+    if not -n <= int(padding_idx) < n:
+        raise ValueError(f"embedding: padding_idx must be within the {n} rows of weight (-{n} to {n - 1}); "
+                         f"got {padding_idx}")
+    pad_row = int(padding_idx) % n
+    if not (idx == pad_row).any():
+        return rows
+    from .ops.elementwise import where
+
+    return where(Variable((idx != pad_row)[..., None]), rows, weight.detach()[idx])
 
 
 # ---------------------------------------------------------------- more losses

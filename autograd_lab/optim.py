@@ -23,7 +23,7 @@ import numpy as np
 from .kernels.optim import sgd_momentum_
 from .variable import Variable
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "StepLR", "CosineAnnealingLR"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "StepLR", "CosineAnnealingLR", "OneCycleLR"]
 
 _REQUIRED = object()  # marks a hyper-parameter that has no default (SGD's lr)
 
@@ -359,6 +359,114 @@ class CosineAnnealingLR(StepLR):
         self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
 
+class OneCycleLR:
+    """The one-cycle policy (Smith & Topin, 2018), as PyTorch's: each step the learning rate goes
+    from max_lr / div_factor up to max_lr over the first ``pct_start`` of ``total_steps``, then
+    down to that start / final_div_factor (``three_phase``: back to the start first, then down);
+    'cos' or 'linear' between. With ``cycle_momentum`` the momentum (SGD) or beta1 (Adam) moves
+    the other way, between max_momentum and base_momentum. Call ``step()`` after each batch."""
+
+    def __init__(self, optimizer: Optimizer, max_lr: Any, total_steps: int | None = None,
+                 epochs: int | None = None, steps_per_epoch: int | None = None, pct_start: float = 0.3,
+                 anneal_strategy: str = "cos", cycle_momentum: bool = True, base_momentum: Any = 0.85,
+                 max_momentum: Any = 0.95, div_factor: float = 25.0, final_div_factor: float = 1e4,
+                 three_phase: bool = False) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"OneCycleLR needs an Optimizer; got {type(optimizer).__name__}")
+        if total_steps is None:
+            if epochs is None or steps_per_epoch is None:
+                raise ValueError("OneCycleLR: give total_steps, or both epochs and steps_per_epoch")
+            if int(epochs) < 1 or int(steps_per_epoch) < 1:
+                raise ValueError(f"OneCycleLR: epochs and steps_per_epoch must be positive; got "
+                                 f"{epochs} and {steps_per_epoch}")
+            total_steps = int(epochs) * int(steps_per_epoch)
+        if int(total_steps) < 1:
+            raise ValueError(f"OneCycleLR: total_steps must be a positive int; got {total_steps}")
+        if not 0.0 <= float(pct_start) <= 1.0:
+            raise ValueError(f"OneCycleLR: pct_start must be between 0 and 1; got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear'; got {anneal_strategy!r}")
+        self.optimizer, self.total_steps = optimizer, int(total_steps)
+        self.anneal_strategy, self.cycle_momentum = anneal_strategy, bool(cycle_momentum)
+        groups = optimizer.param_groups
+        max_lrs = self._per_group(max_lr, "max_lr")
+        for group, top in zip(groups, max_lrs):
+            group["initial_lr"] = top / div_factor
+            group["max_lr"] = top
+            group["min_lr"] = group["initial_lr"] / final_div_factor
+        t, p = self.total_steps, float(pct_start)
+        if three_phase:
+            self._phases = [(p * t - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                            (2 * p * t - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                            (t - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+        else:
+            self._phases = [(p * t - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                            (t - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        if self.cycle_momentum:
+            first = groups[0] if groups else {}
+            if "momentum" not in first and "betas" not in first:
+                raise ValueError("OneCycleLR: the optimizer must have a momentum (SGD, RMSprop) or betas "
+                                 "(Adam) to cycle; pass cycle_momentum=False")
+            self._use_beta1 = "betas" in first
+            for group, low, high in zip(groups, self._per_group(base_momentum, "base_momentum"),
+                                        self._per_group(max_momentum, "max_momentum")):
+                group["base_momentum"], group["max_momentum"] = low, high
+                self._set_momentum(group, high)
+        self.base_lrs = [g["initial_lr"] for g in groups]
+        self.last_epoch = 0
+        self._apply()
+
+    def _per_group(self, value: Any, name: str) -> list[float]:
+        n = len(self.optimizer.param_groups)
+        if isinstance(value, (list, tuple)):
+            if len(value) != n:
+                raise ValueError(f"OneCycleLR: expected {n} values of {name}, one per group; got {len(value)}")
+            return [float(v) for v in value]
+        return [float(value)] * n
+
+    def _set_momentum(self, group: dict[str, Any], value: float) -> None:
+        if self._use_beta1:
+            group["betas"] = (value, group["betas"][1])
+        else:
+            group["momentum"] = value
+
+    def _anneal(self, start: float, end: float, pct: float) -> float:
+        if self.anneal_strategy == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def _apply(self) -> None:
+        step = self.last_epoch
+        for group in self.optimizer.param_groups:
+            start_step = 0.0
+            for i, (end_step, lr_from, lr_to, m_from, m_to) in enumerate(self._phases):
+                if step <= end_step or i == len(self._phases) - 1:
+                    pct = (step - start_step) / (end_step - start_step)
+                    group["lr"] = self._anneal(group[lr_from], group[lr_to], pct)
+                    if self.cycle_momentum:
+                        self._set_momentum(group, self._anneal(group[m_from], group[m_to], pct))
+                    break
+                start_step = end_step
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+
+    def step(self) -> None:
+        if self.last_epoch + 1 > self.total_steps:
+            raise ValueError(f"OneCycleLR: tried to step {self.last_epoch + 1} times; the schedule has "
+                             f"total_steps={self.total_steps}. Give the number of batches over all epochs.")
+        self.last_epoch += 1
+        self._apply()
+
+    def get_last_lr(self) -> list[float]:
+        """The learning rates set by the last ``step()`` (one per parameter group)."""
+        return list(self._last_lr)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+
 def _scheduler_module() -> Any:
     """``optim.lr_scheduler`` as in PyTorch (``from autograd_lab.optim.lr_scheduler import StepLR``)."""
     import sys
@@ -367,6 +475,7 @@ def _scheduler_module() -> Any:
     module = types.ModuleType(__name__ + ".lr_scheduler", "Learning-rate schedules (PyTorch's torch.optim.lr_scheduler).")
     module.StepLR = StepLR  # type: ignore[attr-defined]
     module.CosineAnnealingLR = CosineAnnealingLR  # type: ignore[attr-defined]
+    module.OneCycleLR = OneCycleLR  # type: ignore[attr-defined]
     sys.modules[module.__name__] = module
     return module
 

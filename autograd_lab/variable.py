@@ -356,6 +356,13 @@ class Variable:
                 "a leaf Variable that requires grad is being used in an in-place operation. "
                 "Wrap parameter updates in `with al.no_grad():`, or work on a copy (x.clone())."
             )
+        data = self._data
+        if any(step == 0 and n > 1 for step, n in zip(data.strides, data.shape)):
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to Variable refers to a "
+                "single memory location (it comes from expand() or broadcast_to()). Write into a copy: "
+                "y = x.expand(...).clone()."
+            )
 
     def zero_(self) -> "Variable":
         """Fill with zeros in place (bumps the version counter). On a non-leaf that requires grad

@@ -5,7 +5,8 @@ A program starts from two float64 leaves ``x`` and ``y`` of shape (2, 3) and app
 steps; every step maps the current value ``h`` (and the leaves) to a new value of the same shape,
 so any list of steps is a valid program. Steps cover elementwise ops, reductions (broadcast back),
 shapes and views, indexing, in-place changes (through views too), hooks, retain_grad, no_grad,
-detach and create_graph. Hypothesis draws the programs deterministically (``derandomize``); the
+detach and create_graph, expand and the pad modes. A second test runs random optimizer settings
+(SGD, Adam, AdamW, RMSprop) for a few steps on both. Hypothesis draws the programs deterministically (``derandomize``); the
 issue's reproducers are its explicit examples.
 """
 from __future__ import annotations
@@ -75,6 +76,17 @@ def _stale_view(m, h, x, y):
     return m.cat([z[:, :1], v], 1)
 
 
+def _expand_stale(m, h, x, y):
+    z = h * 1
+    e = z[:, :1].expand(2, 3)
+    z.mul_(2)
+    return e + h
+
+
+def _F(m):
+    return alF if m is al else torch.nn.functional
+
+
 def _inplace_transpose_view(m, h, x, y):
     z = (h * 1)[:, :2].reshape(2, 2) * 1
     z.T[0].add_(y[0, :2])
@@ -136,6 +148,8 @@ STEPS = {
     "relu_inplace": lambda m, h, x, y: (h * 1).relu_(),
     "exp_inplace": lambda m, h, x, y: (h * 0.5).exp_(),
     "add_inplace": lambda m, h, x, y: (h * 1).add_(y),
+    "expand_stale": _expand_stale,
+    "expand_as": lambda m, h, x, y: h[:1].expand_as(h) * h,
     # graph features
     "retain_then_relu_": _retain_then_relu_,
     "hook_doubles": _hook_doubles,
@@ -145,6 +159,9 @@ STEPS = {
     "gelu": lambda m, h, x, y: (alF if m is al else torch.nn.functional).gelu(h),
     "layer_norm": lambda m, h, x, y: (alF if m is al else torch.nn.functional).layer_norm(h, (3,)),
     "leaky_relu": lambda m, h, x, y: (alF if m is al else torch.nn.functional).leaky_relu(h, 0.1),
+    "pad_reflect": lambda m, h, x, y: _F(m).pad(h, (2, 1), mode="reflect")[:, 1:4] * h,
+    "pad_circular": lambda m, h, x, y: _F(m).pad(h, (1, 2), mode="circular")[:, 2:5] + h,
+    "pad_replicate": lambda m, h, x, y: _F(m).pad(h, (1, 0), mode="replicate")[:, :3] * 2,
 }
 
 # small integers and halves make ties and zeros likely; other values are rounded to 1e-3 so that no
@@ -244,3 +261,38 @@ def _with_reproducers(test):
 def test_random_programs_agree_with_pytorch(program):
     xs, ys, steps, mode = program
     _same(_run(al, xs, ys, steps, mode), _run(torch, xs, ys, steps, mode), program)
+
+
+# ---------------------------------------------------------------- optimizers
+OPTIMIZERS = st.one_of(
+    st.tuples(st.just("SGD"), st.fixed_dictionaries({
+        "lr": st.sampled_from([0.1, 0.01]), "momentum": st.sampled_from([0.0, 0.9]),
+        "weight_decay": st.sampled_from([0.0, 0.1]), "maximize": st.booleans()})),
+    st.tuples(st.sampled_from(["Adam", "AdamW"]), st.fixed_dictionaries({
+        "lr": st.sampled_from([0.1, 0.01]), "betas": st.sampled_from([(0.9, 0.999), (0.5, 0.9)]),
+        "weight_decay": st.sampled_from([0.0, 0.1]), "amsgrad": st.booleans(), "maximize": st.booleans()})),
+    st.tuples(st.just("RMSprop"), st.fixed_dictionaries({
+        "lr": st.sampled_from([0.01, 0.001]), "momentum": st.sampled_from([0.0, 0.5]),
+        "alpha": st.sampled_from([0.99, 0.9])})),
+)
+
+
+def _optimize(m, name, options, start, steps):
+    """The parameter after ``steps`` steps on a loss whose gradient changes with the parameter."""
+    p = m.tensor(np.array(start), dtype=m.float64, requires_grad=True)
+    opt = getattr(m.optim, name)([p], **options)
+    weights = m.tensor([1.0, -2.0, 0.5, 3.0], dtype=m.float64)
+    for _ in range(steps):
+        opt.zero_grad()
+        ((p * weights).sin().sum() + (p * p).sum() * 0.5).backward()
+        opt.step()
+    return p.detach().numpy().copy() if m is torch else p.data.copy()
+
+
+@settings(derandomize=True, max_examples=200, deadline=None, database=None)
+@given(OPTIMIZERS, st.lists(VALUES, min_size=4, max_size=4), st.integers(1, 5))
+def test_random_optimizer_runs_agree_with_pytorch(optimizer, start, steps):
+    name, options = optimizer
+    np.testing.assert_allclose(_optimize(al, name, options, start, steps),
+                               _optimize(torch, name, options, start, steps), rtol=1e-9, atol=1e-12,
+                               err_msg=f"{name} {options}")

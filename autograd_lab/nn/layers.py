@@ -58,47 +58,64 @@ class Linear(Module):
 class Conv2d(Module):
     """2-D convolution (cross-correlation, as in PyTorch) over inputs of shape (N, C, H, W).
 
-    weight has shape (out_channels, in_channels, kh, kw); initialised like PyTorch with
-    fan_in = in_channels * kh * kw."""
+    weight has shape (out_channels, in_channels / groups, kh, kw); initialised like PyTorch with
+    fan_in = in_channels / groups * kh * kw."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, bias: bool = True, *, dtype: Any = np.float32,
-                 seed: int | None = None, generator: Generator | None = None) -> None:
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True, *,
+                 dtype: Any = np.float32, seed: int | None = None, generator: Generator | None = None) -> None:
         super().__init__()
-        self.in_channels, self.out_channels = int(in_channels), int(out_channels)
+        self.in_channels, self.out_channels, self.groups = int(in_channels), int(out_channels), int(groups)
+        if self.groups < 1 or self.in_channels % self.groups or self.out_channels % self.groups:
+            raise ValueError(f"Conv2d: in_channels ({in_channels}) and out_channels ({out_channels}) must "
+                             f"both be divisible by groups ({groups})")
         self.kernel_size = _pair(kernel_size, "kernel_size")
         self.stride = _pair(stride, "stride")
         self.padding = _pair(padding, "padding")
-        self.weight = Parameter(np.empty((out_channels, in_channels) + self.kernel_size, dtype=dtype))
+        self.dilation = _pair(dilation, "dilation")
+        shape = (out_channels, self.in_channels // self.groups) + self.kernel_size
+        self.weight = Parameter(np.empty(shape, dtype=dtype))
         self.bias = Parameter(np.empty(out_channels, dtype=dtype)) if bias else None
         default_init_(self.weight, self.bias, _rng(seed, generator))
 
     def forward(self, x: Variable) -> Variable:
-        return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding)
+        return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding,
+                        dilation=self.dilation, groups=self.groups)
 
     def extra_repr(self) -> str:
         text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
                 f"stride={self.stride}")
         if self.padding != (0, 0):
             text += f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            text += f", dilation={self.dilation}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
         if self.bias is None:
             text += ", bias=False"
         return text
 
 
 class MaxPool2d(Module):
-    """Maximum over each kernel_size window (stride defaults to kernel_size)."""
+    """Maximum over each kernel_size window (stride defaults to kernel_size); ``padding`` adds
+    -inf around the input, ``ceil_mode`` keeps a last partial window."""
 
-    def __init__(self, kernel_size: Any, stride: Any = None) -> None:
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = kernel_size if stride is None else stride
+        self.padding, self.ceil_mode = padding, bool(ceil_mode)
 
     def forward(self, x: Variable) -> Variable:
-        return F.max_pool2d(x, self.kernel_size, self.stride)
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode)
 
     def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}"
+        text = f"kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != 0:
+            text += f", padding={self.padding}"
+        if self.ceil_mode:
+            text += ", ceil_mode=True"
+        return text
 
 
 class ReLU(Module):
@@ -294,20 +311,30 @@ class LayerNorm(Module):
 
 class Embedding(Module):
     """A table of ``num_embeddings`` rows of size ``embedding_dim`` (drawn from N(0, 1)), looked up
-    by integer index."""
+    by integer index.  The row ``padding_idx`` (if given) starts at zero and is never trained."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, *, dtype: Any = np.float32,
-                 seed: int | None = None, generator: Generator | None = None) -> None:
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None, *,
+                 dtype: Any = np.float32, seed: int | None = None, generator: Generator | None = None) -> None:
         super().__init__()
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
+        if padding_idx is not None:
+            if not -self.num_embeddings <= int(padding_idx) < self.num_embeddings:
+                raise ValueError(f"Embedding: padding_idx must be within num_embeddings "
+                                 f"(-{num_embeddings} to {self.num_embeddings - 1}); got {padding_idx}")
+            padding_idx = int(padding_idx) % self.num_embeddings
+        self.padding_idx = padding_idx
         rng = _rng(seed, generator)
-        self.weight = Parameter(np.asarray(rng.standard_normal((num_embeddings, embedding_dim)), dtype=dtype))
+        table = np.asarray(rng.standard_normal((num_embeddings, embedding_dim)), dtype=dtype)
+        if padding_idx is not None:
+            table[padding_idx] = 0
+        self.weight = Parameter(table)
 
     def forward(self, idx: Any) -> Variable:
-        return F.embedding(idx, self.weight)
+        return F.embedding(idx, self.weight, self.padding_idx)
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        return text if self.padding_idx is None else text + f", padding_idx={self.padding_idx}"
 
 
 class ModuleList(Module):

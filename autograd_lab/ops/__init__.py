@@ -35,8 +35,9 @@ from .linalg import matmul, mm, t  # noqa: F401
 from .reduce import amax, amin, argmax, argmin, max, mean, min, norm, std, sum, var  # noqa: F401
 from .unary import (acos, asin, atan, ceil, cos, cosh, expm1, floor, log1p, log2, log10,  # noqa: F401
                     reciprocal, round, rsqrt, sign, sin, sinh, square, tan, trunc)
-from .shape import (broadcast_to, concatenate, flatten, permute, reshape, squeeze, stack,  # noqa: F401
+from .shape import (concatenate, flatten, permute, reshape, squeeze, stack,  # noqa: F401
                     sum_to, transpose, unsqueeze)
+from .shape import expand as broadcast_to  # as PyTorch's: a view, not a copy
 
 cat = concatenate
 
@@ -216,7 +217,7 @@ def _to(self: Variable, *args: Any, dtype: Any = None, device: Any = None, **kwa
 
 
 def _expand_as(self: Variable, other: Variable) -> Variable:
-    return broadcast_to(self, other.shape)
+    return S.expand(self, other.shape)
 
 
 def _index_add_(self: Variable, dim: int, index: Any, source: Any, *, alpha: float = 1) -> Variable:
@@ -320,8 +321,7 @@ _METHODS: dict[str, Any] = {
     "flatten": flatten, "squeeze": squeeze, "unsqueeze": unsqueeze,
     "expand_as": _expand_as, "view_as": lambda s, o: reshape(s, o.shape),
     "reshape_as": lambda s, o: reshape(s, o.shape),
-    "broadcast_to": broadcast_to, "expand": lambda s, *shape: broadcast_to(
-        s, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape),
+    "broadcast_to": S.expand, "expand": S.expand,
     "T": property(lambda s: S.transposed(s, None)),
     "mT": property(lambda s: transpose(s, -1, -2)),
     # dtype

@@ -345,3 +345,42 @@ def squeeze(x: Variable, dim: int | None = None) -> Variable:
     if x.shape[dim] != 1:
         return x
     return reshape(x, x.shape[:dim] + x.shape[dim + 1:])
+
+
+class Expand(Function):
+    """expand(x, shape): x repeated along new or size-1 axes without copying (a view whose
+    repeated elements share memory, as PyTorch's); the gradient sums over the repeats."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x.shape
+        return wrap(np.broadcast_to(x.data, shape))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return sum_to(grad, ctx.in_shape), None
+
+
+def expand(x: Variable, *shape: Any) -> Variable:
+    """``x.expand(3, 2)``: a view of x repeated to ``shape``; -1 keeps a dimension's size. It
+    shares x's memory, so it sees later in-place changes of x, and writing into it in place is
+    refused (several of its elements are one element of x) — clone() it first."""
+    x = variable_arg(x, "expand")
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    shape = tuple(int(s) for s in shape)
+    lead = len(shape) - x.ndim
+    if lead < 0:
+        raise ShapeError(f"expand: the number of sizes given ({len(shape)}) must be at least the number "
+                         f"of dimensions of the Variable ({x.ndim}); got {shape} for shape {x.shape}")
+    if any(s == -1 for s in shape[:lead]):
+        raise ShapeError(f"expand: -1 is not allowed for a new leading dimension; got {shape} for shape {x.shape}")
+    full = shape[:lead] + tuple(x.shape[i] if s == -1 else s for i, s in enumerate(shape[lead:]))
+    try:
+        np.broadcast_shapes(x.shape, full)
+        if np.broadcast_shapes(x.shape, full) != full:
+            raise ValueError
+    except ValueError:
+        raise ShapeError(f"expand: cannot expand shape {x.shape} to {full}; each dimension must match "
+                         "or be 1 (new dimensions are added on the left).") from None
+    return as_view(Expand.apply(x, full), x, lambda a: np.broadcast_to(a, full))
