@@ -377,10 +377,10 @@ def expand(x: Variable, *shape: Any) -> Variable:
         raise ShapeError(f"expand: -1 is not allowed for a new leading dimension; got {shape} for shape {x.shape}")
     full = shape[:lead] + tuple(x.shape[i] if s == -1 else s for i, s in enumerate(shape[lead:]))
     try:
-        np.broadcast_shapes(x.shape, full)
-        if np.broadcast_shapes(x.shape, full) != full:
-            raise ValueError
+        fits = np.broadcast_shapes(x.shape, full) == full
     except ValueError:
+        fits = False
+    if not fits:
         raise ShapeError(f"expand: cannot expand shape {x.shape} to {full}; each dimension must match "
-                         "or be 1 (new dimensions are added on the left).") from None
+                         "or be 1 (new dimensions are added on the left).")
     return as_view(Expand.apply(x, full), x, lambda a: np.broadcast_to(a, full))
