@@ -194,3 +194,18 @@ def test_the_wakeup_probe_suggests_thresholds_in_proportion_capped_at_ten_times(
     assert out.startswith("starting a parallel loop costs ")
     rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line][1:]
     assert [row.split("|")[1].strip() for row in rows] == list(THRESHOLDS)
+
+
+def test_view_tracking_benchmark_times_every_op_and_puts_tracking_back():
+    from autograd_lab.ops import shape
+    from benchmarks import view_tracking
+
+    tracked = shape.as_view
+    rows = view_tracking.measure((3, 3), repeats=1)
+    assert [r[0] for r in rows] == list(view_tracking.OPS)
+    assert all(on > 0 and math.isfinite(ratio) for _, on, _, ratio in rows)
+    assert shape.as_view is tracked
+    x = __import__("autograd_lab").ones(2, 2)
+    view = x[0]
+    x.add_(1)
+    assert view.data.tolist() == [2.0, 2.0]  # views still see their base's changes afterwards
