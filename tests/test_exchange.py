@@ -92,6 +92,10 @@ class User:
                 os.setuid(self.uid)
                 os.environ.update(HOME=str(self.home), USER=self.name, LOGNAME=self.name)
                 os.environ.pop("JUPYTERHUB_USER", None)
+                # jupyter_core stats sys.prefix to choose between the environment's and the
+                # user's config folders unless told; a virtualenv in a private temporary
+                # folder (as CI makes one) cannot be stat'ed by another user.
+                os.environ["JUPYTER_PREFER_ENV_PATH"] = "0"
                 os.chdir(cwd or self.home)
                 try:
                     value = ("ok", fn(*args))
