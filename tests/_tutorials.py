@@ -77,7 +77,7 @@ def batches(x, y, bs: int, epochs: int) -> Iterator:
     """The mini-batches of "What is torch.nn really?": ``epochs`` passes over (x, y) in slices of
     ``bs`` rows (the last one shorter)."""
     n = x.shape[0]
-    for epoch in range(epochs):
+    for _epoch in range(epochs):
         for i in range((n - 1) // bs + 1):
             start_i = i * bs
             end_i = start_i + bs

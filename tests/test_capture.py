@@ -377,7 +377,7 @@ def test_step_code_is_the_straight_line_program_a_replay_runs():
     model = make_model("mlp", 0)
     step = al.capture(lambda xb, yb: F.cross_entropy(model(xb), yb))
     with pytest.raises(al.CaptureError, match="call the step once"):
-        step.code
+        _ = step.code
     rng = np.random.default_rng(0)
     step(al.Variable(rng.standard_normal((8, 64)).astype(np.float32)), al.Variable(rng.integers(0, 10, 8)))
     code = step.code
@@ -392,7 +392,7 @@ def test_step_code_is_the_straight_line_program_a_replay_runs():
                   if "accumulate(" in line) == ["p0", "p1", "p2", "p3"]  # every parameter's .grad
     step.reset()
     with pytest.raises(al.CaptureError, match="call the step once"):
-        step.code
+        _ = step.code
 
 
 class _Scale(al.Function):

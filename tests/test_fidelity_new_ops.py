@@ -320,7 +320,7 @@ def test_optimizer_options_follow_torch_step_by_step(make):
     opt_a, opt_t = make(al, [mine]), make(torch, [theirs])
     for step in range(6):
         scale = np.cos(step)  # gradients that change sign, so the amsgrad maximum matters
-        for p, opt, m in ((mine, opt_a, al), (theirs, opt_t, torch)):
+        for p, opt in ((mine, opt_a), (theirs, opt_t)):
             opt.zero_grad()
             ((p * p).sum() * float(scale) + (p ** 3).sum() * 0.1).backward()
             opt.step()

@@ -47,7 +47,7 @@ def test_set_grad_enabled_function_context_and_decorator():
 def test_mode_restored_after_exception():
     with pytest.raises(ZeroDivisionError):
         with al.no_grad():
-            1 / 0
+            _ = 1 / 0
     assert al.is_grad_enabled()
 
 

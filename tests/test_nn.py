@@ -76,7 +76,7 @@ def test_reassigning_replaces_and_unregisters():
     del net.act
     assert [n for n, _ in net.named_children()] == ["block", "head"]
     with pytest.raises(AttributeError, match="has no attribute 'act'"):
-        net.act
+        _ = net.act
 
 
 def test_shared_parameter_is_listed_once():
@@ -318,7 +318,7 @@ def test_save_and_load_npz(tmp_path):
     path = tmp_path / "weights.npz"
     a.save(path)
     b.load(path)
-    for (n, p), (_, q) in zip(a.named_parameters(), b.named_parameters()):
+    for (_, p), (_, q) in zip(a.named_parameters(), b.named_parameters()):
         np.testing.assert_array_equal(p.data, q.data)
     assert set(np.load(path).files) == set(a.state_dict())
     with pytest.raises(FileNotFoundError, match="model.save"):

@@ -26,7 +26,7 @@ URL = re.compile(r"^\s+(http://\S+/lab\?token=\w+)\s*$", re.M)
 
 
 def make_course(folder: Path, names=("00_welcome", "01_b", "02_c")) -> Path:
-    for i, name in enumerate(names):
+    for name in names:
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# {name} v1")])
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                      "language": "python"}

@@ -11,7 +11,6 @@ by returning what was printed; the comparison is ``assert_same`` (float64, rtol 
 """
 from __future__ import annotations
 
-import pytest
 
 from ._oracle import assert_same, needs_torch, run_both
 

@@ -152,11 +152,11 @@ def _inplace_view(self: Variable, compute: Callable[..., Variable], args: tuple,
             "change in `with al.no_grad():` (as for a parameter update), or work on a copy: "
             "y = x.clone(); y[0:2].mul_(2)."
         )
-    where = self._view_fn(_positions(base)).reshape(-1)  # the view's elements, as flat positions
+    flat_at = self._view_fn(_positions(base)).reshape(-1)  # the view's elements, as flat positions
     flat_old = S.Reshape.apply(_snapshot(base), (-1,))
-    result = compute(S.Reshape.apply(S.GetItem.apply(flat_old, where), self.shape), *args)
+    result = compute(S.Reshape.apply(S.GetItem.apply(flat_old, flat_at), self.shape), *args)
     _check_result(self, result, cast)
-    new_base = S.Reshape.apply(S.SetItem.apply(flat_old, where, S.Reshape.apply(result, (-1,))), base.shape)
+    new_base = S.Reshape.apply(S.SetItem.apply(flat_old, flat_at, S.Reshape.apply(result, (-1,))), base.shape)
     base._data[...] = new_base._data
     base._bump_version()  # the counter is shared with every view of base, self included
     _rebase(base, new_base)
@@ -173,8 +173,8 @@ def _regenerate_views(base: Variable) -> None:
             continue
         if positions is None:
             positions = _positions(base)
-        where = view._view_fn(positions).reshape(-1)
-        fresh = S.Reshape.apply(S.GetItem.apply(S.Reshape.apply(base, (-1,)), where), view.shape)
+        flat_at = view._view_fn(positions).reshape(-1)
+        fresh = S.Reshape.apply(S.GetItem.apply(S.Reshape.apply(base, (-1,)), flat_at), view.shape)
         _rebase(view, fresh)
 
 

@@ -70,7 +70,7 @@ def _extreme_forward(ctx: Any, x: Variable, axes: Any, keepdims: bool, reduce: A
 def _extreme_backward(ctx: Any, grad: Variable) -> Variable:
     from .elementwise import select
 
-    ctx.saved_tensors  # raises if freed by an earlier backward or if x changed in place since
+    _ = ctx.saved_tensors  # raises if freed by an earlier backward or if x changed in place since
     g = reshape(grad, _kept_shape(ctx.in_shape, ctx.axes))
     w = wrap(ctx.weights.astype(grad.dtype))
     if ctx.evenly:  # x.max(): selected, an inf or NaN gradient stays out of the other entries
