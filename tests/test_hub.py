@@ -159,13 +159,15 @@ c.JupyterHub.load_roles = [{{
 class Hub:
     """The running hub, its REST API as the admin service, and each user's own token."""
 
-    def __init__(self, root: Path, clock: Clock) -> None:
+    def __init__(self, root: Path, clock: Clock, write_config=None) -> None:
+        """``write_config(root, marker, token, ports)`` writes ``root/jupyterhub_config.py``
+        and returns the exchange folder (default: this file's single-user hub)."""
         self.root, self.clock = root, clock
         self.marker = f"autograd-lab-hub-{secrets.token_hex(8)}"
         self.admin = secrets.token_hex(32)
         self.ports = {k: _free_port() for k in ("public", "hub", "proxy_api")}
         self.url = f"http://127.0.0.1:{self.ports['public']}"
-        self.exchange = _write_config(root, self.marker, self.admin, self.ports)
+        self.exchange = (write_config or _write_config)(root, self.marker, self.admin, self.ports)
         self.tokens: dict[str, str] = {}
         self.log = open(root / "jupyterhub.log", "wb")
         env = dict(os.environ, AUTOGRAD_LAB_HUB_TEST=self.marker)
