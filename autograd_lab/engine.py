@@ -2,9 +2,12 @@
 
 1. ``topological_order`` lists every node reachable from the roots so that a node comes
    before everything it feeds into backwards (iteratively: no recursion limit).
-2. ``run_backward`` keeps a gradient buffer per node and output, calls each node's backward
-   once all its consumers have contributed, and adds the results into the next buffers.
-   Leaves (``AccumulateGrad`` nodes) add into ``variable.grad``.
+2. A walk keeps a gradient buffer per node and output, and visits the nodes in that order, so
+   each node's gradients are complete when it is reached (``_arrived``: its hooks run and
+   retained gradients are kept); ``_run_node`` calls its backward and adds the results into
+   the next buffers. ``backward``'s walk (``_backward_walk``) visits every node and adds into
+   each leaf's ``.grad``; ``grad``'s walk (``_grad_walk``) visits only the nodes that lead to
+   the inputs asked for and returns the gradients that arrive there.
 """
 from __future__ import annotations
 
@@ -129,72 +132,89 @@ def _accumulate_leaf(var: Variable, grad: Variable, create_graph: bool) -> None:
         var._grad._bump_version()
 
 
-def run_backward(
-    roots: Sequence[Variable],
-    grad_roots: Sequence[Variable],
-    retain_graph: bool,
-    create_graph: bool,
-    inputs: Sequence[Variable] | None = None,
-) -> list[Variable | None] | None:
-    """The backward pass. With ``inputs`` (al.grad) it returns their gradients instead of
-    accumulating into ``.grad``."""
-    buffers: dict[Node, list] = {}  # per node, one gradient slot per output
+def _start(roots: Sequence[Variable], seeds: Sequence[Variable]) -> tuple[list[Node], dict]:
+    """The nodes below ``roots`` in the order backward visits them, and the gradient buffers
+    (per node, one slot per output) holding the seeds."""
+    buffers: dict[Node, list] = {}
     root_nodes = []
-    for var, g in zip(roots, grad_roots):
+    for var, g in zip(roots, seeds):
         node = var.grad_fn if var.grad_fn is not None else AccumulateGrad.of(var)
         nr = var._output_nr if var.grad_fn is not None else 0
         buf = buffers.setdefault(node, [None] * max(len(node._output_meta), 1))
         buf[nr] = _add(buf[nr], g) if buf[nr] is not None else g
         root_nodes.append(node)
+    return topological_order(root_nodes), buffers
 
-    order = topological_order(root_nodes)
-    captured: dict[tuple[int, int], Variable | None] = {}
-    needed = None
-    targets: dict[tuple[int, int], Node] = {}  # values keep the nodes alive, so ids stay unique
-    keys = []
-    if inputs is not None:
-        for v in inputs:
-            node = v.grad_fn if v.grad_fn is not None else AccumulateGrad.of(v)
-            keys.append((id(node), v._output_nr if v.grad_fn is not None else 0))
-            targets[keys[-1]] = node
-        needed = _needed(order, {k[0] for k in targets})
 
-    prev = STATE.enabled
-    STATE.enabled = create_graph
+def _arrived(node: Node, buf: list, create_graph: bool) -> None:
+    """The step every walk takes when a node's gradients are complete: the hooks registered on
+    its outputs run, and the non-leaf outputs that asked for ``retain_grad`` keep theirs."""
+    if node._hooks_by_output:
+        for nr, hooks in node._hooks_by_output.items():
+            if buf[nr] is not None:
+                buf[nr] = _call_hooks(hooks, buf[nr])
+    if node._retained:
+        for nr, ref in node._retained.items():
+            var = ref()
+            if var is not None and buf[nr] is not None:
+                g = buf[nr] if create_graph else buf[nr].detach()
+                var._grad = g if var._grad is None else _add(var._grad, g)
+
+
+def _backward_walk(roots: Sequence[Variable], seeds: Sequence[Variable], retain_graph: bool,
+                   create_graph: bool) -> None:
+    """``backward``: every node in order; each leaf adds its gradient into ``.grad``."""
+    order, buffers = _start(roots, seeds)
+    prev, STATE.enabled = STATE.enabled, create_graph  # record the backward only for create_graph
     try:
         for node in order:
             buf = buffers.pop(node, None)
-            if buf is None or (needed is not None and id(node) not in needed):
-                continue
-            if node._hooks_by_output:
-                for nr, hooks in node._hooks_by_output.items():
-                    if buf[nr] is not None:
-                        buf[nr] = _call_hooks(hooks, buf[nr])
-            if node._retained:
-                for nr, ref in node._retained.items():
-                    var = ref()
-                    if var is not None and buf[nr] is not None:
-                        g = buf[nr] if create_graph else buf[nr].detach()
-                        var._grad = g if var._grad is None else _add(var._grad, g)
-            if inputs is not None:
-                if type(node) is AccumulateGrad and node.variable._hooks and buf[0] is not None:
-                    buf[0] = _call_hooks(node.variable._hooks, buf[0])  # a leaf's hooks run for al.grad too
-                for nr, g in enumerate(buf):
-                    if (id(node), nr) in targets:
-                        captured[(id(node), nr)] = g
-                if not any(c is not None and id(c) in needed for c, _ in node.next_functions):
-                    continue  # nothing below this node is asked for
+            if buf is None:
+                continue  # no gradient reached it
+            if node._hooks_by_output or node._retained:  # most nodes have neither
+                _arrived(node, buf, create_graph)
             if type(node) is AccumulateGrad:
-                if inputs is None and buf[0] is not None:
+                if buf[0] is not None:
                     _accumulate_leaf(node.variable, buf[0], create_graph)
-                continue
-            _run_node(node, buf, buffers, retain_graph)
+            else:
+                _run_node(node, buf, buffers, retain_graph)
     finally:
         STATE.enabled = prev
 
-    if inputs is None:
-        return None
-    return [captured.get(key) for key in keys]
+
+def _grad_walk(roots: Sequence[Variable], seeds: Sequence[Variable], inputs: Sequence[Variable],
+               retain_graph: bool, create_graph: bool) -> list[Variable | None]:
+    """``grad``: only the nodes between the roots and ``inputs``; the gradients arriving at the
+    inputs are returned, and no ``.grad`` changes."""
+    order, buffers = _start(roots, seeds)
+    wanted: dict[tuple[int, int], Node] = {}  # the values keep the nodes alive, so ids stay unique
+    keys = []
+    for v in inputs:
+        node = v.grad_fn if v.grad_fn is not None else AccumulateGrad.of(v)
+        keys.append((id(node), v._output_nr if v.grad_fn is not None else 0))
+        wanted[keys[-1]] = node
+    needed = _needed(order, {k[0] for k in wanted})
+    found: dict[tuple[int, int], Variable | None] = {}
+    prev, STATE.enabled = STATE.enabled, create_graph
+    try:
+        for node in order:
+            buf = buffers.pop(node, None)
+            if buf is None or id(node) not in needed:
+                continue
+            if node._hooks_by_output or node._retained:  # most nodes have neither
+                _arrived(node, buf, create_graph)
+            if type(node) is AccumulateGrad and node.variable._hooks and buf[0] is not None:
+                buf[0] = _call_hooks(node.variable._hooks, buf[0])  # a leaf's hooks run for grad too
+            for nr, g in enumerate(buf):
+                if (id(node), nr) in wanted:
+                    found[(id(node), nr)] = g
+            if type(node) is AccumulateGrad or not any(
+                    c is not None and id(c) in needed for c, _ in node.next_functions):
+                continue  # nothing below this node is asked for
+            _run_node(node, buf, buffers, retain_graph)
+    finally:
+        STATE.enabled = prev
+    return [found.get(key) for key in keys]
 
 
 def one_per_input(node: Node, result: tuple) -> tuple:
@@ -301,7 +321,7 @@ def backward(
     tensors, seeds = _roots_and_seeds(tensors, grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
-    run_backward(tensors, seeds, retain_graph, create_graph)
+    _backward_walk(tensors, seeds, retain_graph, create_graph)
 
 
 def grad(
@@ -329,8 +349,7 @@ def grad(
     outputs, seeds = _roots_and_seeds(outputs, grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    result = run_backward(outputs, seeds, retain_graph, create_graph, inputs=inputs)
-    assert result is not None
+    result = _grad_walk(outputs, seeds, inputs, retain_graph, create_graph)
     for i, g in enumerate(result):
         if g is None and not allow_unused:
             raise BackwardError(
