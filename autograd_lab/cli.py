@@ -337,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # brings it), and that builds a grammar for about 2 s (python-jsonschema/jsonschema#1428).
     # It only checks the "iri" formats, which nothing here asks for: without it, every command
     # starts 2 s sooner.
-    sys.modules.setdefault("rfc3987_syntax", None)
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # None: import fails
     from .course.notebooks import CourseError
     argv = list(sys.argv[1:] if argv is None else argv)
     passthrough: list[str] = []

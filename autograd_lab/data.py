@@ -95,7 +95,7 @@ def load_digits(as_images: bool = False, test_size: float = 0.2, seed: int = 0) 
 
 
 # ---- IDX files (MNIST's format) --------------------------------------------------------------------
-_IDX_TYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+_IDX_TYPES: dict[int, Any] = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 
 
 def read_idx(path: str | os.PathLike) -> np.ndarray:
@@ -222,7 +222,7 @@ class DataLoader:
             return np.arange(n)
         return (self.generator or default_generator).numpy.permutation(n)
 
-    def __iter__(self) -> Iterator[tuple[Variable, ...]]:
+    def __iter__(self) -> Iterator[tuple[Variable, ...] | Variable]:
         order = self._order()
         n, bs = len(order), self.batch_size
         stop = n - n % bs if self.drop_last else n

@@ -9,6 +9,7 @@ dtype('float32')
 """
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,6 @@ int64 = long = np.dtype(np.int64)
 bool = np.dtype(np.bool_)  # noqa: A001
 complex64 = np.dtype(np.complex64)
 complex128 = np.dtype(np.complex128)
-_builtin_int = type(0)
 
 
 class device:
@@ -40,10 +40,10 @@ class device:
     def __repr__(self) -> str:
         return "device(type='cpu')"
 
-    def __eq__(self, other: object) -> bool:
+    def __eq__(self, other: object) -> builtins.bool:
         return isinstance(other, device) or other == "cpu"
 
-    def __hash__(self) -> _builtin_int:
+    def __hash__(self) -> builtins.int:
         return hash("cpu")
 
 

@@ -407,7 +407,7 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     node = cls._backward_cls()
     edges = []
     needs = []
-    input_meta = None  # only inputs without an edge need it (to draw them); the others' is at the edge
+    input_meta: list | None = None  # only inputs without an edge need it (to draw them); the others' is at the edge
     for i, a in enumerate(args):
         if isinstance(a, Variable):
             if a._requires_grad:
@@ -454,7 +454,7 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     outputs = list(result) if is_tuple else [result]
     dirty = node._dirty
     non_diff = node._non_differentiable
-    out_meta = []
+    out_meta: list[tuple | None] = []
     for i, out in enumerate(outputs):
         if not isinstance(out, Variable):
             out = _to_var(cls, out) if out is not None else None
@@ -498,7 +498,7 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
 def _keep_saved_outputs_as_parts(node: Node, outputs: Any) -> None:
     """A saved output would form a cycle node -> output -> node: keep its data and version
     counter instead; ``saved_tensors`` rebuilds the Variable on demand."""
-    saved = node._saved
+    saved: Any = node._saved  # a tuple until a saved output is found, then a list
     for j, t in enumerate(saved):
         if t is None:
             continue
@@ -545,14 +545,14 @@ def once_differentiable(backward: Callable) -> Callable:
         if not recording:
             return result
         single = not isinstance(result, tuple)
-        marked = []
+        marked: list[Variable | None] = []
         for g in ((result,) if single else result):
             if g is None:
                 marked.append(None)
                 continue
             data = np.asarray(g.data if isinstance(g, Variable) else g)
             node = _DelayedError._backward_cls()
-            node.origin = type(ctx).__name__
+            node.origin = type(ctx).__name__  # type: ignore[attr-defined]  # its backward reads it
             # the stand-in keeps the original inputs as its edges, so al.grad and gradgradcheck
             # find a path through it and reach the clear error instead of "not used in the graph"
             node.next_functions, node._input_meta = ctx.next_functions, ctx._input_meta

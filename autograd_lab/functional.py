@@ -606,9 +606,10 @@ def avg_pool2d(input: Variable, kernel_size: Any, stride: Any = None, padding: A
     oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
     if oh < 1 or ow < 1:
         raise ShapeError(f"avg_pool2d: kernel {(kh, kw)} is larger than the (padded) input {(h, w)}")
-    total = None
+    total: Variable | None = None
     for i in range(kh):
         for j in range(kw):
             part = x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
             total = part if total is None else total + part
+    assert total is not None  # the kernel has at least one element
     return total / float(kh * kw)

@@ -234,7 +234,7 @@ def _versions(values: Any) -> tuple:
     return tuple(v._vc.value if isinstance(v, Variable) and v._vc is not None else 0 for v in values)
 
 
-def _node_of(cls: type, outs: tuple) -> Any:
+def _node_of(cls: Any, outs: tuple) -> Any:
     for o in outs:
         if isinstance(o, Variable) and type(o.grad_fn) is cls._backward_cls:
             return o.grad_fn
@@ -323,7 +323,7 @@ def _build_plan(trace: list, stand_ins: list, inputs: list, result: Any, key: tu
     return plan, vals
 
 
-def _on_arrays(cls: type, args: tuple, kwargs: dict, node: Any, out: Any) -> type | None:
+def _on_arrays(cls: Any, args: tuple, kwargs: dict, node: Any, out: Any) -> type | None:
     """The class that replays this call on numpy arrays, or None (the Function's own forward and
     backward on Variables). A library Function offers one through ``_lower(*args)`` for inputs
     where the arrays' arithmetic is exactly its own (e.g. ``Linear`` with a 2-d input and one
@@ -558,7 +558,7 @@ def _total(a: Variable | None, b: Variable | None) -> Variable | None:
 def _replay_general(e: _Entry, args: list) -> tuple:
     """One traced call with keyword arguments, setup_context or several outputs: its outputs."""
     cls = e.cls
-    result = _call_forward(cls, e.node if e.node is not None else _PlainCtx(), args, e.kwargs or {})
+    result = _call_forward(cls, e.node if e.node is not None else _PlainCtx(), tuple(args), e.kwargs or {})
     result = _wrap_outputs(cls, result)
     if not e.is_tuple:
         return (result,)
@@ -580,7 +580,7 @@ def _backward_steps(order: list) -> tuple[list, dict]:
     for node in order:
         first[node] = n
         n += 1 if type(node) is AccumulateGrad else max(len(node._output_meta), 1)
-    steps = []
+    steps: list[tuple] = []
     for node in order:
         if type(node) is AccumulateGrad:
             steps.append((None, node.variable, first[node]))
@@ -596,7 +596,7 @@ def _run(plan: _Plan, inputs: list | None, captured: tuple | None = None) -> tup
     backward from a gradient of ones at the loss; the values the step returns."""
     STATE.enabled = False  # as inside any forward and backward: nothing is recorded
     try:
-        values = plan.forward(*inputs) if captured is None else captured
+        values = plan.forward(*(inputs or ())) if captured is None else captured
         plan.backward(values[0])
     finally:
         STATE.enabled = True

@@ -19,7 +19,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, Sized
 
 import numpy as np
 
@@ -60,7 +60,8 @@ def evaluate(model: Any, loader: Iterable, loss_fn: Callable) -> tuple[float, fl
     was_training = getattr(model, "training", False)
     if hasattr(model, "eval"):
         model.eval()
-    total_loss, correct, seen = 0.0, 0, 0
+    total_loss, seen = 0.0, 0
+    correct: int | None = 0
     try:
         with no_grad():
             for x, y in loader:
@@ -97,7 +98,7 @@ def fit(model: Any, loader: Iterable, loss_fn: Callable, optimizer: Any, epochs:
     if int(epochs) < 1:
         raise ValueError(f"epochs must be at least 1; got {epochs}")
     history: dict[str, list[float]] = {"loss": [], "accuracy": []}
-    total = int(epochs) * len(loader) if hasattr(loader, "__len__") else None
+    total = int(epochs) * len(loader) if isinstance(loader, Sized) else None
     bar = tqdm(total=total, disable=not progress, unit="batch", leave=True)
     first_loss: float | None = None
     step = None
@@ -113,7 +114,8 @@ def fit(model: Any, loader: Iterable, loss_fn: Callable, optimizer: Any, epochs:
         for epoch in range(1, int(epochs) + 1):
             bar.set_description(f"epoch {epoch}/{epochs}")
             model.train()
-            total_loss, correct, seen = 0.0, 0, 0
+            total_loss, seen = 0.0, 0
+            correct: int | None = 0
             for batch, (x, y) in enumerate(loader, 1):
                 if step is not None:  # forward and backward in one replayed step
                     optimizer.zero_grad()
@@ -189,7 +191,8 @@ def make_model(name: str, seed: int = 0) -> Any:
             if isinstance(layer, (nn.Conv2d, nn.Linear)):
                 fan_in = int(np.prod(layer.weight.shape[1:]))
                 nn.init.normal_(layer.weight, 0.0, math.sqrt(2.0 / fan_in), generator=g)
-                nn.init.zeros_(layer.bias)
+                if layer.bias is not None:
+                    nn.init.zeros_(layer.bias)
         return model
     raise ValueError(f"unknown model {name!r}; choose 'mlp' or 'cnn'")
 
@@ -215,6 +218,7 @@ def train_digits(model_name: str = "mlp", epochs: int = 20, seed: int = 0, batch
     history = fit(model, train_loader, loss_fn, optimizer, epochs, val_loader=test_loader, progress=progress,
                   max_loss=MAX_LOSS, capture=capture)
     _, test_acc = evaluate(model, test_loader, loss_fn)
+    assert test_acc is not None  # the digits models classify
     return model, history, float(test_acc)
 
 

@@ -368,7 +368,7 @@ class Variable:
         """Fill with zeros in place (bumps the version counter). On a non-leaf that requires grad
         the change is recorded like any in-place op (its gradient is then zero)."""
         if self.grad_fn is not None and self._requires_grad and STATE.enabled:
-            return self.fill_(0)  # type: ignore[attr-defined]  (attached by autograd_lab.ops)
+            return self.fill_(0)  # attached by autograd_lab.ops
         self._check_inplace()
         self._data[...] = 0
         self._bump_version()

@@ -244,7 +244,7 @@ def draw_graph(var: Variable | Sequence[Variable], show_backward: bool = False,
     is named when its Function saved it for backward, or, once backward has freed the saved
     tensors, when it is the only named such Variable of its shape; otherwise it shows as "const".
     """
-    roots = list(var) if isinstance(var, (list, tuple)) else [var]
+    roots: list[Variable] = list(var) if isinstance(var, (list, tuple)) else [var]  # type: ignore[list-item]
     if not roots:
         raise ValueError("draw_graph needs at least one Variable to draw.")
     graph = _Graph(roots, _names_of(names), max_nodes)
@@ -288,6 +288,7 @@ def _draw_node(ax: Any, node: _Node, inch_per_unit: float) -> Any:
     chars_per_unit = inch_per_unit / 0.075  # ~0.075 inch per character at 9 pt
     w = min(max(0.6, longest / chars_per_unit + 0.22), 0.94)
     x, y = node.x, -node.layer
+    patch: Patch
     if node.kind == "function":
         patch = Ellipse((x, y), w + 0.06, 0.46, facecolor=_FUNCTION, edgecolor="#a05a00", lw=1.2)
         weight = "normal"

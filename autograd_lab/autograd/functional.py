@@ -117,9 +117,9 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
                        allow_unused=True)
             pairs = [(g, vi) for g, vi in zip(gs, vs) if g is not None and g.requires_grad]
             if pairs:
-                jv = _grad([g for g, _ in pairs], us, [vi for _, vi in pairs],
-                           create_graph=create_graph, allow_unused=True)
-                jv = _fill(tuple(jv), outs)
+                found = _grad([g for g, _ in pairs], us, [vi for _, vi in pairs],
+                              create_graph=create_graph, allow_unused=True)
+                jv = _fill(tuple(found), outs)  # zeros where no gradient came
             else:
                 jv = tuple(Variable(np.zeros(o.shape, o.dtype)) for o in outs)
     return _result(_detach_all(outs, create_graph), out_tuple), _result(_detach_all(jv, create_graph), out_tuple)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import types as _pytypes
 import warnings
-from typing import Callable, Literal, Union
+from typing import Any, Callable, Literal, Union
 
 import numpy as np
 
@@ -66,7 +66,7 @@ PARALLEL_MIN_SIZE = 60_000
 
 
 #: every (serial, parallel) pair made by ``jit_pair``, so ``warmup`` can compile them all
-REGISTRY: list[tuple[Callable, Callable]] = []
+REGISTRY: list[tuple[Any, Any]] = []  # numba dispatchers (plain functions without JIT)
 
 
 def jit_pair(fn: Callable, reassoc: bool = False) -> tuple[Callable, Callable]:

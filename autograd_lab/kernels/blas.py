@@ -85,7 +85,7 @@ class _OneThread:
             _depth += 1  # raised before the count changes, lowered after it is restored:
             if _depth == 1:  # so _depth == 0 means the counts are the ones we found
                 _switches += 1
-                for lib in _libraries:
+                for lib in _libraries or ():
                     lib.saved = lib.get()
                     if lib.saved != 1:
                         lib.set(1)
@@ -94,7 +94,7 @@ class _OneThread:
         global _depth
         with _lock:
             if _depth == 1:
-                for lib in _libraries:
+                for lib in _libraries or ():
                     if lib.saved != 1 and lib.saved is not None:
                         lib.set(lib.saved)
             _depth -= 1
@@ -121,7 +121,7 @@ def serial_blas(flops: float = 0):
         _blas_libraries()
     switches = _switches
     if _depth == 0:
-        for lib in _libraries:
+        for lib in _libraries or ():
             if lib.get() != 1:
                 return _ONE_THREAD
         if switches == _switches:

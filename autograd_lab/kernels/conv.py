@@ -328,7 +328,7 @@ def col2im(dcols: np.ndarray, x_shape: tuple[int, int, int, int], kernel: tuple[
     dcols = _float_array(dcols, "dcols")
     kh, kw = _pair2(kernel, "kernel")
     (sh, sw), (ph, pw) = _pair2(stride, "stride"), _pair2(padding, "padding")
-    x_shape = tuple(int(s) for s in x_shape)
+    x_shape = tuple(int(s) for s in x_shape)  # type: ignore[assignment]  # checked next
     if len(x_shape) != 4 or min(x_shape) < 0:
         raise ValueError(f"x_shape must be 4 sizes (N, C, H, W) >= 0, got {x_shape}")
     if kh < 1 or kw < 1 or sh < 1 or sw < 1 or ph < 0 or pw < 0:

@@ -90,7 +90,8 @@ def eye_(tensor: Variable) -> Variable:
     if tensor.ndim != 2:
         raise ValueError(f"eye_ needs a 2-d Variable; got shape {tensor.shape}")
     with no_grad():
-        tensor.data[...] = np.eye(*tensor.shape)
+        rows, cols = tensor.shape
+        tensor.data[...] = np.eye(rows, cols)
     return tensor
 
 

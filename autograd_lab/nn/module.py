@@ -332,7 +332,8 @@ class Module:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the state dict to a ``.npz`` file (numpy's zip of arrays)."""
-        np.savez(path, **self.state_dict())
+        arrays: dict[str, Any] = dict(self.state_dict())
+        np.savez(path, **arrays)
 
     def load(self, path: str | os.PathLike, strict: bool = True) -> IncompatibleKeys:
         """Read weights written by ``save`` (or any ``.npz`` with matching names) into this model."""

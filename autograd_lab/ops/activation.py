@@ -149,7 +149,7 @@ def softmax_axis(x: Variable, dim: Any, axis: Any, name: str) -> int:
         raise TypeError(f"{name}() needs dim=, the axis whose entries should sum to one "
                         f"(e.g. {name}(x, dim=-1) for the scores of each row)")
     axes = normalize_axis(axis, dim, x.ndim)
-    if len(axes) != 1:
+    if axes is None or len(axes) != 1:
         raise TypeError(f"{name}() takes a single dim, got {dim if dim is not None else axis!r}")
     return axes[0]
 

@@ -313,10 +313,10 @@ def movedim(x: Variable, source: Any, destination: Any) -> Variable:
     if len(src) != len(dst):
         raise ValueError(f"movedim: Invalid source or destination dims: source ({src} dims) should "
                          f"contain the same number of dims as destination ({dst} dims)")
-    rest = [d for d in range(x.ndim) if d not in {_dim(s, x.ndim) for s in src}]
+    rest = [d for d in range(x.ndim) if d not in {_dim(int(s), x.ndim) for s in src}]
     out: list[int | None] = [None] * x.ndim
     for s, d in zip(src, dst):
-        out[_dim(d, x.ndim)] = _dim(s, x.ndim)
+        out[_dim(int(d), x.ndim)] = _dim(int(s), x.ndim)
     it = iter(rest)
     perm = [o if o is not None else next(it) for o in out]
     return x.permute(*perm)

@@ -27,7 +27,7 @@ def _elementwise(name: str, np_fn: Callable, grad_of: Callable, doc: str, *, sav
     ``saves="output"``, its result); backward returns ``grad_of(grad, saved)``, written with
     Variable operations so that it is differentiable too. ``ignore`` names the floating point
     warnings numpy should not raise for inputs outside the domain (nan or inf is the answer)."""
-    errors = dict.fromkeys(ignore, "ignore")
+    errors: dict[str, Any] = dict.fromkeys(ignore, "ignore")
 
     def forward(ctx: Any, x: Variable) -> Variable:
         if errors:
@@ -45,6 +45,12 @@ def _elementwise(name: str, np_fn: Callable, grad_of: Callable, doc: str, *, sav
     return type(name, (Function,), {"__doc__": doc, "__module__": __name__,
                                     "forward": staticmethod(forward), "backward": staticmethod(backward)})
 
+
+# sin, cos, sinh and cosh are made below; the backward formulas above them refer to them
+sin: Callable[[Variable], Variable]
+cos: Callable[[Variable], Variable]
+sinh: Callable[[Variable], Variable]
+cosh: Callable[[Variable], Variable]
 
 _DOMAIN = ("invalid",)
 _POLE = ("divide", "invalid")
@@ -85,7 +91,7 @@ class Piecewise(Function):
         return wrap(np.zeros(grad.shape, grad.dtype)), None
 
 
-def _unary(cls: type[Function], name: str, doc: str):
+def _unary(cls: type[Function], name: str, doc: str) -> Callable[[Variable], Variable]:
     def fn(x: Variable) -> Variable:
         return cls.apply(variable_arg(x, name))
     fn.__name__ = fn.__qualname__ = name
