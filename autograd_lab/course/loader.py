@@ -113,7 +113,7 @@ def build_package(files: dict[str, Path], search: Path | None = None) -> types.M
     except BaseException:
         _forget_package()
         raise
-    package.__all__ = list(dict.fromkeys(exported))
+    package.__all__ = list(dict.fromkeys(exported))  # type: ignore[attr-defined]  # a module made here
     importlib.invalidate_caches()
     return package
 

@@ -86,7 +86,7 @@ def collected(course_root: Path, assignment: str) -> dict[str, list[Path]]:
     if not submitted.is_dir():
         raise CourseError(f"{course_root} has no submitted/ folder: give the nbgrader course "
                           "root (CourseDirectory.root) after `nbgrader collect ASSIGNMENT`.")
-    found = {}
+    found: dict[str, list[Path]] = {}
     for d in sorted(submitted.iterdir()):
         if d.name.startswith((".", "_")) or not (d.is_symlink() or (d / assignment).is_dir()
                                                  or (d / assignment).is_symlink()):

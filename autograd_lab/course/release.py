@@ -51,8 +51,10 @@ def clear_solutions_class() -> type:
     """nbgrader's ``ClearSolutions`` with a stub naming each cell's exercise."""
     pp = _nbgrader()
 
-    class ClearSolutionsNamed(pp.ClearSolutions):  # type: ignore[misc, name-defined]
+    class ClearSolutionsNamed(pp.ClearSolutions):  # type: ignore[name-defined]  # nbgrader, imported late
         """``ClearSolutions`` whose Python stub raises ``NotImplementedError("Exercise <id>: …")``."""
+
+        code_stub: dict  # nbgrader's trait: the stub per language
 
         def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int) -> Any:
             grade_id = nbgrader_meta(cell).get("grade_id")

@@ -192,7 +192,8 @@ def cap_outputs(nb: NotebookNode) -> NotebookNode:
         if cell.get("cell_type") != "code":
             continue
         notes: list[str] = []
-        kept, used, dropped = [], 0, 0
+        kept: list[dict] = []
+        used, dropped = 0, 0
         for output in cell.get("outputs", []):
             _cap_output(output, notes)
             size = _size(output)

@@ -342,9 +342,9 @@ def magic_arguments(source: str) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr in ("run_line_magic", "run_cell_magic") and len(node.args) >= 2:
-            argument = _literal(node.args[1])
-            if argument and argument not in found:
-                found.append(argument)
+            literal = _literal(node.args[1])
+            if literal and literal not in found:
+                found.append(literal)
     return found
 
 

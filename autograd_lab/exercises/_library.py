@@ -145,7 +145,8 @@ def ops(pkg: ModuleType) -> None:
             for name_, mine, theirs in (("a", a, ra), ("b", b, rb)):
                 ck.check(mine.grad is not None, f"{name_}.grad is None after backward.",
                          hint="Every input that requires grad must get a gradient.")
-                ck.close(mine.grad.data, theirs.grad.data, what=f"gradient of {name_}",
+                ck.close(mine.grad.data, theirs.grad.data,  # type: ignore[union-attr]  # checked above
+                         what=f"gradient of {name_}",
                          hint="A broadcast input gets the gradient summed down to its shape.")
     ck.done()
 
