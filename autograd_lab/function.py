@@ -7,10 +7,12 @@ node: after the call it becomes the output's ``grad_fn``, and the engine hands i
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
+import threading
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -394,6 +396,44 @@ def _meta(data: np.ndarray) -> tuple:
     return _interned((data.shape, data.dtype))
 
 
+class TracingError(RuntimeError):
+    """A second ``tracing`` block opened while one is active."""
+
+
+@contextlib.contextmanager
+def tracing(on_record: Callable[[type, tuple, dict, Any], None]) -> Iterator[None]:
+    """Report every node recorded inside the block: ``on_record(cls, args, kwargs, out)`` is called
+    after ``cls.apply(*args, **kwargs)`` recorded its node and returned ``out``, in the thread that
+    opened the block. This is the hook ``al.capture`` builds its plan from; nothing else changes
+    (the same nodes, the same values). One block at a time.
+
+    >>> import autograd_lab as al
+    >>> seen = []
+    >>> x = al.tensor([1.0, 2.0], requires_grad=True)
+    >>> with al.function.tracing(lambda cls, args, kwargs, out: seen.append(cls.__name__)):
+    ...     y = (x * x).sum()
+    >>> seen
+    ['Mul', 'Sum']
+    """
+    global _record
+    untraced = _record
+    if untraced is not _record_node:
+        raise TracingError("another tracing block is active (one capture at a time): close it first")
+    me = threading.get_ident()
+
+    def traced(cls: type[Function], args: tuple, kwargs: dict) -> Any:
+        out = untraced(cls, args, kwargs)
+        if threading.get_ident() == me:
+            on_record(cls, args, kwargs, out)
+        return out
+
+    _record = traced  # apply and record call _record: the tracer sees what they record
+    try:
+        yield
+    finally:
+        _record = untraced
+
+
 def record(cls: type[Function], *args: Any) -> Any:
     """``cls.apply(*args)`` for callers that know grad mode is on and an input requires grad
     (the Variable operators): the same node, without apply's checks."""
@@ -403,7 +443,7 @@ def record(cls: type[Function], *args: Any) -> Any:
 _NO_KWARGS: dict = {}
 
 
-def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
+def _record_node(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     node = cls._backward_cls()
     edges = []
     needs = []
@@ -493,6 +533,9 @@ def _record(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     if node._saved:
         _keep_saved_outputs_as_parts(node, outputs)
     return tuple(outputs) if is_tuple else outputs[0]
+
+
+_record = _record_node  # what apply calls; tracing() puts its tracer here for a block
 
 
 def _keep_saved_outputs_as_parts(node: Node, outputs: Any) -> None:

@@ -188,24 +188,16 @@ class CapturedStep:
             s._requires_grad = True
             stand_ins.append(s)
         trace: list = []
-        me = threading.get_ident()
-        original = function._record
 
-        def tracing(cls: type, args: tuple, kwargs: dict) -> Any:
-            out = original(cls, args, kwargs)
-            if threading.get_ident() == me:
-                outs = out if isinstance(out, tuple) else (out,)
-                trace.append((cls, args, kwargs, out, _node_of(cls, outs), _versions(outs)))
-            return out
+        def on_record(cls: type, args: tuple, kwargs: dict, out: Any) -> None:
+            outs = out if isinstance(out, tuple) else (out,)
+            trace.append((cls, args, kwargs, out, _node_of(cls, outs), _versions(outs)))
 
-        if getattr(original, "_tracing", False):
-            raise CaptureError("another step is being captured; capture one step at a time")
-        tracing._tracing = True  # type: ignore[attr-defined]
-        function._record = tracing
         try:
-            result = self.fn(*stand_ins)
-        finally:
-            function._record = original
+            with function.tracing(on_record):
+                result = self.fn(*stand_ins)
+        except function.TracingError:
+            raise CaptureError("another step is being captured; capture one step at a time") from None
         plan, vals = _build_plan(trace, stand_ins, inputs, result, key)
         self._plans[key] = plan
         self.captures += 1

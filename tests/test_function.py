@@ -257,3 +257,45 @@ def test_output_returned_unchanged_is_a_new_variable():
     x = al.ones(2, requires_grad=True)
     y = Identity.apply(x)
     assert y is not x and x.is_leaf and y.grad_fn is not None
+
+
+def test_tracing_reports_each_recorded_node_in_its_block_and_thread_only():
+    import threading
+
+    from autograd_lab import function
+
+    seen = []
+    x = al.tensor([1.0, 2.0], requires_grad=True)
+    (x * 2).sum()  # before the block: not reported
+    with function.tracing(lambda cls, args, kwargs, out: seen.append((cls.__name__, out))):
+        y = (x * x).sum()
+        other = threading.Thread(target=lambda: (x + 1).sum())
+        other.start()
+        other.join()
+        with al.no_grad():
+            x * 3  # nothing recorded, nothing reported
+    (x - 1).sum()  # after the block: not reported
+    assert [name for name, _ in seen] == ["Mul", "Sum"]
+    assert seen[-1][1] is y  # the output the caller got
+    y.backward()
+    np.testing.assert_array_equal(x.grad.data, [2.0, 4.0])  # the same graph as without tracing
+
+
+def test_tracing_one_block_at_a_time_and_restored_after_an_error():
+    from autograd_lab import function
+
+    def fail(*_):
+        raise ValueError("from the tracer")
+
+    x = al.tensor([1.0], requires_grad=True)
+    with function.tracing(lambda *_: None):
+        with pytest.raises(function.TracingError, match="another tracing block is active"):
+            with function.tracing(lambda *_: None):
+                pass
+    with pytest.raises(ValueError, match="from the tracer"):
+        with function.tracing(fail):
+            x * 2
+    seen = []
+    with function.tracing(lambda cls, *_: seen.append(cls.__name__)):
+        x * 2
+    assert seen == ["Mul"]  # the failed block left nothing installed
