@@ -126,14 +126,14 @@ class SumTo(Function):
     @staticmethod
     def forward(ctx, x, shape):
         ctx.in_shape = x.shape
-        return wrap(_summed_to(x.data, tuple(shape)))
+        return wrap(sum_to_array(x.data, tuple(shape)))
 
     @staticmethod
     def backward(ctx, grad):
         return broadcast_to(grad, ctx.in_shape), None
 
 
-def _summed_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+def sum_to_array(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """sum_to on an array: ``x`` summed over the axes that broadcasting to its shape added."""
     if x.shape == shape:
         return x
@@ -193,37 +193,6 @@ class Add(Function):
         ga = sum_to(grad, sa) if ctx.needs_input_grad[0] else None
         gb = sum_to(grad, sb) if ctx.needs_input_grad[1] else None
         return ga, gb
-
-    @staticmethod
-    def _lower(a, b):
-        """For al.capture: the class that replays this call on numpy arrays, or None."""
-        return AddOnArrays if lowers_exactly(a, b) else None
-
-
-class AddOnArrays:
-    """Add's forward and backward on numpy arrays, as a replay (al.capture) calls them."""
-
-    @staticmethod
-    def forward(ctx, a, b):
-        return np.add(a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        sa, sb = ctx.shapes
-        need_a, need_b = ctx.needs_input_grad
-        return (_summed_to(grad, sa) if need_a else None), (_summed_to(grad, sb) if need_b else None)
-
-
-def lowers_exactly(a: Any, b: Any) -> bool:
-    """Whether a binary elementwise op on ``a`` and ``b`` gives, on plain arrays, exactly the
-    numbers and gradients of its Function: the result is a float array (not a numpy scalar), and
-    each operand that needs a gradient has the result's dtype, so that no gradient is cast."""
-    data = [x._data if isinstance(x, Variable) else x for x in (a, b)]
-    if not all(type(d) in (int, float, np.ndarray) for d in data) or max(np.ndim(d) for d in data) == 0:
-        return False
-    dtype = np.result_type(*data)
-    return dtype.kind == "f" and all(
-        x._data.dtype == dtype for x in (a, b) if isinstance(x, Variable) and x._requires_grad)
 
 
 class Cast(Function):

@@ -15,11 +15,10 @@ compare them). It is the idea behind CUDA graphs and ``torch.compile``, in plain
 
 The trace becomes straight-line Python, compiled once per capture: a ``forward`` that calls each
 Function's ``forward`` in turn and a ``backward`` that calls their ``backward`` in the engine's
-order. ``print(step.code)`` shows it. Where a library Function has a class that does its
-arithmetic on numpy arrays (``LinearOnArrays``, ``ReLUOnArrays``, ``CrossEntropyOnArrays``,
-``Conv2dOnArrays``, ``MaxPool2dOnArrays``, ``ReshapeOnArrays``, ``AddOnArrays``,
-``MulOnArrays``), for inputs on which that gives exactly its numbers, the code calls that class
-instead, and no Variable is made around the values between two such calls. Compiling takes
+order. ``print(step.code)`` shows it. Where a library Function has an *array form* that does its
+arithmetic on numpy arrays (``array_forms.FORMS``: Linear, ReLU, CrossEntropy, Conv2d,
+MaxPool2d, Reshape, Add, Mul), for inputs on which that gives exactly its numbers, the code
+calls the array form instead, and no Variable is made around the values between two such calls. Compiling takes
 about a millisecond for the digits MLP, and about 0.3 ms per operation for long graphs (0.3 s
 for a chain of 1000): a capture pays for itself after some tens of replays.
 
@@ -51,6 +50,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import function
+from .array_forms import array_form
 from .engine import _accumulate_leaf, _add, _as_grad, materialize, one_per_input, topological_order
 from .errors import AutogradLabError
 from .function import AccumulateGrad, _call_forward, _interned, _NO_EDGE, _PlainCtx, _wrap_outputs
@@ -316,16 +316,14 @@ def _build_plan(trace: list, stand_ins: list, inputs: list, result: Any, key: tu
 
 
 def _on_arrays(cls: Any, args: tuple, kwargs: dict, node: Any, out: Any) -> type | None:
-    """The class that replays this call on numpy arrays, or None (the Function's own forward and
-    backward on Variables). A library Function offers one through ``_lower(*args)`` for inputs
-    where the arrays' arithmetic is exactly its own (e.g. ``Linear`` with a 2-d input and one
-    float dtype). Its forward keeps what its backward reads in ``ctx._saved``, as arrays: what
-    this capture's forward saved is turned into arrays too, so that this call's backward can be
-    the same code."""
-    lower = getattr(cls, "_lower", None)
-    if lower is None or node is None or kwargs or cls._setup_style or isinstance(out, tuple):
+    """The array form that replays this call on numpy arrays, or None (the Function's own forward
+    and backward on Variables): see ``array_forms``, e.g. ``Linear`` with a 2-d input and one float
+    dtype. An array form's forward keeps what its backward reads in ``ctx._saved``, as arrays:
+    what this capture's forward saved is turned into arrays too, so that this call's backward can
+    be the same code."""
+    if node is None or kwargs or cls._setup_style or isinstance(out, tuple):
         return None
-    arrays = lower(*args)
+    arrays = array_form(cls, args)
     if arrays is not None:
         node._saved = tuple(None if t is None else t._data for t in node.saved_tensors)
         node._saves_outputs = False

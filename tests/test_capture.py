@@ -474,3 +474,45 @@ def test_a_none_gradient_and_a_wrong_gradient_act_as_on_the_ordinary_path():
         with pytest.raises(type(ordinary.value)) as replayed:
             step(al.tensor([1.0, 1.0]))
         assert str(replayed.value) == str(ordinary.value)
+
+
+def test_a_float32_step_replays_on_the_array_forms_and_a_subclass_on_its_own_code():
+    """Linear, ReLU and CrossEntropy of one float dtype replay through their array forms (no
+    Variable made between them); a subclass of ReLU with a backward of its own is not replaced."""
+    from autograd_lab.array_forms import FORMS
+    from autograd_lab.ops.activation import ReLU
+
+    class HalfReLU(ReLU):
+        @staticmethod
+        def backward(ctx, grad):
+            return ReLU.backward(ctx, grad) * 0.5
+
+    rng = np.random.default_rng(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    x = al.tensor(rng.standard_normal((5, 4)).astype(np.float32))
+    y = al.tensor(np.array([0, 1, 2, 0, 1]))
+    step = al.capture(lambda xb, yb: F.cross_entropy(model(xb), yb))
+    step(x, y)
+    for name in ("LinearOnArrays", "ReLUOnArrays", "CrossEntropyOnArrays"):
+        assert f"{name}.forward" in step.code and f"{name}.backward" in step.code, name
+    assert HalfReLU not in FORMS
+    w = al.tensor(rng.standard_normal(6).astype(np.float32), requires_grad=True)
+    half = al.capture(lambda v: HalfReLU.apply(v * w).sum())
+    v = al.tensor(rng.standard_normal(6).astype(np.float32))
+    half(v)
+    assert "HalfReLU.backward" in half.code and "ReLUOnArrays" not in half.code
+    half(v)  # the replay
+    expected = 0.5 * v.data * (v.data * w.data > 0)
+    np.testing.assert_allclose(w.grad.data, 2 * expected, rtol=1e-6)  # two calls accumulated
+
+
+def test_the_ops_know_nothing_of_capture():
+    """The array forms live on the capture's side (autograd_lab/array_forms.py): no op module
+    carries a lowering hook or an array twin for it."""
+    from pathlib import Path
+
+    root = Path(al.__file__).parent
+    for path in [root / "primitives.py", *sorted((root / "ops").glob("*.py"))]:
+        text = path.read_text(encoding="utf-8")
+        for word in ("_lower", "OnArrays", "capture", "replay"):
+            assert word not in text, f"{path.name} mentions {word!r}"

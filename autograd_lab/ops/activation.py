@@ -67,26 +67,6 @@ class ReLU(Function):
                 return select(~(out.data <= 0), grad, out)  # NaN passes, as in PyTorch
         return wrap(K.relu_bwd(out.data, grad.data.astype(out.dtype, copy=False)))
 
-    @staticmethod
-    def _lower(x):
-        """For al.capture: the class that replays this call on numpy arrays, or None."""
-        return ReLUOnArrays if _is_float(x.data) else None
-
-
-class ReLUOnArrays:
-    """ReLU's forward and backward on numpy arrays, as a replay (al.capture) calls them."""
-
-    @staticmethod
-    def forward(ctx, x):
-        out = K.relu_fwd(x)
-        ctx._saved = (out,)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx._saved
-        return (K.relu_bwd(out, grad.astype(out.dtype, copy=False)),)
-
 
 class Sigmoid(Function):
     """sigmoid(x) = 1 / (1 + exp(-x));  d/dx = y (1 - y)"""

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..function import Function
 from ..primitives import Add, Cast, sum_to  # noqa: F401  (the engine needs these, so they sit below it)
-from ..primitives import _summed_to, lowers_exactly, promoted
+from ..primitives import promoted
 from ..variable import Variable
 from ._util import broadcasting, raw, shape_of, variable_arg, wrap
 
@@ -66,32 +66,6 @@ class Mul(Function):
         sa, sb = ctx.shapes
         ga = sum_to(grad * b, sa) if ctx.needs_input_grad[0] else None
         gb = sum_to(grad * a, sb) if ctx.needs_input_grad[1] else None
-        return ga, gb
-
-    @staticmethod
-    def _lower(a, b):
-        """For al.capture: the class that replays this call on numpy arrays, or None."""
-        return MulOnArrays if lowers_exactly(a, b) else None
-
-
-class MulOnArrays:
-    """Mul's forward and backward on numpy arrays, as a replay (al.capture) calls them. It keeps
-    the operands as Mul does (``ctx._saved``, and ``ctx.consts`` for numbers), but as arrays."""
-
-    @staticmethod
-    def forward(ctx, a, b):
-        need_a, need_b = ctx.needs_input_grad
-        ctx._saved = (a if need_b else None, b if need_a else None)
-        return np.multiply(a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx._saved
-        consts = ctx.consts  # a number the capture's own call kept there
-        sa, sb = ctx.shapes
-        need_a, need_b = ctx.needs_input_grad
-        ga = _summed_to(grad * (consts[1] if b is None else b), sa) if need_a else None
-        gb = _summed_to(grad * (consts[0] if a is None else a), sb) if need_b else None
         return ga, gb
 
 

@@ -11,7 +11,7 @@ from ..function import Function
 from ..grad_mode import is_grad_enabled
 from ..variable import Variable
 from ._util import wrap
-from .activation import _FLOATS, Sigmoid, Softmax, _float_data
+from .activation import Sigmoid, Softmax, _float_data
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -66,7 +66,7 @@ class CrossEntropy(Function):
     @staticmethod
     def forward(ctx, x, target, reduction):
         ctx.save_for_backward(x)
-        return wrap(_cross_entropy(ctx, _float_data(x), target, reduction))
+        return wrap(cross_entropy_arrays(ctx, _float_data(x), target, reduction))
 
     @staticmethod
     def backward(ctx, grad):
@@ -82,18 +82,13 @@ class CrossEntropy(Function):
             if ctx.reduction == "none":
                 g = g.reshape(x.shape[:1] + (1,) + x.shape[2:]) if x.ndim > 1 else g.reshape((1,))
             return g * (Softmax.apply(x, dim) - Variable(onehot)), None, None
-        return _cross_entropy_grad(ctx, grad.data, _float_data(x)), None, None
-
-    @staticmethod
-    def _lower(x, target, reduction):
-        """For al.capture: the class that replays this call on numpy arrays, or None."""
-        return CrossEntropyOnArrays if x.data.dtype in _FLOATS else None
+        return cross_entropy_grad_arrays(ctx, grad.data, _float_data(x)), None, None
 
 
-def _cross_entropy(ctx, data, target, reduction):
+def cross_entropy_arrays(ctx, data, target, reduction):
     """The loss on arrays (``data`` float32 or float64); keeps on ctx what the gradient reads."""
     rows = _rows(data)
-    # checked here, not in the caller, so that a replay checks too; the range costs two
+    # checked here, not in the caller, so that every caller of the array form checks; the range costs two
     # passes over the targets, so it is checked only when a loss came out NaN (the kernel
     # gives NaN for a target that is not a class index, and reads nothing out of range)
     target = class_targets(data.shape, target, check_range=False)
@@ -117,26 +112,12 @@ def _scale(ctx) -> float:
     return 1.0 / n if ctx.reduction == "mean" and n else 1.0  # an empty batch has no gradient to scale
 
 
-def _cross_entropy_grad(ctx, grad, data):
+def cross_entropy_grad_arrays(ctx, grad, data):
     """The gradient on arrays, ``data`` as the loss took it (the logits, in a float dtype)."""
     gl, scale = grad.astype(data.dtype, copy=False), _scale(ctx)
     gl = gl.reshape(-1) * scale if ctx.reduction == "none" else gl * scale
     rows = np.ascontiguousarray(_rows(data))  # as the forward's kernel took them
     return _unrows(K.cross_entropy_bwd(rows, ctx.target, ctx.stats, gl, check=False), data.shape)
-
-
-class CrossEntropyOnArrays:
-    """CrossEntropy's forward and backward on numpy arrays, as a replay (al.capture) calls them."""
-
-    @staticmethod
-    def forward(ctx, x, target, reduction):
-        ctx._saved = (x,)
-        return _cross_entropy(ctx, x, target, reduction)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx._saved
-        return _cross_entropy_grad(ctx, grad, x), None, None
 
 
 class MSELoss(Function):

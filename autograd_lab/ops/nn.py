@@ -23,7 +23,7 @@ class Linear(Function):
         if need:  # keep what the gradients read, as PyTorch does: W for x's, x for W's
             ctx.save_for_backward(x if need[1] else None, weight if need[0] else None)
         ctx.has_bias = bias is not None
-        y = _linear(x.data.reshape(-1, x.shape[-1]), weight.data, None if bias is None else bias.data)
+        y = linear_arrays(x.data.reshape(-1, x.shape[-1]), weight.data, None if bias is None else bias.data)
         if x.data.ndim != 2:  # (a 2-D input keeps y as it is: a new array, not a view)
             y = y.reshape(x.shape[:-1] + (weight.shape[0],))
         return wrap(y)
@@ -38,19 +38,11 @@ class Linear(Function):
             gw = (g2.T @ x.reshape((-1, x.shape[-1]))) if need_w else None
             gb = g2.sum(axis=0) if need_b and ctx.has_bias else None
             return gx, gw, gb
-        return _linear_grads(grad.data, None if x is None else x.data, None if weight is None else weight.data,
+        return linear_grads_arrays(grad.data, None if x is None else x.data, None if weight is None else weight.data,
                              need_x, need_w, need_b and ctx.has_bias)
 
-    @staticmethod
-    def _lower(x, weight, bias):
-        """For al.capture: the class that replays this call on numpy arrays (a 2-d input and one
-        float dtype throughout, where the gradients need no cast), or None."""
-        dtype = weight.data.dtype
-        one_dtype = x.data.dtype == dtype and (bias is None or bias.data.dtype == dtype)
-        return LinearOnArrays if x.data.ndim == 2 and dtype in _FLOATS and one_dtype else None
 
-
-def _linear(x2, w, b):
+def linear_arrays(x2, w, b):
     """x2 @ w.T (+ b) on arrays, x2 of shape (rows, in)."""
     with serial_blas(2 * x2.size * w.shape[0]):  # small products: one BLAS thread
         y = x2 @ w.T
@@ -59,7 +51,7 @@ def _linear(x2, w, b):
     return y
 
 
-def _linear_grads(g, x, w, need_x, need_w, need_b):
+def linear_grads_arrays(g, x, w, need_x, need_w, need_b):
     """Linear's gradients on arrays (x is read only for W's gradient, w only for x's)."""
     g2 = g.reshape(-1, g.shape[-1])
     gx = gw = gb = None
@@ -70,22 +62,6 @@ def _linear_grads(g, x, w, need_x, need_w, need_b):
     if need_b:
         gb = K.sum_rows(g2, parallel=False) if g2.dtype in _FLOATS else g2.sum(axis=0)
     return gx, gw, gb
-
-
-class LinearOnArrays:
-    """Linear's forward and backward on numpy arrays, as a replay (al.capture) calls them: the
-    same arithmetic as ``Linear``, without a Variable around each value."""
-
-    @staticmethod
-    def forward(ctx, x, weight, bias):
-        ctx._saved = (x, weight)
-        return _linear(x, weight, bias)
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, weight = ctx._saved
-        need_x, need_w, need_b = ctx.needs_input_grad
-        return _linear_grads(grad, x, weight, need_x, need_w, need_b and ctx.has_bias)
 
 
 class Dropout(Function):

@@ -55,24 +55,6 @@ class Reshape(Function):
     def backward(ctx, grad):
         return reshape(grad, ctx.in_shape), None
 
-    @staticmethod
-    def _lower(x, shape):
-        """For al.capture: the class that replays this call on numpy arrays, or None."""
-        return ReshapeOnArrays if x.data.dtype.kind == "f" else None
-
-
-class ReshapeOnArrays:
-    """Reshape's forward and backward on numpy arrays, as a replay (al.capture) calls them. The
-    shapes are the capture's, which the replay's inputs and parameters keep."""
-
-    @staticmethod
-    def forward(ctx, x, shape):
-        return x.reshape(shape)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return (grad.reshape(ctx.in_shape),)
-
 
 def reshape(x: Variable, *shape: Any) -> Variable:
     """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
