@@ -184,15 +184,30 @@ def time_class(args: argparse.Namespace) -> list[tuple[int, float, str]]:
             print("class: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n), flush=True)
         else:
             subs = build_class(Path(tmp), args.students, args.notebooks)
-        for run, jobs in enumerate(args.jobs):
+        for jobs in args.jobs:
             out = Path(tmp) / f"out-{jobs}"
-            canary_jobs = 2 * len(args.notebooks) if run == 0 else 0  # once per process
+            canary = {"jobs": 0}  # the canary runs once per process and notebook
             per_job: list[tuple[str, str, float]] = []
+            started = time.perf_counter()
+            stream = open(args.jobs_log, "a", encoding="utf-8") if args.jobs_log else None
 
             def log(message: str, per_job: list = per_job) -> None:
+                """Every job's time as it ends (and the canary's end), so that a run stopped
+                before the end still tells its rate."""
+                if message.startswith("canary: grading the key and the student copy of "):
+                    names = message.split(" of ", 1)[1].removesuffix(" first").split(", ")
+                    canary["jobs"] = 2 * len(names)
                 found = _GRADED.match(message)
                 if found:
                     per_job.append((found["who"], found["nb"], float(found["s"])))
+                if stream is not None and (found or message.startswith("canary: the key")):
+                    record = {"at": round(time.perf_counter() - started, 1),
+                              "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else 0}
+                    record.update({"student": found["who"], "notebook": found["nb"],
+                                   "seconds": float(found["s"])} if found else
+                                  {"canary_done": canary["jobs"]})
+                    stream.write(json.dumps(record) + "\n")
+                    stream.flush()
 
             load_before = os.getloadavg() if hasattr(os, "getloadavg") else (0, 0, 0)
             start = time.perf_counter()
@@ -200,6 +215,9 @@ def time_class(args: argparse.Namespace) -> list[tuple[int, float, str]]:
                 rows = grade(subs, out, timeout=args.timeout, jobs=jobs,
                              notebooks=args.notebooks, log=log, **extra)
             seconds = time.perf_counter() - start
+            canary_jobs = canary["jobs"]
+            if stream is not None:
+                stream.close()
             load_after = os.getloadavg() if hasattr(os, "getloadavg") else (0, 0, 0)
             graded = len(per_job)
             crashed = sum(r.status == "crashed" for r in rows)
@@ -293,6 +311,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, default=None, metavar="FILE",
                         help="also write the measurements (every job's time) to FILE")
     parser.add_argument("--no-term", action="store_true", help="do not time the term's steps")
+    parser.add_argument("--jobs-log", type=Path, default=None, metavar="FILE",
+                        help="append one JSON line per finished job to FILE as the class runs")
     parser.add_argument("--baseline", type=Path, default=None, metavar="DIR",
                         help="a checkout whose autograd_lab grades the class first")
     args = parser.parse_args(argv)
