@@ -109,8 +109,10 @@ def make_submissions(folder: Path, released: Path) -> Path:
 
 
 def write_run(out: Path, exercises: list[tuple[str, float]], scores: dict[str, list[float]],
-              reasons: dict[str, str] | None = None, flags: dict[str, str] | None = None) -> Path:
-    """A grade run's folder with grades.csv and totals.csv, written by the grader's writer."""
+              reasons: dict[str, str] | None = None, flags: dict[str, str] | None = None,
+              seconds: dict[str, float] | None = None) -> Path:
+    """A grade run's folder with grades.csv and totals.csv, written by the grader's writer;
+    ``seconds`` gives a student's job time (grades.csv's ``seconds``; default 0, no job)."""
     rows = []
     for student, got in scores.items():
         for (exercise, points), score in zip(exercises, got):
@@ -118,7 +120,8 @@ def write_run(out: Path, exercises: list[tuple[str, float]], scores: dict[str, l
             reason = "" if status == "passed" else (reasons or {}).get(
                 student, "AssertionError: wrong values")
             rows.append(Row(student, NOTEBOOK, exercise, score, points, status, reason,
-                            "process", (flags or {}).get(student, "")))
+                            "process", (flags or {}).get(student, ""),
+                            seconds=(seconds or {}).get(student, 0.0)))
     out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out)
     return out

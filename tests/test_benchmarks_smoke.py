@@ -209,3 +209,50 @@ def test_view_tracking_benchmark_times_every_op_and_puts_tracking_back():
     view = x[0]
     x.add_(1)
     assert view.data.tolist() == [2.0, 2.0]  # views still see their base's changes afterwards
+
+
+def test_the_grading_benchmark_builds_a_terms_class_of_every_kind(tmp_path):
+    from benchmarks.grading import build_term_class
+    from autograd_lab.course.notebooks import read_notebook
+    subs, kinds = build_term_class(tmp_path, 10, ["00_welcome", "01_derivatives"])
+    assert sorted(set(kinds.values())) == ["broken", "copied", "honest", "late", "partial"]
+    late = [s for s, k in kinds.items() if k == "late"][0]
+    assert "2026-10-14" in (subs / late / "timestamp.txt").read_text()
+    assert "deadline" in (subs / "course.toml").read_text()
+    copied = [s for s, k in kinds.items() if k == "copied"][0]
+    sources = {s: (subs / s / "01_derivatives.ipynb").read_bytes() for s in kinds}
+    assert any(sources[copied] == sources[s] for s, k in kinds.items() if k == "partial")
+    partial = [s for s, k in kinds.items() if k == "partial"][0]
+    assert "NotImplementedError" in str(read_notebook(subs / partial / "01_derivatives.ipynb"))
+    broken = [s for s, k in kinds.items() if k == "broken"][0]
+    text = (subs / broken / "00_welcome.ipynb").read_text()
+    assert "not JSON" in text or "os._exit" in text
+
+
+def test_the_grading_projection_scales_the_measured_rate_with_the_cores():
+    from benchmarks.grading import project
+    # 60 jobs in 10 minutes on 2 cores: 3 jobs per minute per core
+    hours = dict(project(600.0, 60, 2, students=300, notebooks=13))
+    assert hours[2] == pytest.approx(3900 / 6 / 60)
+    assert hours[64] == pytest.approx(hours[2] / 32)
+
+
+@pytest.mark.notebooks
+def test_the_grading_benchmark_runs_on_a_tiny_class(tmp_path, capsys):
+    pytest.importorskip("nbgrader")
+    import json
+
+    from benchmarks.grading import main
+    record = tmp_path / "run.json"
+    main(["--students", "2", "--notebooks", "00_welcome", "01_derivatives", "--jobs", "2",
+          "--json", str(record), "--jobs-log", str(tmp_path / "jobs.jsonl")])
+    out = capsys.readouterr().out
+    assert "class: 1 honest, 1 partial" in out
+    assert "jobs per minute per core" in out and "projection: 300 students x 2 notebooks on 64" \
+        " cores" in out
+    assert "term (late, manual, export, similarity, report)" in out
+    data = json.loads(record.read_text())
+    assert data["jobs_run"] == 4 + data["canary_jobs"] and len(data["job_seconds"]) == 4
+    assert data["statuses"].get("partial", 0) + data["statuses"].get("failed", 0) > 0
+    lines = (tmp_path / "jobs.jsonl").read_text().splitlines()
+    assert len(lines) == 4 + (1 if data["canary_jobs"] else 0)

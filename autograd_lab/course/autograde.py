@@ -34,6 +34,7 @@ from typing import Any
 
 from nbformat import NotebookNode
 
+from ..exercises._parts import parts_score
 from .notebooks import is_grade_cell, read_notebook, write_notebook
 from .release import clear_solutions_class
 from .sandbox import Limits, RunAs, SandboxError, become_subreaper, execute, merge_outputs
@@ -163,21 +164,29 @@ class Course:
 
     def clamp_scores(self, student: str, notebook: str) -> None:
         """Clamp every automatic score of one submission to ``[0, points of the key]``, and
-        score 0 every graded cell whose outputs hold an error or standard error anywhere.
+        score 0 every graded cell whose outputs hold an error or standard error anywhere,
+        except the partial pass of an exercise with parts: its share of the points, read from
+        the checker's own ``PartsFailed`` error (:func:`autograd_lab.exercises._parts.parts_score`,
+        whose rules keep a submission from claiming parts it did not pass).
 
         nbgrader stops at a graded cell's first output that decides: a value shown through
         the display hook (``execute_result``) counts as full or partial credit even when the
         cell raised after it. Here any error counts, whatever came first."""
         from nbgrader.api import Gradebook
-        failed = {meta.get("grade_id") for cell in
+        failed = {meta.get("grade_id"): cell.get("outputs", []) for cell in
                   read_notebook(self.autograded(student, notebook)).cells
                   if (meta := cell.get("metadata", {}).get("nbgrader", {})).get("grade")
                   and any(has_failed(o) for o in cell.get("outputs", []))}
         with Gradebook(self.db_url, self.coursedir().course_id) as gb:
             sub = gb.find_submission_notebook(notebook, notebook, student)
             for g in sub.grades:
-                if g.auto_score is not None:
-                    g.auto_score = 0.0 if g.name in failed else clamp(g.auto_score, g.max_score)
+                if g.auto_score is None:
+                    continue
+                if g.name in failed:  # 0, or the share of the parts that passed
+                    share = parts_score(failed[g.name], g.name, float(g.max_score))
+                    g.auto_score = clamp(share or 0.0, g.max_score)
+                else:
+                    g.auto_score = clamp(g.auto_score, g.max_score)
             gb.db.commit()
 
 

@@ -9,7 +9,9 @@ expected notebook gets a row in ``DIR/grades.csv``:
 status     when, and the points
 =========  ======================================================================
 passed     the key's graded cell ran without error: full points
-partial    the graded cell's last value gave partial credit (nbgrader's rule)
+partial    some of the exercise's independent parts passed: their share of the
+           points (:mod:`autograd_lab.exercises._parts`), or the graded cell's
+           last value gave partial credit (nbgrader's rule)
 failed     the graded cell raised, timed out or wrote to stderr: 0
 missing    the student's folder has no such notebook: 0 for each of its exercises
 invalid    the file is not valid JSON / not a valid notebook: 0 for each
@@ -28,7 +30,8 @@ scores are clamped to the key's points, outputs are sanitized and capped
 (:mod:`autograd_lab.course.sanitize`), and what no exercise needs is flagged for review
 (``flags`` column, :mod:`autograd_lab.course.tamper`).
 
-Every row also records ``key_version`` (a hash of the key notebook's graded cells: their
+Every row also records ``seconds`` (the wall time of the job that graded its notebook, the
+same on each of its rows; 0 when no job ran), ``key_version`` (a hash of the key notebook's graded cells: their
 ids, points and source with the hidden tests) and ``submission_version`` (a hash of the
 submitted file's bytes, or ``missing`` / ``refused``). ``regrade=True`` (``grade
 --regrade``) reads the earlier ``DIR/grades.csv`` and re-runs only the (student, notebook)
@@ -86,7 +89,11 @@ class Row:
     flags: str = ""
     key_version: str = ""
     submission_version: str = ""
+    seconds: float = 0.0
 
+
+OPTIONAL_COLUMNS = {"seconds": 0.0}
+"""Columns an older grades.csv may lack, and the value ``--regrade`` reads for them."""
 
 RUN_AS_VARIABLE = "AUTOGRAD_LAB_RUN_AS"
 """The environment variable that sets ``--run-as`` when the option is not given."""
@@ -128,20 +135,25 @@ def read_grades(out: Path) -> dict[tuple[str, str], list[Row]]:
     names = [f.name for f in fields(Row)]
     with open(path, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
-        missing = [n for n in names if n not in (reader.fieldnames or [])]
+        missing = [n for n in names if n not in (reader.fieldnames or [])
+                   and n not in OPTIONAL_COLUMNS]
         if missing:
             raise CourseError(f"{path} has no column(s) {', '.join(missing)}: it was written "
                               "before grades recorded their versions. Grade again without "
                               "--regrade once; later runs can use --regrade.")
         table: dict[tuple[str, str], list[Row]] = {}
         for line in reader:
-            values = {n: line[n] for n in names}
+            values = {n: line.get(n, OPTIONAL_COLUMNS.get(n)) for n in names}
             for n in ("student", "notebook", "exercise", "reason", "flags"):
                 text = values[n]  # undo csv_cell's guard against formulas
                 values[n] = text[1:] if text.startswith("'") and text[1:].startswith(
                     FORMULA_STARTS) else text
             values["points"] = float(values["points"])
             values["max_points"] = float(values["max_points"])
+            try:
+                values["seconds"] = float(values["seconds"] or 0.0)
+            except ValueError:
+                values["seconds"] = 0.0
             row = Row(**values)
             table.setdefault((row.student, row.notebook), []).append(row)
     return table
@@ -310,14 +322,16 @@ def _graded_rows(course: Course, student: str, notebook: str, key_exercises: lis
 def _job_rows(course: Course, student: str, notebook: str, key_exercises: list,
               notes: dict[str, list[str]], outcome: dict, timeout: int) -> list[Row]:
     reason = outcome.get("reason", "")
+    ran = {"isolation": outcome.get("isolation", NOT_RUN),
+           "seconds": float(outcome.get("seconds", 0.0))}
     if outcome.get("ok"):
         try:
             rows = _graded_rows(course, student, notebook, key_exercises, notes, timeout)
         except Exception as err:  # a gradebook or file problem: report it, do not stop
             reason = f"reading its grades failed ({type(err).__name__}: {err})"
         else:
-            return [replace(r, isolation=outcome.get("isolation", NOT_RUN)) for r in rows]
-    return [replace(r, isolation=outcome.get("isolation", NOT_RUN)) for r in _zero_rows(
+            return [replace(r, **ran) for r in rows]
+    return [replace(r, **ran) for r in _zero_rows(
         student, notebook, key_exercises, "crashed",
         f"the notebook could not be run to the end: {reason}")]
 
@@ -342,6 +356,7 @@ def write_csv(rows: list[Row], out: Path) -> None:
         for row in rows:
             values = [csv_cell(v) if isinstance(v, str) else v for v in astuple(row)]
             values[3:5] = [format_points(row.points), format_points(row.max_points)]
+            values[-1] = f"{row.seconds:.1f}"
             writer.writerow(values)
     totals: dict[str, list[float]] = {}
     for row in rows:

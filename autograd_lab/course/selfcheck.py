@@ -5,7 +5,9 @@ ends with the course-wide score: one row per chapter and the total.
 
 The notebook runs top to bottom in a fresh kernel (the file itself is not changed),
 errors do not stop the run, and each graded cell scores its points when it raised
-nothing and wrote nothing to stderr -- the rule nbgrader's autograder applies.
+nothing and wrote nothing to stderr -- the rule nbgrader's autograder applies. An exercise
+made of independent parts whose check passed some of them scores their share, as the grader
+does (:mod:`autograd_lab.exercises._parts`), and is shown as ``partial``.
 
 Each row says why an exercise failed: the first line of the checker's message and its
 hint (``verbose`` gives the whole message); an exercise whose stub still raises
@@ -26,10 +28,11 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 
+from ..exercises._parts import parts_score
 from .notebooks import (CourseError, exercises, format_points, is_solution_cell, read_notebook,
                         strip_ansi)
 
-PASSED, FAILED, NOT_STARTED = "passed", "FAILED", "not started"
+PASSED, FAILED, NOT_STARTED, PARTIAL = "passed", "FAILED", "not started", "partial"
 _STUB = re.compile(r"Exercise ([\w-]+)(?::| is not done yet)")
 _SYNTAX_WHERE = re.compile(r"^(?P<msg>.*) \([^()]*, line (?P<line>\d+)\)$", re.S)
 _CELL_LINE = re.compile(r"Cell In\[\d+\], line (\d+)")
@@ -51,9 +54,15 @@ class ExerciseResult:
     not_started: bool = False
 
     @property
+    def partial(self) -> bool:
+        """Some of the exercise's parts passed: it earned their share of the points."""
+        return not self.passed and self.points > 0
+
+    @property
     def status(self) -> str:
-        """``passed``, ``FAILED`` or ``not started``."""
-        return PASSED if self.passed else NOT_STARTED if self.not_started else FAILED
+        """``passed``, ``partial``, ``FAILED`` or ``not started``."""
+        return PASSED if self.passed else PARTIAL if self.partial else \
+            NOT_STARTED if self.not_started else FAILED
 
     def summary(self) -> list[str]:
         """The first line of the failure and its hint line(s), each in full."""
@@ -168,8 +177,10 @@ def score_executed(nb: NotebookNode, stopped: str | None = None,
                 failure = f"{own_cell_error(own_cell, own_error)}\n(the check cell then " \
                           f"failed with {failure})"
         passed = failure is None
-        results.append(ExerciseResult(ex.id, ex.points if passed else 0.0, ex.points, passed,
-                                      failure or "", not_started))
+        share = None if passed or not_started else \
+            parts_score(cell.get("outputs", []), ex.id, ex.points)  # the grader's rule
+        results.append(ExerciseResult(ex.id, ex.points if passed else share or 0.0, ex.points,
+                                      passed, failure or "", not_started))
     return results
 
 
@@ -249,7 +260,7 @@ def format_table(results: list[ExerciseResult], width: int | None = None,
     name_w = max([len("exercise")] + [len(r.exercise) for r in results])
     pts_w = max([len("points")] + [len(f"{format_points(r.points)}/"
                                          f"{format_points(r.max_points)}") for r in results])
-    status_w = max(len(s) for s in (PASSED, FAILED, NOT_STARTED, "result"))
+    status_w = max(len(s) for s in (PASSED, FAILED, NOT_STARTED, PARTIAL, "result"))
     left = name_w + 2 + pts_w + 2 + status_w + 2
     detail_w = max(width - left, 40)
     lines = [f"{'exercise':<{name_w}}  {'points':>{pts_w}}  {'result':<{status_w}}  detail"]
@@ -268,7 +279,10 @@ def format_table(results: list[ExerciseResult], width: int | None = None,
     total = sum(r.max_points for r in results)
     counts = [f"{sum(r.passed for r in results)} of {len(results)} exercises passed"]
     not_started = sum(r.not_started for r in results)
-    failed = sum(not r.passed and not r.not_started for r in results)
+    partial = sum(r.partial for r in results)
+    failed = sum(not r.passed and not r.not_started and not r.partial for r in results)
+    if partial:
+        counts.append(f"{partial} partial")
     if failed:
         counts.append(f"{failed} failed")
     if not_started:
@@ -328,8 +342,11 @@ def format_course(chapters: list[ChapterScore]) -> str:
 
     def counts(results: list[ExerciseResult]) -> str:
         parts = [f"{sum(r.passed for r in results)} of {len(results)} exercises passed"]
-        failed = sum(not r.passed and not r.not_started for r in results)
+        partial = sum(r.partial for r in results)
+        failed = sum(not r.passed and not r.not_started and not r.partial for r in results)
         not_started = sum(r.not_started for r in results)
+        if partial:
+            parts.append(f"{partial} partial")
         if failed:
             parts.append(f"{failed} failed")
         if not_started:

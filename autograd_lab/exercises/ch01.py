@@ -7,8 +7,18 @@ from collections.abc import Callable
 import numpy as np
 
 from ._common import Checker
+from ._parts import Parts
 
 __all__ = ["ch01_central_difference", "ch01_numerical_gradient", "ch01_gradcheck"]
+
+PARTS = {
+    "ch01-central-difference": ("the formula with a given h", "the default h"),
+    "ch01-numerical-gradient": ("float64 arrays of any shape", "integer and float32 inputs"),
+    "ch01-gradcheck": ("accepts a correct derivative", "reports a wrong derivative",
+                       "tolerances", "shapes"),
+}
+"""Exercises made of independent parts: each part earns its share of the points
+(:mod:`autograd_lab.exercises._parts`)."""
 
 # (name, f, f') pairs used by the cases; plain numpy, float64.
 _SCALAR_FUNCTIONS: list[tuple[str, Callable[[float], float], Callable[[float], float]]] = [
@@ -28,6 +38,15 @@ def ch01_central_difference(central_difference: Callable[..., float], *,
     for name, f, df in functions:
         for h in (1e-2, 1e-3):
             cases.append((name, f, df, round(float(ck.rng.uniform(-2, 2)), 3), h))
+    parts = Parts(ck)
+    with parts.part("the formula with a given h"):
+        _central_cases(ck, central_difference, cases)
+    with parts.part("the default h"):
+        _central_default(ck, central_difference)
+    parts.done()
+
+
+def _central_cases(ck: Checker, central_difference: Callable[..., float], cases: list) -> None:
     for name, f, df, x, h in cases:
         with ck.case(f"h={h:g} on {name} at {x:g}"):
             got = ck.call(central_difference, f, x, h)
@@ -46,13 +65,15 @@ def ch01_central_difference(central_difference: Callable[..., float], *,
                                 "the h it is given: use h, not a fixed step.")])
             ck.check(np.ndim(got) == 0, "the result is not a single number.",
                      received=got, hint="Return a float.")
+
+
+def _central_default(ck: Checker, central_difference: Callable[..., float]) -> None:
     with ck.case("the default h gives an accurate derivative of sin at 0.7"):
         got = ck.call(central_difference, np.sin, 0.7,
                       hint="Give h a default value: def central_difference(f, x, h=1e-5).")
         ck.close(got, np.cos(0.7), atol=1e-8, rtol=0,
                  hint="With a default h near 1e-5 the central difference is accurate to about "
                       "1e-10; a much smaller h drowns in round-off, a larger one in truncation.")
-    ck.done()
 
 
 def ch01_numerical_gradient(numerical_gradient: Callable[..., np.ndarray], *,
@@ -84,6 +105,17 @@ def ch01_numerical_gradient(numerical_gradient: Callable[..., np.ndarray], *,
             ("sum(x**2 * arange) on a transposed (3, 2) view", lambda x: np.sum(x**2 * [1, 2]),
              lambda x: 2 * x * [1, 2], rng.normal(size=(2, 3)).T),
         ]
+    parts = Parts(ck)
+    odd = {"sum(x**3) on an integer array [1, 2, 3]", "sum(x**2) on a float32 (4,) array"}
+    with parts.part("float64 arrays of any shape"):
+        _gradient_cases(ck, numerical_gradient, [c for c in cases if c[0] not in odd])
+    with parts.part("integer and float32 inputs"):
+        _gradient_cases(ck, numerical_gradient, [c for c in cases if c[0] in odd])
+    parts.done()
+
+
+def _gradient_cases(ck: Checker, numerical_gradient: Callable[..., np.ndarray],
+                    cases: list) -> None:
     for name, f, df, x in cases:
         with ck.case(name):
             before = x.copy()
@@ -107,7 +139,6 @@ def ch01_numerical_gradient(numerical_gradient: Callable[..., np.ndarray], *,
                      hint="Nudge one element at a time by +h and -h (the others stay put) and "
                           "use (f(x + h e_i) - f(x - h e_i)) / (2 h); compute on a float64 copy "
                           "of x (an integer array cannot hold x + h).")
-    ck.done()
 
 
 def _pick_grad(x: np.ndarray) -> np.ndarray:
@@ -133,62 +164,67 @@ def ch01_gradcheck(gradcheck: Callable[..., bool], *, seed: int = 0,
     rejected = ("Your gradcheck rejected a correct derivative: compare df(x) with "
                 "numerical_gradient(f, x, h) and allow |analytical - numerical| <= "
                 "atol + rtol * |numerical| in every element.")
-    with ck.case("a correct derivative of sum(x**2) passes"):
-        got = ck.call(gradcheck, square, lambda x: 2 * x, rng.normal(size=4), hint=rejected)
-        _expect_bool(ck, got, True)
-    with ck.case("a correct derivative of sum(sin(x) * x) on (3, 4) passes"):
-        got = ck.call(gradcheck, sinx, dsinx, rng.normal(size=(3, 4)), hint=rejected)
-        _expect_bool(ck, got, True)
-    with ck.case("a derivative missing its factor 2 returns False (raise_exception=False)"):
-        got = ck.call(gradcheck, square, lambda x: x, rng.normal(size=4), raise_exception=False)
-        _expect_bool(ck, got, False)
+    parts = Parts(ck)
+    with parts.part("accepts a correct derivative"):
+        with ck.case("a correct derivative of sum(x**2) passes"):
+            got = ck.call(gradcheck, square, lambda x: 2 * x, rng.normal(size=4), hint=rejected)
+            _expect_bool(ck, got, True)
+        with ck.case("a correct derivative of sum(sin(x) * x) on (3, 4) passes"):
+            got = ck.call(gradcheck, sinx, dsinx, rng.normal(size=(3, 4)), hint=rejected)
+            _expect_bool(ck, got, True)
+        with ck.case("x is left unchanged"):
+            x = rng.normal(size=(2, 2))
+            before = x.copy()
+            ck.call(gradcheck, sinx, dsinx, x, hint=rejected)
+            ck.check(np.array_equal(x, before), "your gradcheck changed x.", expected=before,
+                     received=x, hint="numerical_gradient must restore (or copy) x.")
+    with parts.part("reports a wrong derivative"):
+        with ck.case("a derivative missing its factor 2 returns False (raise_exception=False)"):
+            got = ck.call(gradcheck, square, lambda x: x, rng.normal(size=4), raise_exception=False)
+            _expect_bool(ck, got, False)
 
-    shape = (3, 4)
-    for bad in [(1, 2)] + ([tuple(int(i) for i in rng.integers(0, 3, size=2))] if hidden else []):
-        with ck.case(f"one wrong element at {bad} raises RuntimeError naming {bad}"):
-            x = rng.normal(size=shape)
-            other = (2, 3) if bad != (2, 3) else (0, 0)
+        shape = (3, 4)
+        for bad in [(1, 2)] + ([tuple(int(i) for i in rng.integers(0, 3, size=2))] if hidden else []):
+            with ck.case(f"one wrong element at {bad} raises RuntimeError naming {bad}"):
+                x = rng.normal(size=shape)
+                other = (2, 3) if bad != (2, 3) else (0, 0)
 
-            def df_bad(x: np.ndarray, bad: tuple[int, int] = bad, other: tuple = other):
-                grad = dsinx(x)
-                grad[bad] += 0.5
-                grad[other] += 0.01
-                return grad
-            err = ck.raises(RuntimeError, gradcheck, sinx, df_bad, x,
-                            hint="When the check fails and raise_exception is True, raise "
-                                 "RuntimeError with a message naming the worst element's index.")
-            _expect_index(ck, str(err), bad)
+                def df_bad(x: np.ndarray, bad: tuple[int, int] = bad, other: tuple = other):
+                    grad = dsinx(x)
+                    grad[bad] += 0.5
+                    grad[other] += 0.01
+                    return grad
+                err = ck.raises(RuntimeError, gradcheck, sinx, df_bad, x,
+                                hint="When the check fails and raise_exception is True, raise "
+                                     "RuntimeError with a message naming the worst element's index.")
+                _expect_index(ck, str(err), bad)
 
-    with ck.case("relative tolerance: a 1e-4 relative error on large gradients passes"):
-        big = lambda x: np.sum(1000 * x**2)  # noqa: E731
-        tolerance = ("Allow atol + rtol * |numerical| per element: with gradients near 3000 "
-                     "a difference of 0.3 is within rtol=1e-3.")
-        got = ck.call(gradcheck, big, lambda x: 2000 * x * (1 + 1e-4), rng.uniform(1, 2, size=5),
-                      hint=tolerance)
-        _expect_bool(ck, got, True, hint=tolerance)
-    with ck.case("absolute tolerance: an error of 1e-4 where the gradient is 0 fails"):
-        x = np.array([0.0, 0.5, -1.0])
-        got = ck.call(gradcheck, square, lambda x: 2 * x + np.array([1e-4, 0, 0]), x,
-                      raise_exception=False)
-        _expect_bool(ck, got, False, hint="Where the numerical gradient is 0 only atol=1e-5 "
-                     "applies: |analytical - numerical| <= atol + rtol * |numerical|.")
-    with ck.case("a derivative of the wrong shape raises ValueError naming both shapes"):
-        x = rng.normal(size=(2, 3))
-        err = ck.raises(ValueError, gradcheck, sinx, lambda x: dsinx(x)[0], x,
-                        raise_exception=False,
-                        hint="Compare shapes before values (numpy would broadcast (3,) against "
-                             "(2, 3) silently) and raise ValueError naming both shapes.")
-        ck.check("(2, 3)" in str(err) and "(3,)" in str(err),
-                 "the ValueError message does not name both shapes.",
-                 expected="a message containing (2, 3) and (3,)", received=str(err),
-                 hint="For example: f'df(x) has shape {analytical.shape}, x has shape {x.shape}'.")
-    with ck.case("x is left unchanged"):
-        x = rng.normal(size=(2, 2))
-        before = x.copy()
-        ck.call(gradcheck, sinx, dsinx, x, hint=rejected)
-        ck.check(np.array_equal(x, before), "your gradcheck changed x.", expected=before,
-                 received=x, hint="numerical_gradient must restore (or copy) x.")
-    ck.done()
+    with parts.part("tolerances"):
+        with ck.case("relative tolerance: a 1e-4 relative error on large gradients passes"):
+            big = lambda x: np.sum(1000 * x**2)  # noqa: E731
+            tolerance = ("Allow atol + rtol * |numerical| per element: with gradients near 3000 "
+                         "a difference of 0.3 is within rtol=1e-3.")
+            got = ck.call(gradcheck, big, lambda x: 2000 * x * (1 + 1e-4), rng.uniform(1, 2, size=5),
+                          hint=tolerance)
+            _expect_bool(ck, got, True, hint=tolerance)
+        with ck.case("absolute tolerance: an error of 1e-4 where the gradient is 0 fails"):
+            x = np.array([0.0, 0.5, -1.0])
+            got = ck.call(gradcheck, square, lambda x: 2 * x + np.array([1e-4, 0, 0]), x,
+                          raise_exception=False)
+            _expect_bool(ck, got, False, hint="Where the numerical gradient is 0 only atol=1e-5 "
+                         "applies: |analytical - numerical| <= atol + rtol * |numerical|.")
+    with parts.part("shapes"):
+        with ck.case("a derivative of the wrong shape raises ValueError naming both shapes"):
+            x = rng.normal(size=(2, 3))
+            err = ck.raises(ValueError, gradcheck, sinx, lambda x: dsinx(x)[0], x,
+                            raise_exception=False,
+                            hint="Compare shapes before values (numpy would broadcast (3,) against "
+                                 "(2, 3) silently) and raise ValueError naming both shapes.")
+            ck.check("(2, 3)" in str(err) and "(3,)" in str(err),
+                     "the ValueError message does not name both shapes.",
+                     expected="a message containing (2, 3) and (3,)", received=str(err),
+                     hint="For example: f'df(x) has shape {analytical.shape}, x has shape {x.shape}'.")
+    parts.done()
 
 
 def _expect_bool(ck: Checker, got: object, want: bool, hint: str | None = None) -> None:

@@ -8,8 +8,17 @@ from typing import Any
 import numpy as np
 
 from ._common import Checker, data_of, library, named
+from ._parts import Parts
 
 __all__ = ["ch10_output_size", "ch10_conv2d_forward", "ch10_conv2d_backward", "ch10_max_pool"]
+
+PARTS = {
+    "ch10-conv2d-forward": ("output with bias", "bias=None"),
+    "ch10-conv2d-backward": ("dx", "dweight", "dbias"),
+    "ch10-max-pool": ("forward", "backward"),
+}
+"""Exercises made of independent parts: each part earns its share of the points
+(:mod:`autograd_lab.exercises._parts`)."""
 
 
 def _conv_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: int,
@@ -79,8 +88,20 @@ def ch10_conv2d_forward(conv2d_forward: Callable[..., np.ndarray], *, seed: int 
     (N, C_in, H, W), weight (C_out, C_in, kh, kw), bias (C_out,) -> (N, C_out, H_out, W_out),
     the cross-correlation that ``F.conv2d`` computes."""
     ck = Checker("ch10-conv2d-forward", seed=seed, hidden=hidden)
+    parts = Parts(ck)
     rng = ck.rng
-    for name, xs, ws, s, p in _conv_cases(rng, hidden):
+    cases = _conv_cases(rng, hidden)
+    with parts.part("output with bias"):
+        _conv_forward_values(ck, conv2d_forward, cases)
+    with parts.part("bias=None"):
+        _conv_forward_no_bias(ck, conv2d_forward)
+    parts.done()
+
+
+def _conv_forward_values(ck: Checker, conv2d_forward: Callable[..., np.ndarray],
+                         cases: list) -> None:
+    rng = ck.rng
+    for name, xs, ws, s, p in cases:
         with ck.case(name):
             x = np.round(rng.normal(size=xs), 3)
             w = np.round(rng.normal(size=ws), 3)
@@ -110,6 +131,10 @@ def ch10_conv2d_forward(conv2d_forward: Callable[..., np.ndarray], *, seed: int 
                      hint="out[n, o, i, j] = bias[o] + sum over c, di, dj of "
                           "weight[o, c, di, dj] * xpad[n, c, i*stride + di, j*stride + dj].",
                      mistakes=mistakes)
+
+
+def _conv_forward_no_bias(ck: Checker, conv2d_forward: Callable[..., np.ndarray]) -> None:
+    rng = np.random.default_rng(ck.seed + 1000)  # the same inputs whatever the other part did
     with ck.case("bias=None: nothing is added"):
         x = np.round(rng.normal(size=(2, 2, 5, 5)), 3)
         w = np.round(rng.normal(size=(3, 2, 3, 3)), 3)
@@ -119,50 +144,61 @@ def ch10_conv2d_forward(conv2d_forward: Callable[..., np.ndarray], *, seed: int 
                                    "out + bias[None, :, None, None]`."))
         ck.close(got, _conv_ref(x, w, None, 1, 1), atol=1e-9, what="output without bias",
                  hint="With bias=None the output is the cross-correlation alone: add nothing.")
-    ck.done()
 
 
 # -- ch10-conv2d-backward -----------------------------------------------------------------
 def ch10_conv2d_backward(conv2d_backward: Callable[..., tuple], *, seed: int = 0,
                          hidden: bool = False) -> None:
     """Check ``conv2d_backward(grad, x, weight, stride=1, padding=0) -> (dx, dweight, dbias)``
-    on numpy arrays, against the gradients of ``F.conv2d``."""
+    on numpy arrays, against the gradients of ``F.conv2d``. Each of dx, dweight and dbias is a
+    part of its own (it earns its share of the points alone)."""
     ck = Checker("ch10-conv2d-backward", seed=seed, hidden=hidden)
     from autograd_lab.kernels.conv import conv2d_bwd_ref
+    parts = Parts(ck)
     rng = ck.rng
+    inputs = []
     for name, xs, ws, s, p in _conv_cases(rng, hidden):
-        with ck.case(name):
-            x = np.round(rng.normal(size=xs), 3)
-            w = np.round(rng.normal(size=ws), 3)
-            out_shape = _conv_ref(x, w, None, s, p).shape
-            g = np.round(rng.normal(size=out_shape), 3)
-            got = ck.call(conv2d_backward, g.copy(), x.copy(), w.copy(), stride=s, padding=p)
-            ck.check(isinstance(got, (tuple, list)) and len(got) == 3,
-                     "conv2d_backward should return three arrays (dx, dweight, dbias).",
-                     received=got, hint="return dx, dw, db")
-            dx, dw, db = (data_of(v) for v in got)
-            ex, ew, eb = conv2d_bwd_ref(g, x, w, s, p)
-            ck.close(db, eb, atol=1e-9, what="dbias",
-                     hint="Every output position of channel o adds bias[o]: dbias[o] is the sum "
-                          "of grad[:, o] over the batch and both spatial axes.",
-                     mistakes=[(g.mean(axis=(0, 2, 3)), "Sum, do not average: the bias is "
-                                "added at every position, so every position's gradient "
-                                "adds up.")])
-            ck.close(dw, ew, atol=1e-9, what="dweight",
-                     hint="dweight[o, c, di, dj] = sum over n, i, j of grad[n, o, i, j] * "
-                          "xpad[n, c, i*stride + di, j*stride + dj]: the same windows as the "
-                          "forward pass, weighted by grad (with im2col: g2 @ cols.T).",
-                     mistakes=[(ew[:, :, ::-1, ::-1], "dweight came out flipped: read the "
-                                "window at offset (di, dj), as forward does.")])
-            dx_hint = ("Scatter, do not gather: every window position (n, o, i, j) sends "
-                       "grad[n, o, i, j] * weight[o, c, di, dj] back to xpad[n, c, i*stride + "
-                       "di, j*stride + dj] (add with +=, windows overlap); then cut the padding "
-                       "off: dx = dxpad[:, :, padding:padding + H, padding:padding + W].")
-            if dx is not None and np.shape(dx) != x.shape:
-                ck.fail(f"dx has shape {np.shape(dx)}, expected the input's shape {x.shape}.",
-                        hint=dx_hint)
-            ck.close(dx, ex, atol=1e-9, what="dx", hint=dx_hint)
-    ck.done()
+        x = np.round(rng.normal(size=xs), 3)
+        w = np.round(rng.normal(size=ws), 3)
+        g = np.round(rng.normal(size=_conv_ref(x, w, None, s, p).shape), 3)
+        inputs.append((name, x, w, g, s, p, conv2d_bwd_ref(g, x, w, s, p)))
+    dx_hint = ("Scatter, do not gather: every window position (n, o, i, j) sends "
+               "grad[n, o, i, j] * weight[o, c, di, dj] back to xpad[n, c, i*stride + "
+               "di, j*stride + dj] (add with +=, windows overlap); then cut the padding "
+               "off: dx = dxpad[:, :, padding:padding + H, padding:padding + W].")
+    for part, index in (("dbias", 2), ("dweight", 1), ("dx", 0)):
+        with parts.part(part):
+            for name, x, w, g, s, p, expected in inputs:
+                with ck.case(f"{part}: {name}"):
+                    got = ck.call(conv2d_backward, g.copy(), x.copy(), w.copy(), stride=s,
+                                  padding=p)
+                    ck.check(isinstance(got, (tuple, list)) and len(got) == 3,
+                             "conv2d_backward should return three arrays (dx, dweight, dbias).",
+                             received=got, hint="return dx, dw, db")
+                    value = data_of(got[index])
+                    if part == "dbias":
+                        ck.close(value, expected[2], atol=1e-9, what="dbias",
+                                 hint="Every output position of channel o adds bias[o]: dbias[o] "
+                                      "is the sum of grad[:, o] over the batch and both spatial "
+                                      "axes.",
+                                 mistakes=[(g.mean(axis=(0, 2, 3)), "Sum, do not average: the "
+                                            "bias is added at every position, so every "
+                                            "position's gradient adds up.")])
+                    elif part == "dweight":
+                        ck.close(value, expected[1], atol=1e-9, what="dweight",
+                                 hint="dweight[o, c, di, dj] = sum over n, i, j of grad[n, o, i, "
+                                      "j] * xpad[n, c, i*stride + di, j*stride + dj]: the same "
+                                      "windows as the forward pass, weighted by grad (with "
+                                      "im2col: g2 @ cols.T).",
+                                 mistakes=[(expected[1][:, :, ::-1, ::-1], "dweight came out "
+                                            "flipped: read the window at offset (di, dj), as "
+                                            "forward does.")])
+                    else:
+                        if value is not None and np.shape(value) != x.shape:
+                            ck.fail(f"dx has shape {np.shape(value)}, expected the input's "
+                                    f"shape {x.shape}.", hint=dx_hint)
+                        ck.close(value, expected[0], atol=1e-9, what="dx", hint=dx_hint)
+    parts.done()
 
 
 # -- ch10-max-pool ------------------------------------------------------------------------
@@ -218,49 +254,62 @@ def ch10_max_pool(MaxPool: Any, *, seed: int = 0, hidden: bool = False,
     if hidden:
         cases += [("a (3, 2, 8, 8) input, k=2", (3, 2, 8, 8), 2),
                   ("a (2, 1, 9, 6) input, k=4", (2, 1, 9, 6), 4)]
-    for name, shape, k in cases:
-        with ck.case(name):
-            data = rng.permutation(np.prod(shape)).reshape(shape).astype(np.float64) / 10
-            x = al.Variable(data.copy(), requires_grad=True)
-            y = ck.call(named(lambda: MaxPool.apply(x, k), "MaxPool"))
-            expected, _ = _pool_ref(data, k)
-            ck.check(np.shape(data_of(y)) == expected.shape, f"the output has shape "
-                     f"{np.shape(data_of(y))}, expected {expected.shape}.",
-                     hint="H_out = H // k and W_out = W // k: a window that does not fit is "
-                          "left out, as in PyTorch.")
-            ck.close(data_of(y), expected, what="forward output",
-                     hint="Each output element is the max of one k×k window; windows start at "
-                          "rows and columns 0, k, 2k, ...")
-            g = np.round(rng.normal(size=expected.shape), 3)
+    inputs = [(name, rng.permutation(np.prod(shape)).reshape(shape).astype(np.float64) / 10, k)
+              for name, shape, k in cases]
+    ties = np.array([[[[0.0, 0.0, 1.0, 2.0],
+                       [0.0, 0.0, 2.0, 2.0],
+                       [3.0, 1.0, 5.0, 0.0],
+                       [1.0, 3.0, 0.0, 4.0]]]])
+    parts = Parts(ck)
+    with parts.part("forward"):
+        for name, data, k in inputs + [("ties", ties, 2)]:
+            with ck.case(f"forward: {name}"):
+                x = al.Variable(data.copy(), requires_grad=True)
+                y = ck.call(named(lambda: MaxPool.apply(x, k), "MaxPool"))
+                expected, _ = _pool_ref(data, k)
+                ck.check(np.shape(data_of(y)) == expected.shape, f"the output has shape "
+                         f"{np.shape(data_of(y))}, expected {expected.shape}.",
+                         hint="H_out = H // k and W_out = W // k: a window that does not fit is "
+                              "left out, as in PyTorch.")
+                ck.close(data_of(y), expected, what="forward output",
+                         hint="Each output element is the max of one k×k window; windows start "
+                              "at rows and columns 0, k, 2k, ...")
+    with parts.part("backward"):
+        grads = np.random.default_rng(seed + 1000)  # the same whatever the forward part did
+        for name, data, k in inputs:
+            with ck.case(f"backward: {name}"):
+                x = al.Variable(data.copy(), requires_grad=True)
+                y = ck.call(named(lambda: MaxPool.apply(x, k), "MaxPool"))
+                g = np.round(grads.normal(size=_pool_ref(data, k)[0].shape), 3)
+                ck.call(named(lambda: y.backward(al.Variable(g)), "MaxPool.backward"),
+                        hint=back_hint)
+                ck.check(x.grad is not None, "x.grad is None after backward.", hint=back_hint)
+                ck.close(data_of(x.grad), _pool_grad(data, k, g), what="gradient of x",
+                         hint=back_hint)
+        with ck.case("backward: ties: the gradient goes to ONE position per window (the first "
+                     "maximum)"):
+            x = al.Variable(ties.copy(), requires_grad=True)
+            y = ck.call(named(lambda: MaxPool.apply(x, 2), "MaxPool"))
+            g = np.array([[[[1.0, 2.0], [3.0, 4.0]]]])
             ck.call(named(lambda: y.backward(al.Variable(g)), "MaxPool.backward"),
                     hint=back_hint)
+            expected = _pool_grad(ties, 2, g)
+            mask = np.zeros_like(ties)
+            for i in range(2):
+                for j in range(2):
+                    win = ties[0, 0, 2 * i:2 * i + 2, 2 * j:2 * j + 2]
+                    mask[0, 0, 2 * i:2 * i + 2, 2 * j:2 * j + 2] = \
+                        (win == win.max()) * g[0, 0, i, j]
             ck.check(x.grad is not None, "x.grad is None after backward.", hint=back_hint)
-            ck.close(data_of(x.grad), _pool_grad(data, k, g), what="gradient of x",
-                     hint=back_hint)
-    with ck.case("ties: the gradient goes to ONE position per window (the first maximum)"):
-        data = np.array([[[[0.0, 0.0, 1.0, 2.0],
-                           [0.0, 0.0, 2.0, 2.0],
-                           [3.0, 1.0, 5.0, 0.0],
-                           [1.0, 3.0, 0.0, 4.0]]]])
-        x = al.Variable(data.copy(), requires_grad=True)
-        y = ck.call(named(lambda: MaxPool.apply(x, 2), "MaxPool"))
-        ck.close(data_of(y), _pool_ref(data, 2)[0], what="forward output")
-        g = np.array([[[[1.0, 2.0], [3.0, 4.0]]]])
-        ck.call(named(lambda: y.backward(al.Variable(g)), "MaxPool.backward"), hint=back_hint)
-        expected = _pool_grad(data, 2, g)
-        mask = np.zeros_like(data)
-        for i in range(2):
-            for j in range(2):
-                win = data[0, 0, 2 * i:2 * i + 2, 2 * j:2 * j + 2]
-                mask[0, 0, 2 * i:2 * i + 2, 2 * j:2 * j + 2] = (win == win.max()) * g[0, 0, i, j]
-        ck.close(data_of(x.grad), expected, what="gradient of x", hint=back_hint,
-                 mistakes=[(mask, "With a mask x == max, a window with several equal maxima "
-                            "(common after ReLU: many zeros) passes its gradient to all of "
-                            "them, so the gradient is counted twice. Send it to one position "
-                            "only: the first maximum, as argmax finds it.")])
-    with ck.case("central differences of a (1, 2, 4, 6) input, k=2"):
-        _fd_check(ck, MaxPool, al.Variable, rng.normal(size=(1, 2, 4, 6)), 2, back_hint)
-    ck.done()
+            ck.close(data_of(x.grad), expected, what="gradient of x", hint=back_hint,
+                     mistakes=[(mask, "With a mask x == max, a window with several equal "
+                                "maxima (common after ReLU: many zeros) passes its gradient "
+                                "to all of them, so the gradient is counted twice. Send it "
+                                "to one position only: the first maximum, as argmax finds "
+                                "it.")])
+        with ck.case("backward: central differences of a (1, 2, 4, 6) input, k=2"):
+            _fd_check(ck, MaxPool, al.Variable, grads.normal(size=(1, 2, 4, 6)), 2, back_hint)
+    parts.done()
 
 
 # -- the loader's check of the learner's mygrad/conv.py ------------------------------------
