@@ -111,6 +111,7 @@ def check_result(result: dict) -> None:
                           f"(per seed: {np.round(accuracies, 4).tolist()})")
 
 
+@pytest.mark.slow     # five trainings: run by `lab.py test`, left out of the pass without JIT
 def test_the_key_library_trains_the_digits_mlp(digits_file, tmp_path):
     """The shipped key library (course/reference/mygrad) trains the MLP to a mean >= 97 %."""
     folder = tmp_path / "lib"
@@ -119,6 +120,7 @@ def test_the_key_library_trains_the_digits_mlp(digits_file, tmp_path):
     check_result(run_program(folder, digits_file, tmp_path))
 
 
+@pytest.mark.slow     # five trainings: run by `lab.py test`, left out of the pass without JIT
 def test_the_export_of_the_key_notebooks_trains_the_digits_mlp(digits_file, tmp_path):
     """``autograd-lab export solutions --to DIR`` gives a mygrad that trains the MLP as well."""
     folder = tmp_path / "export"
