@@ -278,7 +278,7 @@ def test_the_checks_compare_against_the_library(mygrad):
 @pytest.mark.parametrize("seed,hidden", SEEDS)
 def test_the_key_passes_the_module_check(mygrad, seed, hidden, capsys):
     check.ch08_module(mygrad.nn.Module, mygrad.nn.Parameter, seed=seed, hidden=hidden)
-    assert "All 6 cases of ch08-module passed" in capsys.readouterr().out
+    assert "All 7 cases of ch08-module passed" in capsys.readouterr().out
 
 
 def _walk_mistake(mygrad, **methods):

@@ -162,6 +162,56 @@ def ch08_module(MyModule: type, Parameter: type, *, seed: int = 0, hidden: bool 
         ck.check(all(modes.values()), "train() does not switch every module back to training.",
                  expected={n: True for n in modes}, received=modes,
                  hint="train(mode=True): the default switches back to training mode.")
+    with ck.case("state_dict() copies every parameter by its dotted name; load_state_dict "
+                 "copies back in place and refuses another architecture"):
+        model = build("nested")
+        state = ck.call(lambda: model.state_dict(), hint="state_dict returns {dotted name: "
+                        "p.data.copy()} over named_parameters().")
+        want = names_of(model)
+        ck.check(isinstance(state, dict) and list(state) == want, "state_dict() does not have "
+                 "one entry per parameter, under its dotted name.", expected=want,
+                 received=list(state) if isinstance(state, dict) else state,
+                 hint="Build the dict from self.named_parameters(): {name: p.data.copy()}.")
+        params = dict(model.named_parameters())
+        ck.check(all(isinstance(v, np.ndarray) and np.array_equal(v, params[k].data)
+                     for k, v in state.items()), "state_dict() does not hold the parameters' "
+                 "values as numpy arrays.", hint="Store p.data.copy(), the numpy array, not "
+                 "the Parameter itself.")
+        before = {k: v.copy() for k, v in state.items()}
+        for p in params.values():
+            p.data += 1.0
+        ck.check(all(np.array_equal(state[k], before[k]) for k in state), "changing the "
+                 "parameters after state_dict() changed the saved arrays too.",
+                 hint="Save copies (p.data.copy()): a state_dict is a snapshot, and the "
+                      "optimizer changes p.data in place at every step.")
+        arrays = {k: p.data for k, p in params.items()}
+        ck.call(lambda: model.load_state_dict(before), hint="load_state_dict(state) copies "
+                "state[name] into each parameter: p.data[...] = state[name].")
+        ck.check(all(np.array_equal(p.data, before[k]) for k, p in params.items()),
+                 "after load_state_dict the parameters do not hold the loaded values.",
+                 hint="Copy each state[name] into the parameter of that name.")
+        ck.check(all(p.data is arrays[k] for k, p in params.items()), "load_state_dict "
+                 "replaced the parameters' arrays instead of copying into them.",
+                 hint="Copy in place, p.data[...] = state[name]: an optimizer built before "
+                      "the load holds these arrays' owners, and p.data = state[name] would "
+                      "also tie the model to the dict, so training would change the saved "
+                      "state.")
+        for p in params.values():
+            p.data += 1.0
+        ck.check(all(np.array_equal(state[k], before[k]) for k in state), "training after "
+                 "load_state_dict changed the state_dict it was loaded from.",
+                 hint="Copy the values in (p.data[...] = state[name]); do not keep the dict's "
+                      "arrays.")
+        extra = dict(before)
+        extra["head.weight"] = np.zeros(2)
+        ck.raises(KeyError, model.load_state_dict, extra, hint="Compare the names first: "
+                  "when set(state) differs from the model's parameter names, raise KeyError "
+                  "naming both, so that a state_dict of another architecture is refused.")
+        wrong = dict(before)
+        wrong[max(want, key=lambda k: before[k].size)] = np.zeros(1)
+        ck.raises(ValueError, model.load_state_dict, wrong, hint="Check each array's shape "
+                  "against the parameter's and raise ValueError naming both: numpy would "
+                  "broadcast some wrong shapes into the parameter without a word.")
     ck.done()
 
 

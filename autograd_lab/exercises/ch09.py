@@ -1,6 +1,7 @@
 """Checkers for chapter 09, Training on real digits."""
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -8,7 +9,8 @@ import numpy as np
 
 from ._common import Checker, data_of, library, named
 
-__all__ = ["ch09_log_softmax", "ch09_class_indices", "ch09_cross_entropy", "ch09_batches", "ch09_dataloader", "ch09_train_step",
+__all__ = ["ch09_log_softmax", "ch09_class_indices", "ch09_cross_entropy", "ch09_batches",
+           "ch09_dataloader", "ch09_train_step", "ch09_fit", "ch09_shift_pixels",
            "mygrad_functional", "mygrad_data"]
 
 
@@ -48,6 +50,33 @@ def _needs_variable(ck: Checker, out: Any, what: str) -> None:
     ck.check(hasattr(out, "grad_fn") and getattr(out, "requires_grad", False),
              f"your {what} did not return a Variable that requires grad.",
              expected="a Variable with a grad_fn", received=type(out).__name__, hint=_VARIABLE)
+
+
+_SHADOW = ("The notebook's `log_softmax` is now the one-argument function of exercise "
+           "ch09-log-softmax: its cell ran again after section 3's `%%mygrad functional "
+           "activations` cell, and replaced that cell's `log_softmax(x, dim=-1)`, which your "
+           "library's code calls with `dim`. Run the `%%mygrad functional activations` cell "
+           "again (or give your exercise function another name), then this cell.")
+
+
+def _takes_dim(fn: Any) -> bool:
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return True
+    return "dim" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _shadowed_log_softmax(fn: Any) -> bool:
+    """True if ``fn`` looks ``log_softmax`` up in a namespace (the notebook's) where it is a
+    function without a ``dim`` argument although section 3's cell has run there."""
+    names = getattr(fn, "__globals__", None)
+    code = getattr(fn, "__code__", None)
+    if not isinstance(names, dict) or code is None or "log_softmax" not in code.co_names:
+        return False
+    found = names.get("log_softmax")
+    return callable(found) and not _takes_dim(found)
 
 
 # -- ch09-log-softmax ---------------------------------------------------------------------
@@ -109,6 +138,13 @@ def ch09_log_softmax(log_softmax: Callable[[Any], Any], *, seed: int = 0,
         x = al.Variable(rng.normal(size=(2, 4)), requires_grad=True)
         ck.call(named(lambda: al.gradcheck(log_softmax, (x,)), "gradcheck"), hint=_VARIABLE)
     ck.done()
+    names = getattr(log_softmax, "__globals__", None)
+    if (isinstance(names, dict) and "USE_KERNELS" in names
+            and names.get("log_softmax") is log_softmax and not _takes_dim(log_softmax)):
+        print("Note: this cell ran after section 3's `%%mygrad functional activations` cell "
+              "and replaced its `log_softmax(x, dim=-1)` in this notebook; the cells of "
+              "section 3 call it with dim. Run the `%%mygrad functional activations` cell "
+              "again before going on.")
 
 
 # -- ch09-cross-entropy -------------------------------------------------------------------
@@ -134,7 +170,8 @@ def ch09_cross_entropy(cross_entropy: Callable[[Any, np.ndarray], Any], *, seed:
             targets = rng.integers(0, c, size=n)
             logits = Var(data.copy(), requires_grad=True)
             with np.errstate(all="ignore"):
-                loss = ck.call(cross_entropy, logits, targets)
+                loss = ck.call(cross_entropy, logits, targets,
+                               hint=_SHADOW if _shadowed_log_softmax(cross_entropy) else None)
             _needs_variable(ck, loss, "cross_entropy")
             ref_logits = al.Variable(data.copy(), requires_grad=True)
             ref = F.cross_entropy(ref_logits, targets)
@@ -178,7 +215,6 @@ def ch09_class_indices(class_indices: Callable[[Any, Any], Any], *, seed: int = 
     n, c = (5, 4) if not hidden else (7, 10)
     logits = Var(rng.normal(size=(n, c)))
     targets = rng.integers(0, c, size=n)
-    name = getattr(class_indices, "__name__", "_class_indices")
     with ck.case(f"targets of shape ({n},) in 0..{c - 1}, as ints, floats and a Variable"):
         for given, what in ((targets, "an int array"), (targets.astype(np.float64),
                                                         "a float array of whole numbers"),
@@ -330,6 +366,130 @@ def ch09_dataloader(DataLoader: type, *, seed: int = 0, hidden: bool = False,
         o1 = np.concatenate([yb for _, yb in epoch(other)])
         ck.check(not np.array_equal(o1, order1), "another seed gives the same order.",
                  hint="Make the generator from the seed argument: np.random.default_rng(seed).")
+    with ck.case("transform: applied to each batch's inputs as it is drawn, every epoch"):
+        calls: list[int] = []
+
+        def transform(xb: np.ndarray) -> np.ndarray:
+            calls.append(len(xb))
+            return np.asarray(xb) * 10.0 + len(calls)
+
+        loader = ck.call(named(lambda: DataLoader(X, y, batch_size=bs, shuffle=False,
+                                                  transform=transform), "DataLoader"),
+                         hint="DataLoader takes transform=None as its last argument and "
+                              "stores it (self.transform = transform).")
+        ck.check(np.array_equal(np.asarray(getattr(loader, "X", None)), X),
+                 "with a transform, loader.X no longer holds the samples given.",
+                 hint="Keep self.X as given; the transform runs on each batch in __iter__.")
+        done_before = len(calls)
+        first, second = epoch(loader), epoch(loader)
+        ck.check(done_before == 0, f"the transform ran {done_before} times while the loader "
+                 "was made.", hint="Apply the transform in __iter__, to each batch as it is "
+                 "drawn: run once on all of X in __init__, a random transform (a shift) would "
+                 "draw only once, and every epoch would see the same images.")
+        want = 2 * -(-n // bs)
+        ck.check(len(calls) == want, f"the transform ran {len(calls)} times in two epochs of "
+                 f"{want // 2} batches.", expected=want, received=len(calls),
+                 hint="Call self.transform(xb) on the inputs of every batch, in __iter__, when "
+                      "transform is not None.")
+        k = 0
+        for pairs in (first, second):
+            for xb, yb in pairs:
+                k += 1
+                ck.check(np.array_equal(xb, X[yb // 3] * 10.0 + k),
+                         f"the inputs of batch {k} are not transform(xb).",
+                         hint="yield Variable(self.transform(xb)), yb: the transform changes "
+                              "the inputs only, never the labels.")
+    ck.done()
+
+
+# -- ch09-shift-pixels --------------------------------------------------------------------
+def _shifts(img: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
+    """The nine one-pixel moves (dy, dx) of one image, zeros shifted in."""
+    h, w = img.shape
+    padded = np.pad(img, 1)
+    return {(dy, dx): padded[1 - dy:1 - dy + h, 1 - dx:1 - dx + w]
+            for dy in (-1, 0, 1) for dx in (-1, 0, 1)}
+
+
+def _move_of(got: np.ndarray, img: np.ndarray) -> tuple[int, int] | None:
+    for move, moved in _shifts(img).items():
+        if np.array_equal(got, moved):
+            return move
+    return None
+
+
+def _rolled(got: np.ndarray, img: np.ndarray) -> bool:
+    return any(np.array_equal(got, np.roll(img, (dy, dx), axis=(0, 1)))
+               for dy in (-1, 0, 1) for dx in (-1, 0, 1) if (dy, dx) != (0, 0))
+
+
+def ch09_shift_pixels(shift_pixels: Callable[..., Any], *, seed: int = 0,
+                      hidden: bool = False) -> None:
+    """Check ``shift_pixels(images, rng, fraction=0.25)`` for images of shape (N, H, W): a new
+    array in which each image, with probability ``fraction``, is moved by (dy, dx), each of dy
+    and dx drawn from -1, 0, 1, with zeros moved in at the edge it leaves; the other images are
+    unchanged; every random number comes from ``rng``; the input is left alone."""
+    ck = Checker("ch09-shift-pixels", seed=seed, hidden=hidden)
+    rng = ck.rng
+    shapes = [(400, 8, 8)] + ([(300, 5, 7)] if hidden else [])
+    for shape in shapes:
+        n = shape[0]
+        images = rng.integers(1, 17, size=shape).astype(np.float64) / 16.0
+        for fraction in (0.25, 1.0, 0.0):
+            with ck.case(f"{n} images of {shape[1]}x{shape[2]}, fraction={fraction}"):
+                before = images.copy()
+                out = ck.call(shift_pixels, images, np.random.default_rng(seed + 5),
+                              fraction=fraction)
+                ck.check(np.array_equal(images, before), "your shift_pixels changed the "
+                         "images it was given.", hint="Work on a copy (out = images.copy()) "
+                         "and return it: the loader's samples must stay as they are.")
+                out = np.asarray(out)
+                ck.check(out.shape == images.shape, f"the result has shape {out.shape}, "
+                         f"expected {images.shape}.", hint="Return all the images, in their "
+                         "order, each of shape (H, W): moved or not.")
+                moves = [_move_of(o, i) for o, i in zip(out, images)]
+                bad = [k for k, m in enumerate(moves) if m is None]
+                if bad:
+                    k = bad[0]
+                    wrapped = _rolled(out[k], images[k])
+                    ck.fail(f"image {k} is not a one-pixel move of the image given.",
+                            expected=images[k], received=out[k], hint=(
+                                "np.roll wraps around: the row (or column) that leaves one "
+                                "edge comes back in at the other. Fill the edge the image "
+                                "leaves with zeros, e.g. take the slice of "
+                                "np.pad(image, 1) that starts at (1 - dy, 1 - dx)."
+                                if wrapped else "Move the whole image by dy rows and dx "
+                                "columns (each -1, 0 or 1), with zeros moved in."))
+                if n * fraction / 9 >= 10:      # each move expected 10 times or more
+                    seen = {m for m in moves if m is not None}
+                    missing = sorted(set(_shifts(images[0])) - seen)
+                    ck.check(not missing, f"no image moved by {missing[0] if missing else ''} "
+                             "(dy, dx).", received=sorted(seen), hint="Draw dy and dx "
+                             "separately, each from -1, 0, 1 (rng.integers(-1, 2, size=2)): "
+                             "up, down, left, right and the four diagonals all occur.")
+                moved = sum(m != (0, 0) for m in moves)
+                expected_moved = fraction * 8 / 9 * n
+                if fraction == 0.0:
+                    ck.check(moved == 0, f"with fraction=0, {moved} images moved.",
+                             hint="Choose each image with probability fraction, e.g. "
+                                  "rng.random(n) < fraction; fraction=0 moves none.")
+                else:
+                    low, high = expected_moved * 0.75, min(n, expected_moved * 1.25 + 3)
+                    ck.check(low <= moved <= high, f"{moved} of {n} images moved; with "
+                             f"fraction={fraction} about {expected_moved:.0f} should (a chosen "
+                             "image may draw dy = dx = 0 and stay).",
+                             expected=f"{low:.0f} to {high:.0f}", received=moved,
+                             hint=("Move only the chosen images: each with probability "
+                                   "fraction (rng.random(n) < fraction)." if moved > high else
+                                   "Choose each image with probability fraction and draw its "
+                                   "dy and dx from -1, 0, 1."))
+                if fraction == 1.0:
+                    again = np.asarray(ck.call(shift_pixels, images,
+                                               np.random.default_rng(seed + 5), fraction=1.0))
+                    ck.check(np.array_equal(again, out), "the same generator state gave "
+                             "different moves.", hint="Draw every random number from the rng "
+                             "argument (rng.random, rng.integers), never from np.random, so "
+                             "that a seed repeats a run.")
     ck.done()
 
 
@@ -502,6 +662,225 @@ def ch09_train_step(train_step: Callable[..., float], *, seed: int = 0,
     ck.done()
 
 
+# -- ch09-fit ------------------------------------------------------------------------------
+class _Probe:
+    """A model that remembers, for each call, its mode, whether a graph was recorded and how
+    many samples came; its logits are x @ w with a w that requires grad."""
+
+    def __init__(self, Variable: type, w: np.ndarray) -> None:
+        self.w = Variable(w.copy(), requires_grad=True)
+        self.training = True
+        self.calls: list[tuple[bool, bool, int]] = []
+
+    def __call__(self, x: Any) -> Any:
+        out = x @ self.w
+        self.calls.append((self.training, getattr(out, "grad_fn", None) is not None, len(x.data)))
+        return out
+
+    def train(self, mode: bool = True) -> _Probe:
+        self.training = bool(mode)
+        return self
+
+    def eval(self) -> _Probe:
+        return self.train(False)
+
+    def parameters(self) -> list[Any]:
+        return [self.w]
+
+
+class _Loss:
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def item(self) -> float:
+        return self.value
+
+    def backward(self) -> None:
+        pass
+
+
+def _probe_loss(out: Any, y: Any) -> _Loss:
+    """The mean cross-entropy of the batch, computed in numpy (the probe needs no gradient)."""
+    return _Loss(float(-_log_softmax_ref(np.asarray(out.data))[np.arange(len(y)),
+                                                                np.asarray(y)].mean()))
+
+
+class _ProbeOptimizer:
+    """Records the learning rate and the model's mode at each step; shrinks w a little, by lr."""
+
+    def __init__(self, model: _Probe, lr: float) -> None:
+        self.model, self.lr, self.steps = model, lr, []
+
+    def zero_grad(self) -> None:
+        pass
+
+    def step(self) -> None:
+        self.steps.append((self.lr, self.model.training))
+        self.model.w.data[...] = self.model.w.data * (1.0 - self.lr)
+
+
+class _Batches:
+    """A loader over fixed batches in order: X, y and (Variable of inputs, labels) pairs."""
+
+    def __init__(self, Variable: type, X: np.ndarray, y: np.ndarray, batch_size: int) -> None:
+        self.Variable, self.X, self.y, self.batch_size = Variable, X, y, batch_size
+
+    def __iter__(self) -> Any:
+        for start in range(0, len(self.X), self.batch_size):
+            yield (self.Variable(self.X[start:start + self.batch_size]),
+                   self.y[start:start + self.batch_size])
+
+    def __len__(self) -> int:
+        return -(-len(self.X) // self.batch_size)
+
+
+_EVAL_MODE = ("evaluate must put the model in evaluation mode (model.eval()) before its "
+              "forward passes: in training mode Dropout would zero activations at random and "
+              "the score would be noise.")
+_NO_GRAD = ("Run evaluate's forward passes inside `with no_grad():`: nothing is differentiated "
+            "there, and a recorded graph only costs time and memory.")
+_RESTORE = ("Remember the mode before (was_training = model.training) and put it back at the "
+            "end with model.train(was_training): a model that came in evaluation mode stays in "
+            "it, one that came in training mode goes back to training.")
+
+
+def ch09_fit(fit: Callable[..., Any], evaluate: Callable[..., Any], *, Variable: type,
+             seed: int = 0, hidden: bool = False) -> None:
+    """Check ``evaluate(model, X, y, loss_fn, batch_size)`` and ``fit(model, loader, optimizer,
+    epochs, loss_fn, test, log_every, lr_schedule)`` on a probe model that records its mode and
+    whether a graph was recorded at each call. ``evaluate`` runs in eval mode under no_grad in
+    batches, restores the mode, and returns the mean loss over the samples and the accuracy.
+    ``fit`` trains every epoch in training mode, sets ``optimizer.lr = lr_schedule(epoch)``
+    (epochs counted from 0) before each epoch, and keeps the history."""
+    ck = Checker("ch09-fit", seed=seed, hidden=hidden)
+    rng = ck.rng
+    n, d, c, bs = (10, 3, 4, 4) if not hidden else (13, 5, 3, 5)
+    X = np.round(rng.normal(size=(n, d)), 3)
+    y = rng.integers(0, c, size=n)
+    W = np.round(rng.normal(size=(d, c)), 3)
+    logits = X @ W
+    per_sample = -_log_softmax_ref(logits)[np.arange(n), y]
+    accuracy = float((logits.argmax(axis=1) == y).mean())
+    sizes = [min(bs, n - s) for s in range(0, n, bs)]
+    batch_means = [per_sample[s:s + bs].mean() for s in range(0, n, bs)]
+    for start_mode in (True, False):
+        mode = "training" if start_mode else "evaluation"
+        with ck.case(f"evaluate: {n} samples in batches of {bs}, model in {mode} mode"):
+            model = _Probe(Variable, W).train(start_mode)
+            got = ck.call(evaluate, model, X, y, _probe_loss, batch_size=bs)
+            ck.check(isinstance(got, tuple) and len(got) == 2, "evaluate should return a pair "
+                     "(mean loss, accuracy).", received=got, hint="return total / len(X), "
+                     "correct / len(X)")
+            ck.check(len(model.calls) > 0, "evaluate never called the model.",
+                     hint="Call model(Variable(xb)) on each batch of X.")
+            ck.check(all(not training for training, _, _ in model.calls), "the model was in "
+                     "training mode during evaluate's forward passes.", hint=_EVAL_MODE)
+            ck.check(not any(graph for _, graph, _ in model.calls), "evaluate's forward passes "
+                     "recorded a graph.", hint=_NO_GRAD)
+            rows = [k for _, _, k in model.calls]
+            ck.check(sum(rows) == n and max(rows) <= bs, f"evaluate passed batches of "
+                     f"{rows} samples to the model.", expected=sizes, received=rows,
+                     hint="Walk X in slices X[start:start + batch_size], each sample once.")
+            ck.check(model.training == start_mode, f"after evaluate the model is in "
+                     f"{'training' if model.training else 'evaluation'} mode; it came in "
+                     f"{mode} mode.", hint=_RESTORE)
+            ck.close(got[0], per_sample.mean(), atol=1e-9, what="mean loss",
+                     hint="Add each batch's mean loss times its size, then divide by len(X).",
+                     mistakes=[(np.mean(batch_means), "You averaged the batches' mean losses: "
+                                "the last batch is smaller, so weight each batch's loss by its "
+                                "size (loss.item() * len(yb)) and divide the total by len(X)."),
+                               (per_sample.sum(), "This is the sum over the samples; divide "
+                                "by len(X).")])
+            ck.close(got[1], accuracy, atol=1e-12, what="accuracy",
+                     hint="Count the samples whose largest logit (out.data.argmax(axis=1)) is "
+                          "their label, and divide by len(X).",
+                     mistakes=[(accuracy * n, "This is the number of right answers; divide "
+                                "by len(X) to get the accuracy.")])
+    epochs = 3
+    schedule = (lambda e: 0.1 / (e + 1)) if not hidden else (lambda e: 0.05 * (3 - e))
+    Xt, yt = X[: n // 2], y[: n // 2]
+
+    def reference() -> tuple[dict[str, list[float]], list[float]]:
+        model = _Probe(Variable, W)
+        history: dict[str, list[float]] = {"loss": [], "accuracy": [], "test_loss": [],
+                                           "test_accuracy": []}
+        lrs = []
+        for e in range(epochs):
+            lr = schedule(e)
+            losses = []
+            for start in range(0, n, bs):
+                out = X[start:start + bs] @ model.w.data
+                losses.append(_probe_loss(types.SimpleNamespace(data=out),
+                                          y[start:start + bs]).value)
+                model.w.data[...] = model.w.data * (1.0 - lr)
+                lrs.append(lr)
+            history["loss"].append(float(np.mean(losses)))
+            out = X @ model.w.data
+            history["accuracy"].append(float((out.argmax(axis=1) == y).mean()))
+            out = Xt @ model.w.data
+            history["test_accuracy"].append(float((out.argmax(axis=1) == yt).mean()))
+            history["test_loss"].append(float(-_log_softmax_ref(out)[np.arange(len(yt)),
+                                                                     yt].mean()))
+        return history, lrs
+
+    want, want_lrs = reference()
+    with ck.case(f"fit: {epochs} epochs of {len(sizes)} batches, model in evaluation mode "
+                 "before, with test=(X, y) and lr_schedule"):
+        model = _Probe(Variable, W).eval()
+        opt = _ProbeOptimizer(model, lr=0.5)
+        history = ck.call(fit, model, _Batches(Variable, X, y, bs), opt, epochs, _probe_loss,
+                          test=(Xt, yt), lr_schedule=schedule,
+                          hint="fit(model, loader, optimizer, epochs, loss_fn=cross_entropy, "
+                               "test=None, log_every=0, lr_schedule=None)")
+        ck.check(len(opt.steps) == epochs * len(sizes), f"fit made {len(opt.steps)} steps; "
+                 f"{epochs} epochs of {len(sizes)} batches make {epochs * len(sizes)}.",
+                 hint="Each epoch runs train_step on every batch of the loader, once.")
+        ck.check(all(training for _, training in opt.steps), "some training steps ran with "
+                 "the model in evaluation mode.", hint="Call model.train() at the start of "
+                 "each epoch: the model may come in evaluation mode (evaluate, or a caller), "
+                 "and Dropout must be on while training.")
+        train_calls = [graph for training, graph, _ in model.calls if training]
+        ck.check(all(train_calls), "a training step's forward pass recorded no graph.",
+                 hint="Only evaluate runs under no_grad; train_step must record the graph "
+                      "that loss.backward() walks.")
+        lrs = [lr for lr, _ in opt.steps]
+        first = [lrs[k * len(sizes)] for k in range(epochs)]
+        ck.check(np.allclose(lrs, want_lrs), "the learning rates of the steps do not follow "
+                 "lr_schedule.", expected=[schedule(e) for e in range(epochs)], received=first,
+                 hint=("Count the epochs from 0: the first epoch runs at lr_schedule(0)."
+                       if np.allclose(first[:-1], [schedule(e + 1) for e in range(epochs - 1)])
+                       else "Set the rate BEFORE the epoch's steps: optimizer.lr = "
+                       "lr_schedule(epoch), with epoch counted from 0." if
+                       np.allclose(first[1:], [schedule(e) for e in range(epochs - 1)])
+                       else "At the start of each epoch, when lr_schedule is given, set "
+                       "optimizer.lr = lr_schedule(epoch) (epoch = 0, 1, ...)."))
+        ck.check(isinstance(history, dict), "fit should return the history, a dict.",
+                 received=type(history).__name__, hint="return history")
+        for key in ("loss", "accuracy", "test_loss", "test_accuracy"):
+            ck.check(len(history.get(key, [])) == epochs, f'history["{key}"] should hold '
+                     f"{epochs} numbers, one per epoch.", received=history.get(key),
+                     hint="Append one value per epoch to each list.")
+        ck.close(history["loss"], want["loss"], atol=1e-9, what='history["loss"]',
+                 hint="Each epoch's training loss is the mean of what train_step returned "
+                      "for its batches.")
+        for key in ("accuracy", "test_accuracy", "test_loss"):
+            ck.close(history[key], want[key], atol=1e-9, what=f'history["{key}"]',
+                     hint="After each epoch's steps, evaluate the model on loader.X, loader.y "
+                          "(accuracy) and on test (test_loss, test_accuracy).")
+    with ck.case("fit without lr_schedule leaves the learning rate alone"):
+        model = _Probe(Variable, W)
+        opt = _ProbeOptimizer(model, lr=0.05)
+        history = ck.call(fit, model, _Batches(Variable, X, y, bs), opt, 2, _probe_loss)
+        ck.check(all(lr == 0.05 for lr, _ in opt.steps) and len(opt.steps) == 2 * len(sizes),
+                 "without lr_schedule the learning rate changed or steps are missing.",
+                 received=[lr for lr, _ in opt.steps],
+                 hint="Touch optimizer.lr only when lr_schedule is not None.")
+        ck.check(len(history.get("loss", [])) == 2 and not history.get("test_loss"),
+                 'without test, history["test_loss"] should stay empty.',
+                 received=history, hint="Evaluate on the test set only when test is given.")
+    ck.done()
+
+
 # -- the loader's checks of the learner's mygrad/functional.py and mygrad/data.py ------------
 def mygrad_functional(pkg: Any) -> None:
     """``mygrad.functional`` (also reachable as ``mygrad.nn.functional``): cross_entropy with
@@ -600,7 +979,8 @@ def mygrad_functional(pkg: Any) -> None:
 
 def mygrad_data(pkg: Any) -> None:
     """``mygrad.data``: batches, DataLoader (Variable inputs, int labels, a new order each
-    epoch), train_step, evaluate and fit on a tiny problem."""
+    epoch, a transform), train_step, evaluate and fit (with a learning-rate schedule) on a tiny
+    problem, and shift_pixels."""
     ck = Checker("mygrad-data")
     x = np.arange(20, dtype=np.float32).reshape(10, 2)
     y = np.arange(10)
@@ -634,4 +1014,22 @@ def mygrad_data(pkg: Any) -> None:
                  received=history["loss"])
         ck.check(acc >= 0.9, "fit did not learn a problem a line separates.", received=acc)
         ck.close(history["test_accuracy"][-1], acc, what="the last test accuracy")
+    with ck.case("shift_pixels, the loader's transform and fit's lr_schedule"):
+        images = np.arange(1, 2 * 16 + 1, dtype=np.float64).reshape(2, 4, 4)
+        moved = ck.call(pkg.shift_pixels, images, np.random.default_rng(0), fraction=1.0)
+        ck.check(all(_move_of(m, i) is not None for m, i in zip(np.asarray(moved), images)),
+                 "shift_pixels does not move images by one pixel with zeros moved in.",
+                 hint="Run chapter 09's ch09-shift-pixels cell again.")
+        loader = ck.call(pkg.DataLoader, x, y, batch_size=5, shuffle=False,
+                         transform=lambda xb: -xb)
+        ck.check(all(np.array_equal(xb.data, -x[yb]) for xb, yb in loader),
+                 "the DataLoader does not apply its transform to the inputs.",
+                 hint="Run chapter 09's DataLoader cell again.")
+        opt = pkg.optim.SGD(model.parameters(), lr=0.1)
+        rates = []
+        ck.call(pkg.fit, model, pkg.DataLoader(xs, ys, batch_size=32), opt, 3,
+                lr_schedule=lambda e: rates.append(e) or 0.01 * (e + 1))
+        ck.check(rates == [0, 1, 2] and abs(opt.lr - 0.03) < 1e-12,
+                 "fit does not set optimizer.lr = lr_schedule(epoch) before each epoch.",
+                 received=rates, hint="Run chapter 09's fit cell again.")
     ck.done()

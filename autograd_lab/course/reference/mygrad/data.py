@@ -11,7 +11,7 @@ from .kernels import *  # noqa: F401,F403
 from .nn import *  # noqa: F401,F403
 from .optim import *  # noqa: F401,F403
 from .functional import *  # noqa: F401,F403
-__all__ = ['DataLoader', 'batches', 'evaluate', 'fit', 'train_step']
+__all__ = ['DataLoader', 'batches', 'evaluate', 'fit', 'shift_pixels', 'train_step']
 
 
 # --- section: batches ---
@@ -31,7 +31,8 @@ def batches(x, y, batch_size, shuffle=False, seed=None, drop_last=False):
 class DataLoader:
     """Mini-batches (Variable of inputs, int array of labels); a new shuffle every epoch."""
 
-    def __init__(self, X, y, batch_size=64, shuffle=True, seed=0, drop_last=False):
+    def __init__(self, X, y, batch_size=64, shuffle=True, seed=0, drop_last=False,
+                 transform=None):
         X, y = np.asarray(X), np.asarray(y)
         if len(X) != len(y):
             raise ValueError(f"X and y must hold the same number of samples, got {len(X)} "
@@ -41,12 +42,13 @@ class DataLoader:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}.")
         self.X, self.y = X, y
         self.batch_size, self.shuffle, self.drop_last = batch_size, shuffle, drop_last
+        self.transform = transform               # None, or a function of a batch's inputs
         self.rng = np.random.default_rng(seed)   # one generator: each epoch a new order
 
     def __iter__(self):
         for xb, yb in batches(self.X, self.y, self.batch_size, self.shuffle, self.rng,
                               self.drop_last):
-            yield Variable(xb), yb
+            yield Variable(xb if self.transform is None else self.transform(xb)), yb
 
     def __len__(self):
         n, b = len(self.X), self.batch_size
@@ -79,25 +81,49 @@ def evaluate(model, X, y, loss_fn=cross_entropy, batch_size=512):
     return total / len(X), correct / len(X)
 
 
-def fit(model, loader, optimizer, epochs, loss_fn=cross_entropy, test=None, log_every=0):
+def _summary(history, epoch, epochs):
+    """One line on the epoch just finished."""
+    line = (f"epoch {epoch:2d}/{epochs}: train loss {history['loss'][-1]:.4f}, "
+            f"accuracy {history['accuracy'][-1]:.3f}")
+    if history["test_loss"]:
+        line += (f"; test loss {history['test_loss'][-1]:.4f}, "
+                 f"accuracy {history['test_accuracy'][-1]:.3f}")
+    return line
+
+
+def fit(model, loader, optimizer, epochs, loss_fn=cross_entropy, test=None, log_every=0,
+        lr_schedule=None):
     """Train for a number of epochs; return the history of the losses and accuracies.
 
     history["loss"] holds each epoch's mean batch loss; "accuracy" the training accuracy after
     the epoch; with test=(X, y) also "test_loss" and "test_accuracy". log_every=k prints one
-    line every k epochs."""
+    line every k epochs. lr_schedule(epoch), epochs counted from 0, sets optimizer.lr before
+    each epoch."""
     history = {"loss": [], "accuracy": [], "test_loss": [], "test_accuracy": []}
-    for epoch in range(1, epochs + 1):
+    for epoch in range(epochs):
+        if lr_schedule is not None:
+            optimizer.lr = lr_schedule(epoch)
         model.train()
         losses = [train_step(model, loss_fn, optimizer, xb, yb) for xb, yb in loader]
         history["loss"].append(float(np.mean(losses)))
         history["accuracy"].append(evaluate(model, loader.X, loader.y, loss_fn)[1])
-        line = (f"epoch {epoch:2d}/{epochs}: train loss {history['loss'][-1]:.4f}, "
-                f"accuracy {history['accuracy'][-1]:.3f}")
         if test is not None:
             test_loss, test_acc = evaluate(model, test[0], test[1], loss_fn)
             history["test_loss"].append(test_loss)
             history["test_accuracy"].append(test_acc)
-            line += f"; test loss {test_loss:.4f}, accuracy {test_acc:.3f}"
-        if log_every and (epoch % log_every == 0 or epoch == epochs):
-            print(line)
+        if log_every and ((epoch + 1) % log_every == 0 or epoch + 1 == epochs):
+            print(_summary(history, epoch + 1, epochs))
     return history
+
+
+# --- section: shift_pixels ---
+def shift_pixels(images, rng, fraction=0.25):
+    """A copy of images (N, H, W) in which each image, with probability fraction, moves by one
+    pixel (dy, dx each from -1, 0, 1), zeros moving in."""
+    n, h, w = images.shape
+    out = images.copy()
+    padded = np.pad(images, ((0, 0), (1, 1), (1, 1)))
+    chosen = np.flatnonzero(rng.random(n) < fraction)
+    for i, (dy, dx) in zip(chosen, rng.integers(-1, 2, size=(len(chosen), 2))):
+        out[i] = padded[i, 1 - dy:1 - dy + h, 1 - dx:1 - dx + w]
+    return out
