@@ -20,7 +20,7 @@ import numpy as np
 from ._common import Checker
 
 __all__ = ["ch07_affine_relu_forward", "ch07_affine_relu_backward", "ch07_softmax_rows", "ch07_cross_entropy_rows",
-           "ch07_column_sums"]
+           "ch07_column_sums", "ch07_column_sums_wrapper"]
 
 NUMBA_HINT = ("If numba could not compile your function, the first lines of the message name "
               "the line and the types it could not handle. Inside @njit use loops, scalars, "
@@ -602,6 +602,121 @@ def ch07_column_sums(column_sums_blocked: Callable[..., Any], *, seed: int = 0,
                      parallel=True)
     _check_runs_agree(ck, column_sums_blocked, "column_sums_blocked", rng,
                       repeats=8 if hidden else 5)
+    ck.done()
+
+
+# -- ch07-column-sums-wrapper ---------------------------------------------------------------
+_WRAPPER_NAMES = ("column_sums_blocked", "_column_sums_serial", "PARALLEL_MIN_SIZE")
+_WRAPPER_RULE = ("column_sums(x) makes x C-contiguous (np.ascontiguousarray), then: for "
+                 "x.size >= PARALLEL_MIN_SIZE one block per thread (numba.get_num_threads()) with "
+                 "column_sums_blocked; below it one block with _column_sums_serial. partial is "
+                 "np.empty((nblocks, x.shape[1]), dtype=x.dtype); return its sum over axis 0.")
+
+
+def _recording_kernel(kind: str, calls: list) -> Callable[..., Any]:
+    """A stand-in for the blocked kernel: records how it was called, and fills ``partial``
+    with the block sums (in numpy) only when ``partial`` has the shape the kernel needs."""
+    def kernel(x: np.ndarray, partial: np.ndarray) -> np.ndarray:
+        calls.append((kind, x, partial))
+        if (isinstance(x, np.ndarray) and isinstance(partial, np.ndarray) and x.ndim == 2
+                and partial.ndim == 2 and partial.shape[0] >= 1 and partial.shape[1] == x.shape[1]):
+            for c, (lo, hi) in enumerate(_blocks(x.shape[0], partial.shape[0])):
+                partial[c] = x[lo:hi].sum(axis=0)
+        return partial
+    return kernel
+
+
+def ch07_column_sums_wrapper(column_sums: Callable[..., Any], *, seed: int = 0,
+                             hidden: bool = False) -> None:
+    """Check ``column_sums(x)``, the library's column sum on the blocked kernel: it picks the
+    blocks by size (one per thread from ``PARALLEL_MIN_SIZE`` elements on, else one block on the
+    serial copy), allocates ``partial`` of ``x``'s dtype, passes a C-contiguous ``x`` and returns
+    the sum of the partial rows. The check swaps the two kernels for recording stand-ins to see
+    how they are called, then runs ``column_sums`` on the learner's own kernels."""
+    import numba
+    ck = Checker("ch07-column-sums-wrapper", seed=seed, hidden=hidden)
+    rng = ck.rng
+    space = getattr(column_sums, "__globals__", None)
+    ck.check(callable(column_sums) and space is not None, "column_sums is not a Python function.",
+             received=column_sums, hint="Pass the function column_sums itself.")
+    missing = [name for name in _WRAPPER_NAMES if name not in space]
+    ck.check(not missing, f"column_sums cannot see {', '.join(missing)}.",
+             hint="Run the given lines of the cell (PARALLEL_MIN_SIZE, _column_sums_serial) and "
+                  "the column_sums_blocked exercise above first.")
+    threshold = int(space["PARALLEL_MIN_SIZE"])
+    cols = 10
+    big_rows = -(-threshold // cols)
+    cases = [("a small x, shape (7, 4)", (7, 4), np.float64, False),
+             (f"a large x, shape ({big_rows}, {cols}): at least PARALLEL_MIN_SIZE elements",
+              (big_rows, cols), np.float64, False),
+             ("a float32 x keeps its dtype", (50, 3), np.float32, False),
+             ("a transposed (not C-contiguous) x", (6, 9), np.float64, True)]
+    if hidden:
+        cases += [("a large float32 x", (big_rows + 5, cols), np.float32, False),
+                  ("a small x with one row", (1, 5), np.float64, False)]
+    saved = {name: space[name] for name in _WRAPPER_NAMES[:2]}
+    for name, shape, dtype, transposed in cases:
+        with ck.case(name):
+            x = np.round(rng.normal(size=shape[::-1] if transposed else shape), 3).astype(dtype)
+            if transposed:
+                x = x.T
+            calls: list = []
+            space["column_sums_blocked"] = _recording_kernel("column_sums_blocked", calls)
+            space["_column_sums_serial"] = _recording_kernel("_column_sums_serial", calls)
+            try:
+                got = ck.call(column_sums, x, hint=_WRAPPER_RULE)
+            finally:
+                space.update(saved)
+            ck.check(len(calls) == 1, f"column_sums called the kernels {len(calls)} times.",
+                     expected="one call: column_sums_blocked or _column_sums_serial",
+                     received=[kind for kind, *_ in calls], hint=_WRAPPER_RULE)
+            kind, x_in, partial = calls[0]
+            large = x.size >= threshold
+            want_kind = "column_sums_blocked" if large else "_column_sums_serial"
+            nblocks = numba.get_num_threads() if large else 1
+            ck.check(kind == want_kind, f"x has {x.size} elements and column_sums called {kind}.",
+                     expected=want_kind, received=kind,
+                     hint=(f"From PARALLEL_MIN_SIZE = {threshold} elements on, threads pay: use "
+                           "column_sums_blocked with one block per thread." if large else
+                           f"Below PARALLEL_MIN_SIZE = {threshold} elements, waking threads costs "
+                           "more than they save (section 7): call _column_sums_serial, with one "
+                           "block."))
+            ck.check(isinstance(partial, np.ndarray) and partial.ndim == 2
+                     and partial.shape[1:] == (shape[1],),
+                     f"partial has shape {getattr(partial, 'shape', None)}, but x has "
+                     f"{shape[1]} columns.", expected=f"({nblocks}, {shape[1]})",
+                     received=getattr(partial, "shape", partial),
+                     hint="partial has one row per block and one column per column of x: "
+                          "np.empty((nblocks, x.shape[1]), dtype=x.dtype).")
+            ck.check(partial.shape[0] == nblocks, f"partial has {partial.shape[0]} block(s).",
+                     expected=nblocks, received=partial.shape[0],
+                     hint=("One block per thread: nblocks = numba.get_num_threads()." if large
+                           else "Below PARALLEL_MIN_SIZE the serial kernel gets a single block."))
+            ck.check(partial.dtype == x.dtype, f"partial is {partial.dtype} for a {x.dtype} x.",
+                     expected=str(x.dtype), received=str(partial.dtype),
+                     hint="Allocate partial with dtype=x.dtype, so a float32 x is summed in "
+                          "float32 (as x.sum(axis=0)) and numba compiles one version per dtype.")
+            ck.check(isinstance(x_in, np.ndarray) and x_in.flags.c_contiguous,
+                     "the kernel got an x that is not C-contiguous.",
+                     hint="The kernel reads x row by row, in the order it lies in memory; pass "
+                          "np.ascontiguousarray(x), which copies only when it has to.")
+            expected = x.sum(axis=0)
+            ck.check(got is not partial and np.shape(got) != partial.shape,
+                     f"column_sums returned an array of shape {np.shape(got)}, the shape of "
+                     "partial.", expected=f"shape {expected.shape}", received=f"shape {np.shape(got)}",
+                     hint="partial holds one row of sums per block: return the sum of its rows, "
+                          "partial.sum(axis=0).")
+            ck.close(got, expected, atol=1e-4 if dtype == np.float32 else 1e-9, rtol=1e-5,
+                     what="column sums", hint=_WRAPPER_RULE)
+            ck.check(np.asarray(got).dtype == x.dtype, f"the sums are {np.asarray(got).dtype} "
+                     f"for a {x.dtype} x.", expected=str(x.dtype),
+                     received=str(np.asarray(got).dtype), hint="Keep x's dtype, as x.sum(axis=0).")
+    with ck.case("on your own kernels: small and large x give x.sum(axis=0)"):
+        for shape in [(9, 3), (big_rows, cols)]:
+            x = np.round(rng.normal(size=shape), 3)
+            got = _call(ck, column_sums, x)
+            ck.close(got, x.sum(axis=0), atol=1e-8, rtol=1e-9, what=f"column sums of a {shape} x",
+                     hint=_WRAPPER_RULE)
     ck.done()
 
 
