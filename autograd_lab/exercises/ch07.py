@@ -20,7 +20,7 @@ import numpy as np
 from ._common import Checker
 
 __all__ = ["ch07_affine_relu_forward", "ch07_affine_relu_backward", "ch07_softmax_rows", "ch07_cross_entropy_rows",
-           "ch07_column_sums", "ch07_column_sums_wrapper"]
+           "ch07_column_sums", "ch07_column_sums_wrapper", "ch07_softmax_ce_function"]
 
 NUMBA_HINT = ("If numba could not compile your function, the first lines of the message name "
               "the line and the types it could not handle. Inside @njit use loops, scalars, "
@@ -720,6 +720,85 @@ def ch07_column_sums_wrapper(column_sums: Callable[..., Any], *, seed: int = 0,
     ck.done()
 
 
+# -- ch07-softmax-ce-function ---------------------------------------------------------------
+_SCE_RULE = ("forward runs cross_entropy_rows on a C-contiguous copy of logits.data with a new "
+             "grad array, saves logits, keeps ctx.targets and ctx.grad = grad / N, and returns "
+             "the mean loss (the kernel's sum / N) as a Variable; backward (not recorded) returns "
+             "ctx.grad times grad_output, and None for the targets.")
+
+
+def ch07_softmax_ce_function(SoftmaxCrossEntropy: type, Variable: type, *, seed: int = 0,
+                             hidden: bool = False) -> None:
+    """Check ``SoftmaxCrossEntropy``, the Function behind ``softmax_cross_entropy``: its
+    forward gives the mean cross-entropy of (N, C) logits by the fused kernel, and the gradient
+    of the logits is (softmax - onehot) / N times the incoming gradient, without and with
+    ``create_graph=True`` (where the given recorded branch reads ``ctx.targets``)."""
+    ck = Checker("ch07-softmax-ce-function", seed=seed, hidden=hidden)
+    rng = ck.rng
+    ck.check(isinstance(SoftmaxCrossEntropy, type) and hasattr(SoftmaxCrossEntropy, "apply"),
+             "SoftmaxCrossEntropy is not a Function class.", received=SoftmaxCrossEntropy,
+             hint="Pass the class itself (not an instance, not .apply).")
+    cases = [((4, 3), 1.0, False), ((6, 5), 2.5, False), ((5, 4), 0.5, True)]
+    if hidden:
+        cases += [((1, 1), 3.0, False), ((9, 7), -1.5, True)]
+    for shape, scale, transposed in cases:
+        name = f"a {shape} batch{' (transposed, not C-contiguous)' if transposed else ''}, " \
+               f"incoming gradient {scale:g}"
+        with ck.case(name):
+            x = np.round(2 * rng.normal(size=shape[::-1] if transposed else shape), 3)
+            x = x.T if transposed else x
+            t = rng.integers(0, shape[1], size=shape[0]).astype(np.int64)
+            logits = Variable(x.copy(), requires_grad=True)
+            loss = ck.call(SoftmaxCrossEntropy.apply, logits, t, hint=_SCE_RULE)
+            ck.check(isinstance(loss, Variable), "apply did not return a Variable.", received=loss,
+                     hint="forward returns Variable(the mean loss).")
+            rows = np.arange(shape[0])
+            m = x.max(axis=1, keepdims=True)
+            lse = np.log(np.exp(x - m).sum(axis=1)) + m[:, 0]
+            mean = float((lse - x[rows, t]).mean())
+            ck.close(np.asarray(loss.data, dtype=np.float64).reshape(()), mean, rtol=1e-10,
+                     atol=1e-12, what="loss",
+                     mistakes=[(mean * shape[0], "This is the SUM over the rows, which is what the "
+                                "kernel returns: divide it by N, the number of rows.")]
+                     if shape[0] > 1 else [],
+                     hint=_SCE_RULE)
+            ck.call(loss.backward, Variable(np.array(scale)), hint=_SCE_RULE)
+            want = _softmax(x)
+            want[rows, t] -= 1.0
+            per_row = want.copy()
+            want = want / shape[0] * scale
+            got = None if logits.grad is None else np.asarray(logits.grad.data)
+            ck.check(got is not None, "logits.grad is None after backward.",
+                     hint="backward returns the gradient of the logits first, then None for "
+                          "the targets.")
+            mistakes = [(per_row * scale, "The gradient is not divided by N: the kernel writes "
+                         "softmax - onehot per row, and the loss is the MEAN over N rows."),
+                        (want / scale, "Multiply by grad_output (the chain rule): "
+                         "ctx.grad * grad_output.item().")] if shape[0] > 1 else []
+            if scale != 1.0 and shape[0] == 1:
+                mistakes = [(want / scale, "Multiply by grad_output (the chain rule).")]
+            ck.close(got, want, rtol=1e-9, atol=1e-12, what="gradient of the logits",
+                     mistakes=mistakes, hint=_SCE_RULE)
+    with ck.case("with create_graph=True: the recorded branch gives the same gradient"):
+        x = np.round(rng.normal(size=(4, 3)), 3)
+        t = np.array([0, 2, 1, 2], dtype=np.int64)
+        logits = Variable(x.copy(), requires_grad=True)
+        loss = ck.call(SoftmaxCrossEntropy.apply, logits, t, hint=_SCE_RULE)
+        try:
+            loss.backward(create_graph=True)
+        except AttributeError as err:
+            raise ck.error(f"backward with create_graph=True raised AttributeError: {err}",
+                           hint="The given recorded branch of backward reads ctx.targets: keep "
+                                "the targets on ctx in forward (ctx.targets = targets).") from err
+        except NotImplementedError as err:
+            raise ck._not_done(err) from None
+        want = _softmax(x)
+        want[np.arange(4), t] -= 1.0
+        ck.close(np.asarray(logits.grad.data), want / 4, rtol=1e-9, atol=1e-12,
+                 what="gradient of the logits (create_graph=True)", hint=_SCE_RULE)
+    ck.done()
+
+
 # -- the learner's mygrad/kernels.py ----------------------------------------------------------
 def mygrad_kernels(pkg: Any) -> None:
     """The loader's check of ``mygrad/kernels.py``: every kernel agrees with its numpy
@@ -756,8 +835,8 @@ def mygrad_kernels(pkg: Any) -> None:
             ck.close(x.grad.data, (x.data > 0) * 1.0, what="x.grad (relu'(0) is 0)")
         with ck.case("SoftmaxRows runs softmax_rows: values and gradient of each row's softmax"):
             ck.check(hasattr(pkg, "SoftmaxRows"), "mygrad/kernels.py has no SoftmaxRows.",
-                     hint="Run the cell of section 8 that defines ReLU, SoftmaxRows and "
-                          "SoftmaxCrossEntropy again: it writes them into the module.")
+                     hint="Run the cell of section 8 that defines ReLU and SoftmaxRows again: "
+                          "it writes them into the module.")
             x = pkg.Variable(x2.copy(), requires_grad=True)
             y = ck.call(pkg.SoftmaxRows.apply, x)
             ck.close(y.data, pkg.softmax_rows_ref(x2), atol=1e-12, what="SoftmaxRows(x)")

@@ -198,30 +198,6 @@ class SoftmaxRows(Function):
         return Variable(y * (g - (g * y).sum(axis=1, keepdims=True)))
 
 
-class SoftmaxCrossEntropy(Function):
-    """loss = mean over the rows of -log softmax(logits)[target], by the fused kernel"""
-
-    @staticmethod
-    def forward(ctx, logits, targets):
-        x = np.ascontiguousarray(logits.data)
-        grad = np.empty_like(x)
-        n = x.shape[0]
-        total = cross_entropy_rows(x, targets, grad)
-        ctx.save_for_backward(logits)
-        ctx.targets, ctx.grad = targets, grad / max(n, 1)
-        return Variable(np.array(total / n if n else np.nan, dtype=x.dtype))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        logits, = ctx.saved_tensors
-        if GradMode.enabled:                      # create_graph=True: a recorded formula
-            onehot = np.zeros(logits.shape, dtype=logits.dtype)
-            onehot[np.arange(len(ctx.targets)), ctx.targets] = 1.0
-            n = max(logits.shape[0], 1)
-            return (logits.softmax(axis=1) - Variable(onehot)) * (grad_output / n), None
-        return Variable(ctx.grad * grad_output.item()), None
-
-
 def softmax_cross_entropy(logits, targets):
     """Mean cross-entropy of (batch, classes) logits against class indices (array or Variable)."""
     logits = as_variable(logits)
@@ -245,3 +221,28 @@ def softmax_cross_entropy(logits, targets):
 
 
 Variable.relu = lambda self: ReLU.apply(self)
+
+
+# --- section: SoftmaxCrossEntropy ---
+class SoftmaxCrossEntropy(Function):
+    """loss = mean over the rows of -log softmax(logits)[target], by the fused kernel"""
+
+    @staticmethod
+    def forward(ctx, logits, targets):
+        x = np.ascontiguousarray(logits.data)
+        grad = np.empty_like(x)
+        n = x.shape[0]
+        total = cross_entropy_rows(x, targets, grad)
+        ctx.save_for_backward(logits)
+        ctx.targets, ctx.grad = targets, grad / max(n, 1)
+        return Variable(np.array(total / n if n else np.nan, dtype=x.dtype))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        logits, = ctx.saved_tensors
+        if GradMode.enabled:                      # create_graph=True: a recorded formula
+            onehot = np.zeros(logits.shape, dtype=logits.dtype)
+            onehot[np.arange(len(ctx.targets)), ctx.targets] = 1.0
+            n = max(logits.shape[0], 1)
+            return (logits.softmax(axis=1) - Variable(onehot)) * (grad_output / n), None
+        return Variable(ctx.grad * grad_output.item()), None
