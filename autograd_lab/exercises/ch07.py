@@ -20,7 +20,8 @@ import numpy as np
 from ._common import Checker
 
 __all__ = ["ch07_affine_relu_forward", "ch07_affine_relu_backward", "ch07_softmax_rows", "ch07_cross_entropy_rows",
-           "ch07_column_sums", "ch07_column_sums_wrapper", "ch07_softmax_ce_function"]
+           "ch07_column_sums", "ch07_column_sums_wrapper", "ch07_softmax_ce_function",
+           "ch07_relu_function"]
 
 NUMBA_HINT = ("If numba could not compile your function, the first lines of the message name "
               "the line and the types it could not handle. Inside @njit use loops, scalars, "
@@ -799,6 +800,73 @@ def ch07_softmax_ce_function(SoftmaxCrossEntropy: type, Variable: type, *, seed:
     ck.done()
 
 
+# -- ch07-relu-function ----------------------------------------------------------------------
+_RELU_RULE = ("forward saves x and runs affine_relu_forward (a = 1, b = 0) on x.data flattened "
+              "into a C-contiguous 1-d array, returning a Variable of x's shape; backward (not "
+              "recorded) runs affine_relu_backward on the flattened x and grad_output and returns "
+              "grad_x in x's shape.")
+
+
+def ch07_relu_function(ReLU: type, Variable: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``ReLU``, the Function behind ``Variable.relu``: values max(x, 0) in x's shape and
+    dtype, and the gradient grad_output * (x > 0) (0 at x = 0), on 1-d, 2-d and transposed
+    inputs; with ``create_graph=True`` the given recorded branch gives the same gradient."""
+    ck = Checker("ch07-relu-function", seed=seed, hidden=hidden)
+    rng = ck.rng
+    ck.check(isinstance(ReLU, type) and hasattr(ReLU, "apply"), "ReLU is not a Function class.",
+             received=ReLU, hint="Pass the class itself (not an instance, not .apply).")
+    cases = [("a (6,) input", (6,), False, np.float64), ("a (3, 4) input", (3, 4), False, np.float64),
+             ("a transposed (4, 3) input (not C-contiguous)", (4, 3), True, np.float64)]
+    if hidden:
+        cases += [("a float32 (2, 3, 2) input", (2, 3, 2), False, np.float32)]
+    for name, shape, transposed, dtype in cases:
+        with ck.case(name + ": values and gradient"):
+            data = np.round(rng.normal(size=shape[::-1] if transposed else shape), 2).astype(dtype)
+            data = data.T if transposed else data
+            data.flat[0] = 0.0                     # relu'(0) = 0
+            x = Variable(data.copy(), requires_grad=True)
+            y = ck.call(ReLU.apply, x, hint=_RELU_RULE)
+            ck.check(isinstance(y, Variable), "apply did not return a Variable.", received=y,
+                     hint="forward returns a Variable.")
+            got = np.asarray(y.data)
+            ck.check(got.shape == shape, f"relu(x) has shape {got.shape}, x has shape {shape}.",
+                     expected=shape, received=got.shape,
+                     hint="The kernel works on the flattened array: reshape its result to x's "
+                          "shape (.reshape(x.shape)).")
+            ck.close(got, np.maximum(data, 0), atol=0, rtol=0, what="relu(x)", hint=_RELU_RULE)
+            ck.check(got.dtype == data.dtype, f"relu(x) is {got.dtype} for a {data.dtype} x.",
+                     hint="Give the kernel an output of x's dtype (np.empty_like of the "
+                          "flattened x).")
+            g = np.round(rng.uniform(0.5, 2.0, size=shape), 2).astype(dtype)
+            ck.call(y.backward, Variable(g), hint=_RELU_RULE)
+            gx = None if x.grad is None else np.asarray(x.grad.data)
+            ck.check(gx is not None, "x.grad is None after backward.",
+                     hint="backward returns the gradient of x.")
+            ck.check(gx.shape == shape, f"x.grad has shape {gx.shape}, x has shape {shape}.",
+                     expected=shape, received=gx.shape,
+                     hint="The backward kernel writes a flat grad_x: reshape it to x's shape.")
+            want = g * (data > 0)
+            ck.close(gx, want, atol=0, rtol=0, what="x.grad",
+                     mistakes=[((data > 0) * 1.0, "Pass grad_output to the backward kernel (the "
+                                "chain rule): x.grad is grad_output where x > 0.")],
+                     hint=_RELU_RULE)
+    with ck.case("with create_graph=True: the recorded branch gives the same gradient"):
+        data = np.array([[-1.0, 0.0, 2.0], [0.5, -0.25, 3.0]])
+        x = Variable(data.copy(), requires_grad=True)
+        y = ck.call(ReLU.apply, x, hint=_RELU_RULE)
+        try:
+            y.sum().backward(create_graph=True)
+        except (AttributeError, ValueError) as err:
+            raise ck.error(f"backward with create_graph=True raised {type(err).__name__}: {err}",
+                           hint="The given recorded branch reads x from ctx.saved_tensors: save "
+                                "x in forward (ctx.save_for_backward(x)).") from err
+        except NotImplementedError as err:
+            raise ck._not_done(err) from None
+        ck.close(np.asarray(x.grad.data), (data > 0) * 1.0, atol=0, rtol=0,
+                 what="x.grad (create_graph=True)", hint=_RELU_RULE)
+    ck.done()
+
+
 # -- the learner's mygrad/kernels.py ----------------------------------------------------------
 def mygrad_kernels(pkg: Any) -> None:
     """The loader's check of ``mygrad/kernels.py``: every kernel agrees with its numpy
@@ -830,7 +898,7 @@ def mygrad_kernels(pkg: Any) -> None:
             ck.check(type(y.grad_fn).__name__ == "ReLUBackward",
                      "x.relu() is not recorded as a ReLU node.", received=repr(y.grad_fn),
                      hint="Variable.relu = lambda self: ReLU.apply(self), with the ReLU Function "
-                          "of the fast ops section.")
+                          "of section 8 (exercise ch07-relu-function).")
             ck.call(y.sum().backward)
             ck.close(x.grad.data, (x.data > 0) * 1.0, what="x.grad (relu'(0) is 0)")
         with ck.case("SoftmaxRows runs softmax_rows: values and gradient of each row's softmax"):

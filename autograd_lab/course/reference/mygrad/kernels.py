@@ -154,27 +154,6 @@ def column_sums(x):
 
 
 # --- section: fast ops ---
-class ReLU(Function):
-    """relu(x) = max(x, 0) by the fused kernel (a = 1, b = 0); its derivative is 0 at x = 0"""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        flat = np.ascontiguousarray(x.data).reshape(-1)
-        return Variable(affine_relu_forward(flat, 1.0, 0.0, np.empty_like(flat)).reshape(x.shape))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        if GradMode.enabled:                      # create_graph=True: a recorded formula
-            return grad_output * Variable(x.data > 0)
-        flat = np.ascontiguousarray(x.data).reshape(-1)
-        g = np.ascontiguousarray(grad_output.data, dtype=flat.dtype).reshape(-1)
-        grad_x = np.empty_like(g)
-        affine_relu_backward(flat, 1.0, 0.0, g, grad_x)
-        return Variable(grad_x.reshape(x.shape))
-
-
 class SoftmaxRows(Function):
     """softmax of each row of a 2-d x by the kernel softmax_rows; dx = y * (g - sum(g * y))"""
 
@@ -246,3 +225,25 @@ class SoftmaxCrossEntropy(Function):
             n = max(logits.shape[0], 1)
             return (logits.softmax(axis=1) - Variable(onehot)) * (grad_output / n), None
         return Variable(ctx.grad * grad_output.item()), None
+
+
+# --- section: ReLU ---
+class ReLU(Function):
+    """relu(x) = max(x, 0) by the fused kernel (a = 1, b = 0); its derivative is 0 at x = 0"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        flat = np.ascontiguousarray(x.data).reshape(-1)
+        return Variable(affine_relu_forward(flat, 1.0, 0.0, np.empty_like(flat)).reshape(x.shape))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        if GradMode.enabled:                      # create_graph=True: a recorded formula
+            return grad_output * Variable(x.data > 0)
+        flat = np.ascontiguousarray(x.data).reshape(-1)
+        g = np.ascontiguousarray(grad_output.data, dtype=flat.dtype).reshape(-1)
+        grad_x = np.empty_like(g)
+        affine_relu_backward(flat, 1.0, 0.0, g, grad_x)
+        return Variable(grad_x.reshape(x.shape))
