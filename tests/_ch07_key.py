@@ -4,7 +4,8 @@
 is then taken out of ``sys.modules`` again (whatever ``mygrad`` was there before is put back),
 so other tests build their own. ``plain(kernel)`` is the Python function behind a kernel
 (the kernel itself with NUMBA_DISABLE_JIT=1), ``with_range(kernel)`` the same function with its
-``prange`` loop written as ``range``: right values, one thread (a typical mistake).
+``prange`` loop written as ``range``: right values, one thread (a typical mistake), and
+``edited(kernel, (old, new), ...)`` the function with other edits of its source.
 """
 from __future__ import annotations
 
@@ -59,15 +60,25 @@ def plain(kernel):
     return getattr(kernel, "py_func", kernel)
 
 
-def with_range(kernel):
-    """``kernel``'s function, decorator dropped and ``prange(`` written ``range(``, as a plain
-    Python function whose source ``inspect`` can read (the checkers read it)."""
+def edited(kernel, *replacements, label="edited"):
+    """``kernel``'s function, decorator dropped and each ``(old, new)`` of ``replacements``
+    applied to its source, as a plain Python function whose source ``inspect`` can read (the
+    checkers read it). Each ``old`` must occur, so a change to the key cannot make a typical
+    mistake silently the key again."""
     function = plain(kernel)
     lines = textwrap.dedent(inspect.getsource(function)).splitlines(keepends=True)
     source = "".join(line for line in lines if not line.startswith("@"))
-    source = source.replace("prange(", "range(")
-    filename = f"<{function.__name__} with range>"
+    for old, new in replacements:
+        if old not in source:
+            raise AssertionError(f"{function.__name__} of the key has no {old!r} to replace")
+        source = source.replace(old, new)
+    filename = f"<{function.__name__} {label}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     namespace = dict(function.__globals__)
     exec(compile(source, filename, "exec"), namespace)
     return namespace[function.__name__]
+
+
+def with_range(kernel):
+    """``kernel``'s function with its ``prange`` loop written as ``range`` (see :func:`edited`)."""
+    return edited(kernel, ("prange(", "range("), label="with range")

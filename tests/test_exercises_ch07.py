@@ -11,7 +11,6 @@
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
@@ -20,7 +19,7 @@ from numba import config, njit, prange
 from autograd_lab.course.loader import _forget_package
 from autograd_lab.exercises import ch07, check
 
-from ._ch07_key import KEY, build_key, with_range
+from ._ch07_key import KEY, build_key, edited, with_range
 from ._checker_helpers import failure
 from ._oracle import require_torch
 
@@ -302,57 +301,11 @@ def test_the_key_passes_the_cross_entropy_rows_check(mygrad, capsys):
     assert "All 7 cases of ch07-cross-entropy-rows passed (with hidden cases)." in out
 
 
-def ce_rows_unshifted(x, targets, grad):
-    rows, cols = x.shape
-    total = 0.0
-    for i in range(rows):
-        s = 0.0
-        for j in range(cols):
-            e = math.exp(x[i, j])
-            grad[i, j] = e
-            s += e
-        total += math.log(s) - x[i, targets[i]]
-        for j in range(cols):
-            grad[i, j] /= s
-        grad[i, targets[i]] -= 1.0
-    return total
-
-
-def ce_rows_no_onehot(x, targets, grad):
-    rows, cols = x.shape
-    total = 0.0
-    for i in range(rows):
-        m = x[i, 0]
-        for j in range(1, cols):
-            m = max(m, x[i, j])
-        s = 0.0
-        for j in range(cols):
-            e = math.exp(x[i, j] - m)
-            grad[i, j] = e
-            s += e
-        total += math.log(s) + m - x[i, targets[i]]
-        for j in range(cols):
-            grad[i, j] /= s
-    return total
-
-
-def ce_rows_mean(x, targets, grad):
-    rows, cols = x.shape
-    total = 0.0
-    for i in range(rows):
-        m = x[i, 0]
-        for j in range(1, cols):
-            m = max(m, x[i, j])
-        s = 0.0
-        for j in range(cols):
-            e = math.exp(x[i, j] - m)
-            grad[i, j] = e
-            s += e
-        total += math.log(s) + m - x[i, targets[i]]
-        for j in range(cols):
-            grad[i, j] /= s
-        grad[i, targets[i]] -= 1.0
-    return total / rows
+# typical mistakes, each the key's kernel with one edit
+ce_rows_unshifted = edited(KEY.cross_entropy_rows, ("math.exp(x[i, j] - m)", "math.exp(x[i, j])"),
+                           ("math.log(s) + m - x[i, t]", "math.log(s) - x[i, t]"), label="unshifted")
+ce_rows_no_onehot = edited(KEY.cross_entropy_rows, ("grad[i, t] -= 1.0", "pass"), label="no onehot")
+ce_rows_mean = edited(KEY.cross_entropy_rows, ("return total", "return total / rows"), label="mean")
 
 
 @pytest.mark.parametrize("wrong,words", [

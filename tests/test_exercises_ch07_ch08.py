@@ -651,7 +651,8 @@ def test_ch08_checkers_reject_typical_mistakes(checker, exercise, wrong, words):
 # -- the notebooks use these checkers consistently ------------------------------------------
 NOTEBOOKS = {"07_fast_kernels.ipynb": {"ch07-affine-relu-forward", "ch07-affine-relu-backward",
                                        "ch07-softmax-rows", "ch07-cross-entropy-rows",
-                                       "ch07-column-sums"},
+                                       "ch07-column-sums", "ch07-column-sums-wrapper",
+                                       "ch07-softmax-ce-function", "ch07-relu-function"},
              "08_modules_optimizers.ipynb": {"ch08-module", "ch08-linear", "ch08-sequential",
                                              "ch08-dropout", "ch08-sgd-momentum", "ch08-adam",
                                              "ch08-training-loop"}}

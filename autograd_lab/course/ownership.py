@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .library import MODULES, _notebook_paths, split_magic
+from .library import MODULES, _notebook_paths, module_info, split_magic
 from .notebooks import read_notebook
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -70,20 +70,30 @@ def split_key_cell(code: str) -> tuple[int, int]:
     return learner, total
 
 
+def mark_lines(written: str, template: str) -> list[tuple[str, bool | None]]:
+    """Each line of a learner's cell with whose it is: ``True`` theirs, ``False`` given (it is
+    in the released template, counted as often as it is there), ``None`` not a code line.
+    Solution markers are left out."""
+    given = Counter(line.strip() for line in template.splitlines() if is_code(line))
+    marked: list[tuple[str, bool | None]] = []
+    for line in written.splitlines():
+        text = line.strip()
+        if text.startswith((BEGIN, END)):
+            continue
+        if not is_code(line):
+            marked.append((line, None))
+        elif given[text] > 0:
+            given[text] -= 1
+            marked.append((line, False))
+        else:
+            marked.append((line, True))
+    return marked
+
+
 def learner_lines(written: str, template: str) -> tuple[int, int]:
     """``(learner, total)`` code lines of a learner's cell against its released template."""
-    given = Counter(line.strip() for line in template.splitlines() if is_code(line))
-    learner = total = 0
-    for line in written.splitlines():
-        if not is_code(line):
-            continue
-        total += 1
-        text = line.strip()
-        if given[text] > 0:
-            given[text] -= 1
-        else:
-            learner += 1
-    return learner, total
+    marks = [mine for _, mine in mark_lines(written, template) if mine is not None]
+    return sum(marks), len(marks)
 
 
 def _cells(notebooks: Iterable[Path]) -> list[tuple[str, str, str]]:
@@ -119,22 +129,34 @@ def key_table(sources: Sequence[str | os.PathLike[str]]) -> list[Row]:
     return _rows(counts)
 
 
+def learner_modules(sources: Sequence[str | os.PathLike[str]],
+                    course: str | os.PathLike[str]) -> dict[str, list[tuple[str, bool | None]]]:
+    """Every module of a learner's notebooks as marked lines (see :func:`mark_lines`), its
+    sections in the order the notebooks write them; a later cell of the same section replaces
+    an earlier one, as in the export. A cell the course does not have counts as wholly theirs."""
+    templates = {(m, s): code for m, s, code in _cells(_notebook_paths([course]))}
+    latest: dict[tuple[str, str], str] = {}
+    for module, section, code in _cells(_notebook_paths(sources)):
+        latest[(module, section)] = code
+    modules: dict[str, list[tuple[str, bool | None]]] = {}
+    for key, code in latest.items():
+        lines = modules.setdefault(key[0], [])
+        if lines:
+            lines.append(("", None))
+        lines += mark_lines(code, templates.get(key, ""))
+    return modules
+
+
 def learner_table(sources: Sequence[str | os.PathLike[str]],
                   course: str | os.PathLike[str]) -> list[Row]:
     """The table of a learner's notebooks against the released copies in ``course``.
 
     A cell the course does not have (one the learner added) counts as wholly theirs.
     """
-    templates = {(m, s): code for m, s, code in _cells(_notebook_paths([course]))}
-    latest: dict[tuple[str, str], str] = {}
-    for module, section, code in _cells(_notebook_paths(sources)):
-        latest[(module, section)] = code
     counts: dict[str, list[int]] = {}
-    for key, code in latest.items():
-        learner, total = learner_lines(code, templates.get(key, ""))
-        row = counts.setdefault(key[0], [0, 0])
-        row[0] += learner
-        row[1] += total
+    for module, lines in learner_modules(sources, course).items():
+        marks = [mine for _, mine in lines if mine is not None]
+        counts[module] = [sum(marks), len(marks)]
     return _rows(counts)
 
 
@@ -162,7 +184,8 @@ def format_table(rows: Sequence[Row]) -> str:
 
 
 def closing_summary(chapters: range, folder: str | os.PathLike[str] = ".",
-                    course: str | os.PathLike[str] | None = None) -> str:
+                    course: str | os.PathLike[str] | None = None,
+                    what: str = "your library's core") -> str:
     """What a chapter's closing page prints: how many code lines of the modules that
     ``chapters`` write the learner wrote (their notebooks in ``folder`` against the released
     copies in ``course``), and the table; or why they cannot be counted here."""
@@ -173,5 +196,41 @@ def closing_summary(chapters: range, folder: str | os.PathLike[str] = ".",
     except CourseError as err:
         return f"The released notebooks to compare with are not here: {err}"
     mine = summarise(rows, chapters)
-    return (f"You wrote {mine.learner} of the {mine.total} code lines of your library's core "
+    return (f"You wrote {mine.learner} of the {mine.total} code lines of {what} "
             f"({mine.share:.0%}).\n\n" + format_table(rows))
+
+
+MINE, GIVEN = "▌", " "
+"""How :func:`marked_module` marks a line: the learner's, or given by the course."""
+
+
+def format_marked(module: str, lines: Sequence[tuple[str, bool | None]]) -> str:
+    """A module's lines, each behind a mark: ``▌`` for the learner's code lines, a space for
+    given ones and for blank and comment lines; a heading counts both."""
+    marks = [mine for _, mine in lines if mine is not None]
+    learner, total = sum(marks), len(marks)
+    share = f"{learner / total:.0%}" if total else "no code lines"
+    head = (f"{module}.py: you wrote {learner} of its {total} code lines ({share}); "
+            f"{MINE} marks yours, the rest was given")
+    body = [f"{MINE if mine else GIVEN} {text}".rstrip() for text, mine in lines]
+    return "\n".join([head, "-" * len(head), *body])
+
+
+def marked_module(module: str, folder: str | os.PathLike[str] = ".",
+                  course: str | os.PathLike[str] | None = None) -> str:
+    """One module of the learner's ``mygrad`` as their notebooks in ``folder`` write it, with
+    the lines they wrote marked (compared with the released copies in ``course``); or why it
+    cannot be shown here.
+
+    >>> print(marked_module("higher"))          # doctest: +SKIP
+    """
+    from .notebooks import CourseError, default_dir
+    name = module_info(module).name
+    try:
+        modules = learner_modules([folder], course or default_dir("course"))
+    except CourseError as err:
+        return f"The released notebooks to compare with are not here: {err}"
+    if name not in modules:
+        return (f"Your notebooks in this folder write no %%mygrad {name} cells yet, so there is "
+                f"nothing of {name}.py to mark.")
+    return format_marked(name, modules[name])

@@ -20,7 +20,8 @@ import numpy as np
 from ._common import Checker
 
 __all__ = ["ch07_affine_relu_forward", "ch07_affine_relu_backward", "ch07_softmax_rows", "ch07_cross_entropy_rows",
-           "ch07_column_sums"]
+           "ch07_column_sums", "ch07_column_sums_wrapper", "ch07_softmax_ce_function",
+           "ch07_relu_function"]
 
 NUMBA_HINT = ("If numba could not compile your function, the first lines of the message name "
               "the line and the types it could not handle. Inside @njit use loops, scalars, "
@@ -605,6 +606,267 @@ def ch07_column_sums(column_sums_blocked: Callable[..., Any], *, seed: int = 0,
     ck.done()
 
 
+# -- ch07-column-sums-wrapper ---------------------------------------------------------------
+_WRAPPER_NAMES = ("column_sums_blocked", "_column_sums_serial", "PARALLEL_MIN_SIZE")
+_WRAPPER_RULE = ("column_sums(x) makes x C-contiguous (np.ascontiguousarray), then: for "
+                 "x.size >= PARALLEL_MIN_SIZE one block per thread (numba.get_num_threads()) with "
+                 "column_sums_blocked; below it one block with _column_sums_serial. partial is "
+                 "np.empty((nblocks, x.shape[1]), dtype=x.dtype); return its sum over axis 0.")
+
+
+def _recording_kernel(kind: str, calls: list) -> Callable[..., Any]:
+    """A stand-in for the blocked kernel: records how it was called, and fills ``partial``
+    with the block sums (in numpy) only when ``partial`` has the shape the kernel needs."""
+    def kernel(x: np.ndarray, partial: np.ndarray) -> np.ndarray:
+        calls.append((kind, x, partial))
+        if (isinstance(x, np.ndarray) and isinstance(partial, np.ndarray) and x.ndim == 2
+                and partial.ndim == 2 and partial.shape[0] >= 1 and partial.shape[1] == x.shape[1]):
+            for c, (lo, hi) in enumerate(_blocks(x.shape[0], partial.shape[0])):
+                partial[c] = x[lo:hi].sum(axis=0)
+        return partial
+    return kernel
+
+
+def ch07_column_sums_wrapper(column_sums: Callable[..., Any], *, seed: int = 0,
+                             hidden: bool = False) -> None:
+    """Check ``column_sums(x)``, the library's column sum on the blocked kernel: it picks the
+    blocks by size (one per thread from ``PARALLEL_MIN_SIZE`` elements on, else one block on the
+    serial copy), allocates ``partial`` of ``x``'s dtype, passes a C-contiguous ``x`` and returns
+    the sum of the partial rows. The check swaps the two kernels for recording stand-ins to see
+    how they are called, then runs ``column_sums`` on the learner's own kernels."""
+    import numba
+    ck = Checker("ch07-column-sums-wrapper", seed=seed, hidden=hidden)
+    rng = ck.rng
+    space = getattr(column_sums, "__globals__", None)
+    ck.check(callable(column_sums) and space is not None, "column_sums is not a Python function.",
+             received=column_sums, hint="Pass the function column_sums itself.")
+    missing = [name for name in _WRAPPER_NAMES if name not in space]
+    ck.check(not missing, f"column_sums cannot see {', '.join(missing)}.",
+             hint="Run the given lines of the cell (PARALLEL_MIN_SIZE, _column_sums_serial) and "
+                  "the column_sums_blocked exercise above first.")
+    threshold = int(space["PARALLEL_MIN_SIZE"])
+    cols = 10
+    big_rows = -(-threshold // cols)
+    cases = [("a small x, shape (7, 4)", (7, 4), np.float64, False),
+             (f"a large x, shape ({big_rows}, {cols}): at least PARALLEL_MIN_SIZE elements",
+              (big_rows, cols), np.float64, False),
+             ("a float32 x keeps its dtype", (50, 3), np.float32, False),
+             ("a transposed (not C-contiguous) x", (6, 9), np.float64, True)]
+    if hidden:
+        cases += [("a large float32 x", (big_rows + 5, cols), np.float32, False),
+                  ("a small x with one row", (1, 5), np.float64, False)]
+    saved = {name: space[name] for name in _WRAPPER_NAMES[:2]}
+    for name, shape, dtype, transposed in cases:
+        with ck.case(name):
+            x = np.round(rng.normal(size=shape[::-1] if transposed else shape), 3).astype(dtype)
+            if transposed:
+                x = x.T
+            calls: list = []
+            space["column_sums_blocked"] = _recording_kernel("column_sums_blocked", calls)
+            space["_column_sums_serial"] = _recording_kernel("_column_sums_serial", calls)
+            try:
+                got = ck.call(column_sums, x, hint=_WRAPPER_RULE)
+            finally:
+                space.update(saved)
+            ck.check(len(calls) == 1, f"column_sums called the kernels {len(calls)} times.",
+                     expected="one call: column_sums_blocked or _column_sums_serial",
+                     received=[kind for kind, *_ in calls], hint=_WRAPPER_RULE)
+            kind, x_in, partial = calls[0]
+            large = x.size >= threshold
+            want_kind = "column_sums_blocked" if large else "_column_sums_serial"
+            nblocks = numba.get_num_threads() if large else 1
+            ck.check(kind == want_kind, f"x has {x.size} elements and column_sums called {kind}.",
+                     expected=want_kind, received=kind,
+                     hint=(f"From PARALLEL_MIN_SIZE = {threshold} elements on, threads pay: use "
+                           "column_sums_blocked with one block per thread." if large else
+                           f"Below PARALLEL_MIN_SIZE = {threshold} elements, waking threads costs "
+                           "more than they save (section 7): call _column_sums_serial, with one "
+                           "block."))
+            ck.check(isinstance(partial, np.ndarray) and partial.ndim == 2
+                     and partial.shape[1:] == (shape[1],),
+                     f"partial has shape {getattr(partial, 'shape', None)}, but x has "
+                     f"{shape[1]} columns.", expected=f"({nblocks}, {shape[1]})",
+                     received=getattr(partial, "shape", partial),
+                     hint="partial has one row per block and one column per column of x: "
+                          "np.empty((nblocks, x.shape[1]), dtype=x.dtype).")
+            ck.check(partial.shape[0] == nblocks, f"partial has {partial.shape[0]} block(s).",
+                     expected=nblocks, received=partial.shape[0],
+                     hint=("One block per thread: nblocks = numba.get_num_threads()." if large
+                           else "Below PARALLEL_MIN_SIZE the serial kernel gets a single block."))
+            ck.check(partial.dtype == x.dtype, f"partial is {partial.dtype} for a {x.dtype} x.",
+                     expected=str(x.dtype), received=str(partial.dtype),
+                     hint="Allocate partial with dtype=x.dtype, so a float32 x is summed in "
+                          "float32 (as x.sum(axis=0)) and numba compiles one version per dtype.")
+            ck.check(isinstance(x_in, np.ndarray) and x_in.flags.c_contiguous,
+                     "the kernel got an x that is not C-contiguous.",
+                     hint="The kernel reads x row by row, in the order it lies in memory; pass "
+                          "np.ascontiguousarray(x), which copies only when it has to.")
+            expected = x.sum(axis=0)
+            ck.check(got is not partial and np.shape(got) != partial.shape,
+                     f"column_sums returned an array of shape {np.shape(got)}, the shape of "
+                     "partial.", expected=f"shape {expected.shape}", received=f"shape {np.shape(got)}",
+                     hint="partial holds one row of sums per block: return the sum of its rows, "
+                          "partial.sum(axis=0).")
+            ck.close(got, expected, atol=1e-4 if dtype == np.float32 else 1e-9, rtol=1e-5,
+                     what="column sums", hint=_WRAPPER_RULE)
+            ck.check(np.asarray(got).dtype == x.dtype, f"the sums are {np.asarray(got).dtype} "
+                     f"for a {x.dtype} x.", expected=str(x.dtype),
+                     received=str(np.asarray(got).dtype), hint="Keep x's dtype, as x.sum(axis=0).")
+    with ck.case("on your own kernels: small and large x give x.sum(axis=0)"):
+        for shape in [(9, 3), (big_rows, cols)]:
+            x = np.round(rng.normal(size=shape), 3)
+            got = _call(ck, column_sums, x)
+            ck.close(got, x.sum(axis=0), atol=1e-8, rtol=1e-9, what=f"column sums of a {shape} x",
+                     hint=_WRAPPER_RULE)
+    ck.done()
+
+
+# -- ch07-softmax-ce-function ---------------------------------------------------------------
+_SCE_RULE = ("forward runs cross_entropy_rows on a C-contiguous copy of logits.data with a new "
+             "grad array, saves logits, keeps ctx.targets and ctx.grad = grad / N, and returns "
+             "the mean loss (the kernel's sum / N) as a Variable; backward (not recorded) returns "
+             "ctx.grad times grad_output, and None for the targets.")
+
+
+def ch07_softmax_ce_function(SoftmaxCrossEntropy: type, Variable: type, *, seed: int = 0,
+                             hidden: bool = False) -> None:
+    """Check ``SoftmaxCrossEntropy``, the Function behind ``softmax_cross_entropy``: its
+    forward gives the mean cross-entropy of (N, C) logits by the fused kernel, and the gradient
+    of the logits is (softmax - onehot) / N times the incoming gradient, without and with
+    ``create_graph=True`` (where the given recorded branch reads ``ctx.targets``)."""
+    ck = Checker("ch07-softmax-ce-function", seed=seed, hidden=hidden)
+    rng = ck.rng
+    ck.check(isinstance(SoftmaxCrossEntropy, type) and hasattr(SoftmaxCrossEntropy, "apply"),
+             "SoftmaxCrossEntropy is not a Function class.", received=SoftmaxCrossEntropy,
+             hint="Pass the class itself (not an instance, not .apply).")
+    cases = [((4, 3), 1.0, False), ((6, 5), 2.5, False), ((5, 4), 0.5, True)]
+    if hidden:
+        cases += [((1, 1), 3.0, False), ((9, 7), -1.5, True)]
+    for shape, scale, transposed in cases:
+        name = f"a {shape} batch{' (transposed, not C-contiguous)' if transposed else ''}, " \
+               f"incoming gradient {scale:g}"
+        with ck.case(name):
+            x = np.round(2 * rng.normal(size=shape[::-1] if transposed else shape), 3)
+            x = x.T if transposed else x
+            t = rng.integers(0, shape[1], size=shape[0]).astype(np.int64)
+            logits = Variable(x.copy(), requires_grad=True)
+            loss = ck.call(SoftmaxCrossEntropy.apply, logits, t, hint=_SCE_RULE)
+            ck.check(isinstance(loss, Variable), "apply did not return a Variable.", received=loss,
+                     hint="forward returns Variable(the mean loss).")
+            rows = np.arange(shape[0])
+            m = x.max(axis=1, keepdims=True)
+            lse = np.log(np.exp(x - m).sum(axis=1)) + m[:, 0]
+            mean = float((lse - x[rows, t]).mean())
+            ck.close(np.asarray(loss.data, dtype=np.float64).reshape(()), mean, rtol=1e-10,
+                     atol=1e-12, what="loss",
+                     mistakes=[(mean * shape[0], "This is the SUM over the rows, which is what the "
+                                "kernel returns: divide it by N, the number of rows.")]
+                     if shape[0] > 1 else [],
+                     hint=_SCE_RULE)
+            ck.call(loss.backward, Variable(np.array(scale)), hint=_SCE_RULE)
+            want = _softmax(x)
+            want[rows, t] -= 1.0
+            per_row = want.copy()
+            want = want / shape[0] * scale
+            got = None if logits.grad is None else np.asarray(logits.grad.data)
+            ck.check(got is not None, "logits.grad is None after backward.",
+                     hint="backward returns the gradient of the logits first, then None for "
+                          "the targets.")
+            mistakes = [(per_row * scale, "The gradient is not divided by N: the kernel writes "
+                         "softmax - onehot per row, and the loss is the MEAN over N rows."),
+                        (want / scale, "Multiply by grad_output (the chain rule): "
+                         "ctx.grad * grad_output.item().")] if shape[0] > 1 else []
+            if scale != 1.0 and shape[0] == 1:
+                mistakes = [(want / scale, "Multiply by grad_output (the chain rule).")]
+            ck.close(got, want, rtol=1e-9, atol=1e-12, what="gradient of the logits",
+                     mistakes=mistakes, hint=_SCE_RULE)
+    with ck.case("with create_graph=True: the recorded branch gives the same gradient"):
+        x = np.round(rng.normal(size=(4, 3)), 3)
+        t = np.array([0, 2, 1, 2], dtype=np.int64)
+        logits = Variable(x.copy(), requires_grad=True)
+        loss = ck.call(SoftmaxCrossEntropy.apply, logits, t, hint=_SCE_RULE)
+        try:
+            loss.backward(create_graph=True)
+        except AttributeError as err:
+            raise ck.error(f"backward with create_graph=True raised AttributeError: {err}",
+                           hint="The given recorded branch of backward reads ctx.targets: keep "
+                                "the targets on ctx in forward (ctx.targets = targets).") from err
+        except NotImplementedError as err:
+            raise ck._not_done(err) from None
+        want = _softmax(x)
+        want[np.arange(4), t] -= 1.0
+        ck.close(np.asarray(logits.grad.data), want / 4, rtol=1e-9, atol=1e-12,
+                 what="gradient of the logits (create_graph=True)", hint=_SCE_RULE)
+    ck.done()
+
+
+# -- ch07-relu-function ----------------------------------------------------------------------
+_RELU_RULE = ("forward saves x and runs affine_relu_forward (a = 1, b = 0) on x.data flattened "
+              "into a C-contiguous 1-d array, returning a Variable of x's shape; backward (not "
+              "recorded) runs affine_relu_backward on the flattened x and grad_output and returns "
+              "grad_x in x's shape.")
+
+
+def ch07_relu_function(ReLU: type, Variable: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``ReLU``, the Function behind ``Variable.relu``: values max(x, 0) in x's shape and
+    dtype, and the gradient grad_output * (x > 0) (0 at x = 0), on 1-d, 2-d and transposed
+    inputs; with ``create_graph=True`` the given recorded branch gives the same gradient."""
+    ck = Checker("ch07-relu-function", seed=seed, hidden=hidden)
+    rng = ck.rng
+    ck.check(isinstance(ReLU, type) and hasattr(ReLU, "apply"), "ReLU is not a Function class.",
+             received=ReLU, hint="Pass the class itself (not an instance, not .apply).")
+    cases = [("a (6,) input", (6,), False, np.float64), ("a (3, 4) input", (3, 4), False, np.float64),
+             ("a transposed (4, 3) input (not C-contiguous)", (4, 3), True, np.float64)]
+    if hidden:
+        cases += [("a float32 (2, 3, 2) input", (2, 3, 2), False, np.float32)]
+    for name, shape, transposed, dtype in cases:
+        with ck.case(name + ": values and gradient"):
+            data = np.round(rng.normal(size=shape[::-1] if transposed else shape), 2).astype(dtype)
+            data = data.T if transposed else data
+            data.flat[0] = 0.0                     # relu'(0) = 0
+            x = Variable(data.copy(), requires_grad=True)
+            y = ck.call(ReLU.apply, x, hint=_RELU_RULE)
+            ck.check(isinstance(y, Variable), "apply did not return a Variable.", received=y,
+                     hint="forward returns a Variable.")
+            got = np.asarray(y.data)
+            ck.check(got.shape == shape, f"relu(x) has shape {got.shape}, x has shape {shape}.",
+                     expected=shape, received=got.shape,
+                     hint="The kernel works on the flattened array: reshape its result to x's "
+                          "shape (.reshape(x.shape)).")
+            ck.close(got, np.maximum(data, 0), atol=0, rtol=0, what="relu(x)", hint=_RELU_RULE)
+            ck.check(got.dtype == data.dtype, f"relu(x) is {got.dtype} for a {data.dtype} x.",
+                     hint="Give the kernel an output of x's dtype (np.empty_like of the "
+                          "flattened x).")
+            g = np.round(rng.uniform(0.5, 2.0, size=shape), 2).astype(dtype)
+            ck.call(y.backward, Variable(g), hint=_RELU_RULE)
+            gx = None if x.grad is None else np.asarray(x.grad.data)
+            ck.check(gx is not None, "x.grad is None after backward.",
+                     hint="backward returns the gradient of x.")
+            ck.check(gx.shape == shape, f"x.grad has shape {gx.shape}, x has shape {shape}.",
+                     expected=shape, received=gx.shape,
+                     hint="The backward kernel writes a flat grad_x: reshape it to x's shape.")
+            want = g * (data > 0)
+            ck.close(gx, want, atol=0, rtol=0, what="x.grad",
+                     mistakes=[((data > 0) * 1.0, "Pass grad_output to the backward kernel (the "
+                                "chain rule): x.grad is grad_output where x > 0.")],
+                     hint=_RELU_RULE)
+    with ck.case("with create_graph=True: the recorded branch gives the same gradient"):
+        data = np.array([[-1.0, 0.0, 2.0], [0.5, -0.25, 3.0]])
+        x = Variable(data.copy(), requires_grad=True)
+        y = ck.call(ReLU.apply, x, hint=_RELU_RULE)
+        try:
+            y.sum().backward(create_graph=True)
+        except (AttributeError, ValueError) as err:
+            raise ck.error(f"backward with create_graph=True raised {type(err).__name__}: {err}",
+                           hint="The given recorded branch reads x from ctx.saved_tensors: save "
+                                "x in forward (ctx.save_for_backward(x)).") from err
+        except NotImplementedError as err:
+            raise ck._not_done(err) from None
+        ck.close(np.asarray(x.grad.data), (data > 0) * 1.0, atol=0, rtol=0,
+                 what="x.grad (create_graph=True)", hint=_RELU_RULE)
+    ck.done()
+
+
 # -- the learner's mygrad/kernels.py ----------------------------------------------------------
 def mygrad_kernels(pkg: Any) -> None:
     """The loader's check of ``mygrad/kernels.py``: every kernel agrees with its numpy
@@ -636,13 +898,13 @@ def mygrad_kernels(pkg: Any) -> None:
             ck.check(type(y.grad_fn).__name__ == "ReLUBackward",
                      "x.relu() is not recorded as a ReLU node.", received=repr(y.grad_fn),
                      hint="Variable.relu = lambda self: ReLU.apply(self), with the ReLU Function "
-                          "of the fast ops section.")
+                          "of section 8 (exercise ch07-relu-function).")
             ck.call(y.sum().backward)
             ck.close(x.grad.data, (x.data > 0) * 1.0, what="x.grad (relu'(0) is 0)")
         with ck.case("SoftmaxRows runs softmax_rows: values and gradient of each row's softmax"):
             ck.check(hasattr(pkg, "SoftmaxRows"), "mygrad/kernels.py has no SoftmaxRows.",
-                     hint="Run the cell of section 8 that defines ReLU, SoftmaxRows and "
-                          "SoftmaxCrossEntropy again: it writes them into the module.")
+                     hint="Run the cell of section 8 that defines ReLU and SoftmaxRows again: "
+                          "it writes them into the module.")
             x = pkg.Variable(x2.copy(), requires_grad=True)
             y = ck.call(pkg.SoftmaxRows.apply, x)
             ck.close(y.data, pkg.softmax_rows_ref(x2), atol=1e-12, what="SoftmaxRows(x)")

@@ -334,6 +334,29 @@ _VARIABLE_OPS = ("Write backward with Variable operations on Variables (grad_out
                  "Variable operations are recorded when create_graph=True.")
 
 
+def _saved_copy_hint(MyTanh: type, data: np.ndarray) -> str | None:
+    """If forward saved a new Variable holding tanh(x) instead of its output y, say so.
+
+    Such a copy is a leaf with no grad_fn: the first derivative is right, but under
+    create_graph=True the second backward cannot reach x through it.
+    """
+    try:
+        x = tensor(data, requires_grad=True)
+        y = MyTanh.apply(x)
+        saved = tuple(y.grad_fn.saved_tensors)
+    except Exception:  # noqa: BLE001 - only a diagnosis; the cases report the failure itself
+        return None
+    for s in saved:
+        if (isinstance(s, Variable) and s is not x and s is not y and s.grad_fn is None
+                and s.shape == y.shape and np.allclose(s.data, y.data)):
+            return ("forward saved a new Variable holding tanh(x) (e.g. "
+                    "ctx.save_for_backward(al.Variable(y_np))), not the output it returns. That copy "
+                    "is a new leaf with no grad_fn, cut off from the graph, so a second derivative "
+                    "loses the path through y back to x. Save the very Variable that forward "
+                    "returns; under create_graph=True it comes back with MyTanh's node as grad_fn.")
+    return None
+
+
 def ch11_tanh_function(MyTanh: type, *, seed: int = 0, hidden: bool = False) -> None:
     """Check ``MyTanh``: forward gives tanh(x); backward is written with Variable operations,
     so that gradients of gradients are right (gradgradcheck passes)."""
@@ -361,6 +384,7 @@ def ch11_tanh_function(MyTanh: type, *, seed: int = 0, hidden: bool = False) -> 
         ok = ck.call(gradcheck, MyTanh.apply, (x,), hint="The first derivative disagrees with central "
                      "differences; the message above names the numbers.")
         ck.check(ok is True, "gradcheck did not pass.", expected=True, received=ok)
+    cut_hint = _saved_copy_hint(MyTanh, np.linspace(-1.5, 1.5, 4))
     with ck.case("with create_graph=True the gradient has a history"):
         x = tensor(np.round(rng.normal(size=4), 4), requires_grad=True)
         g = ck.call(grad, ck.call(MyTanh.apply, x).sum(), x, create_graph=True)[0]
@@ -370,7 +394,7 @@ def ch11_tanh_function(MyTanh: type, *, seed: int = 0, hidden: bool = False) -> 
                       "differentiable. " + _VARIABLE_OPS)
         ck.check(g.requires_grad and node is not None, "the gradient computed with create_graph=True "
                  "has no grad_fn, so it cannot be differentiated again.", expected="a grad_fn",
-                 received=node, hint=_VARIABLE_OPS)
+                 received=node, hint=cut_hint or _VARIABLE_OPS)
     with ck.case("second derivative: d²/dx² tanh(x) = -2 tanh(x) (1 - tanh²(x))"):
         data = np.round(rng.uniform(-2, 2, size=5), 4)
         x = tensor(data, requires_grad=True)
@@ -382,9 +406,9 @@ def ch11_tanh_function(MyTanh: type, *, seed: int = 0, hidden: bool = False) -> 
         t = np.tanh(data)
         ck.close(np.zeros(5) if gg is None else gg.data, -2 * t * (1 - t ** 2), atol=1e-9,
                  what="second derivative",
-                 mistakes=[(np.zeros(5), "The second derivative came out as 0: the first gradient was "
-                                         "computed outside the graph. " + _VARIABLE_OPS)],
-                 hint="If backward uses the saved output y, the second derivative also flows through y "
+                 mistakes=[(np.zeros(5), cut_hint or "The second derivative came out as 0: the first "
+                                         "gradient was computed outside the graph. " + _VARIABLE_OPS)],
+                 hint=cut_hint or "If backward uses the saved output y, the second derivative also flows through y "
                       "(y has MyTanh's node as grad_fn); use y from ctx.saved_tensors, not a copy.")
     n_checks = 2 if hidden else 1
     for k in range(n_checks):
@@ -393,7 +417,7 @@ def ch11_tanh_function(MyTanh: type, *, seed: int = 0, hidden: bool = False) -> 
             try:
                 ok = gradgradcheck(MyTanh.apply, (x,), seed=int(rng.integers(1000)))
             except (GradcheckError, BackwardError) as err:
-                raise ck.error(f"gradgradcheck failed: {err}", hint=_VARIABLE_OPS) from err
+                raise ck.error(f"gradgradcheck failed: {err}", hint=cut_hint or _VARIABLE_OPS) from err
             except NotImplementedError as err:
                 raise ck._not_done(err) from None
             ck.check(ok is True, "gradgradcheck did not pass.", expected=True, received=ok)
@@ -406,7 +430,8 @@ def ch11_tanh_function(MyTanh: type, *, seed: int = 0, hidden: bool = False) -> 
             z = tensor(W) @ x + tensor(c)
             g = ck.call(grad, ck.call(MyTanh.apply, z).sum(), x, create_graph=True)[0]
             rows = [grad(g[i], x, retain_graph=True)[0].data for i in range(2)]
-            ck.close(np.stack(rows), ref.hessian(xd), atol=1e-9, what="Hessian", hint=_VARIABLE_OPS)
+            ck.close(np.stack(rows), ref.hessian(xd), atol=1e-9, what="Hessian",
+                     hint=cut_hint or _VARIABLE_OPS)
     ck.done()
 
 

@@ -19,9 +19,11 @@ __all__ = ['BakeryLoss', 'bakery_loss_np', 'log_cosh']
 
 # --- section: log_cosh ---
 def log_cosh(r: np.ndarray) -> np.ndarray:
-    """log(cosh(r)) elementwise, without overflow for any finite r."""
+    """log(cosh(r)) elementwise, to full precision near 0 and without overflow for any finite r."""
     a = np.abs(r)
-    return a + np.log1p(np.exp(-2 * a)) - np.log(2.0)
+    near_zero = np.log1p(2 * np.sinh(np.minimum(a, 1.0) / 2) ** 2)   # no cancellation near 0
+    far = a + np.log1p(np.exp(-2 * a)) - np.log(2.0)                  # no overflow for large a
+    return np.where(a < 1.0, near_zero, far)
 
 
 # --- section: bakery_loss_np ---

@@ -154,27 +154,6 @@ def column_sums(x):
 
 
 # --- section: fast ops ---
-class ReLU(Function):
-    """relu(x) = max(x, 0) by the fused kernel (a = 1, b = 0); its derivative is 0 at x = 0"""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        flat = np.ascontiguousarray(x.data).reshape(-1)
-        return Variable(affine_relu_forward(flat, 1.0, 0.0, np.empty_like(flat)).reshape(x.shape))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        if GradMode.enabled:                      # create_graph=True: a recorded formula
-            return grad_output * Variable(x.data > 0)
-        flat = np.ascontiguousarray(x.data).reshape(-1)
-        g = np.ascontiguousarray(grad_output.data, dtype=flat.dtype).reshape(-1)
-        grad_x = np.empty_like(g)
-        affine_relu_backward(flat, 1.0, 0.0, g, grad_x)
-        return Variable(grad_x.reshape(x.shape))
-
-
 class SoftmaxRows(Function):
     """softmax of each row of a 2-d x by the kernel softmax_rows; dx = y * (g - sum(g * y))"""
 
@@ -196,30 +175,6 @@ class SoftmaxRows(Function):
             return y * (grad_output - (grad_output * y).sum(axis=1, keepdims=True))
         g, y = grad_output.data, ctx.y
         return Variable(y * (g - (g * y).sum(axis=1, keepdims=True)))
-
-
-class SoftmaxCrossEntropy(Function):
-    """loss = mean over the rows of -log softmax(logits)[target], by the fused kernel"""
-
-    @staticmethod
-    def forward(ctx, logits, targets):
-        x = np.ascontiguousarray(logits.data)
-        grad = np.empty_like(x)
-        n = x.shape[0]
-        total = cross_entropy_rows(x, targets, grad)
-        ctx.save_for_backward(logits)
-        ctx.targets, ctx.grad = targets, grad / max(n, 1)
-        return Variable(np.array(total / n if n else np.nan, dtype=x.dtype))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        logits, = ctx.saved_tensors
-        if GradMode.enabled:                      # create_graph=True: a recorded formula
-            onehot = np.zeros(logits.shape, dtype=logits.dtype)
-            onehot[np.arange(len(ctx.targets)), ctx.targets] = 1.0
-            n = max(logits.shape[0], 1)
-            return (logits.softmax(axis=1) - Variable(onehot)) * (grad_output / n), None
-        return Variable(ctx.grad * grad_output.item()), None
 
 
 def softmax_cross_entropy(logits, targets):
@@ -245,3 +200,50 @@ def softmax_cross_entropy(logits, targets):
 
 
 Variable.relu = lambda self: ReLU.apply(self)
+
+
+# --- section: SoftmaxCrossEntropy ---
+class SoftmaxCrossEntropy(Function):
+    """loss = mean over the rows of -log softmax(logits)[target], by the fused kernel"""
+
+    @staticmethod
+    def forward(ctx, logits, targets):
+        x = np.ascontiguousarray(logits.data)
+        grad = np.empty_like(x)
+        n = x.shape[0]
+        total = cross_entropy_rows(x, targets, grad)
+        ctx.save_for_backward(logits)
+        ctx.targets, ctx.grad = targets, grad / max(n, 1)
+        return Variable(np.array(total / n if n else np.nan, dtype=x.dtype))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        logits, = ctx.saved_tensors
+        if GradMode.enabled:                      # create_graph=True: a recorded formula
+            onehot = np.zeros(logits.shape, dtype=logits.dtype)
+            onehot[np.arange(len(ctx.targets)), ctx.targets] = 1.0
+            n = max(logits.shape[0], 1)
+            return (logits.softmax(axis=1) - Variable(onehot)) * (grad_output / n), None
+        return Variable(ctx.grad * grad_output.item()), None
+
+
+# --- section: ReLU ---
+class ReLU(Function):
+    """relu(x) = max(x, 0) by the fused kernel (a = 1, b = 0); its derivative is 0 at x = 0"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        flat = np.ascontiguousarray(x.data).reshape(-1)
+        return Variable(affine_relu_forward(flat, 1.0, 0.0, np.empty_like(flat)).reshape(x.shape))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        if GradMode.enabled:                      # create_graph=True: a recorded formula
+            return grad_output * Variable(x.data > 0)
+        flat = np.ascontiguousarray(x.data).reshape(-1)
+        g = np.ascontiguousarray(grad_output.data, dtype=flat.dtype).reshape(-1)
+        grad_x = np.empty_like(g)
+        affine_relu_backward(flat, 1.0, 0.0, g, grad_x)
+        return Variable(grad_x.reshape(x.shape))
