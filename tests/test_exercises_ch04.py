@@ -535,7 +535,7 @@ def order_no_visited(root):
 def _inputs(v, all_inputs=False):
     if v.grad_fn is None:
         return []
-    return [x for x in v.grad_fn.inputs if all_inputs or x.requires_grad]
+    return [x for x in v.grad_fn.inputs if all_inputs or getattr(x, "requires_grad", False)]
 
 
 def order_recursive(root):

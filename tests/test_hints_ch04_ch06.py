@@ -111,7 +111,38 @@ ENGINE_MISTAKES = [
     # the hooks are not called at all
     (("            g = _run_hooks(v, grads.pop(id(v)))", "            g = grads.pop(id(v))"),
      ["never passed h's gradient through _run_hooks"]),
+    # no refusal of a root that recorded nothing
+    (("    if not root.requires_grad:\n        raise RuntimeError(_NOTHING_RECORDED)\n", ""),
+     ["Nothing was recorded: raise RuntimeError"]),
+    # no refusal of a root of several numbers without gradient=
+    (("    if gradient is None and root.data.size != 1:\n"
+      "        raise RuntimeError(_NEEDS_GRADIENT.format(root.shape))\n", ""),
+     ["only makes sense for a single-number output"]),
 ]
+
+
+# -- ch04-topological-order: _inputs_to_visit, now the learner's --------------------------------
+ORDER_INPUT_MISTAKES = [
+    # a leaf's grad_fn is None: no inputs
+    (("    if v.grad_fn is None:\n        return []\n    return [x for x in v.grad_fn.inputs",
+      "    return [x for x in v.grad_fn.inputs"),
+     ["A leaf has no node", "no inputs to follow"]),
+    # every input taken for a Variable: a plain number has no requires_grad
+    (("if isinstance(x, Variable) and x.requires_grad]", "if x.requires_grad]"),
+     ["plain number 3.0", "(isinstance)"]),
+]
+
+
+@pytest.mark.parametrize("change,words", ORDER_INPUT_MISTAKES,
+                         ids=[f"inputs-{i}" for i in range(len(ORDER_INPUT_MISTAKES))])
+def test_ch04_topological_order_names_the_cause_in_inputs_to_visit(tmp_path, change, words):
+    pkg = engine_package(tmp_path, change)
+    with pytest.raises(AssertionError) as info:
+        check.ch04_topological_order(pkg.topological_order, pkg)
+    message = str(info.value)
+    assert message.startswith("Exercise ch04-topological-order failed"), message
+    for word in words:
+        assert word in message, (word, message)
 
 
 @pytest.mark.parametrize("change,words", ENGINE_MISTAKES,

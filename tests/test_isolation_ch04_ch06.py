@@ -15,7 +15,7 @@ import pytest
 from autograd_lab.exercises import check
 
 from . import test_exercises_ch04 as t4
-from .test_hints_ch04_ch06 import ENGINE_MISTAKES, HOOKS_MISTAKES
+from .test_hints_ch04_ch06 import ENGINE_MISTAKES, HOOKS_MISTAKES, ORDER_INPUT_MISTAKES
 
 
 def ch04_library_checks(pkg) -> dict[str, Callable[[], None]]:
@@ -34,7 +34,8 @@ def ch04_library_checks(pkg) -> dict[str, Callable[[], None]]:
 
 
 CH04_BREAKS = ([("ch04-hooks", change) for change, _ in HOOKS_MISTAKES]
-               + [("ch04-engine-backward", change) for change, _ in ENGINE_MISTAKES])
+               + [("ch04-engine-backward", change) for change, _ in ENGINE_MISTAKES]
+               + [("ch04-topological-order", change) for change, _ in ORDER_INPUT_MISTAKES])
 
 
 def test_the_course_engine_passes_every_check_of_chapter_04(capsys):

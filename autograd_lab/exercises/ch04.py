@@ -782,10 +782,19 @@ def ch04_topological_order(topological_order: Callable[[Any], list], mygrad: Mod
     pkg = _package(mygrad)
     with ck.case("a single leaf that requires grad"):
         x = _mg(pkg, 1.0, True)
-        _check_variable_order(ck, ck.call(topological_order, x), x, {"x": x})
+        _check_variable_order(ck, ck.call(
+            topological_order, x, hint="A leaf has no node (its grad_fn is None): it was "
+            "computed from nothing, so it has no inputs to follow."), x, {"x": x})
     with ck.case("the l1...l4 example: input needs no grad and is not listed"):
         g = _seed_graph(pkg)
         _check_variable_order(ck, ck.call(topological_order, g["loss"]), g["loss"], g)
+    with ck.case("an input that is a plain number is not followed: Scale.apply(x, 3.0)"):
+        x = _mg(pkg, [1.0, -2.0], True)
+        y = _scale_function(pkg, lambda ctx, g: (g * ctx.factor, None)).apply(x, 3.0)
+        _check_variable_order(ck, ck.call(
+            topological_order, y, hint="One input of this node is the plain number 3.0, which "
+            "has no requires_grad and no node: follow only the inputs that are Variables "
+            "(isinstance) and require grad."), y, {"x": x, "y": y})
     with ck.case("h = x*y used three times: out = h*h + h"):
         g = _h_graph(pkg)
         _check_variable_order(ck, ck.call(topological_order, g["out"]), g["out"], g)

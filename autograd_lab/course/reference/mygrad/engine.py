@@ -72,16 +72,20 @@ def _check_grads(node, grads):
     return checked
 
 
+_NOTHING_RECORDED = (
+    "backward() of a Variable that does not require grad: nothing was recorded. Make a leaf "
+    "with requires_grad=True before computing the output.")
+_NEEDS_GRADIENT = (
+    "backward() without a gradient needs a single-number output, but this one has shape {}: "
+    "pass gradient= (d loss / d output, of that shape).")
+
+
 def backward(root, gradient=None, retain_graph=None, create_graph=False):
     """Compute d root / d leaf for every leaf that requires grad; add it into leaf.grad."""
     if not root.requires_grad:
-        raise RuntimeError(
-            "backward() of a Variable that does not require grad: nothing was recorded. Make a "
-            "leaf with requires_grad=True before computing the output.")
+        raise RuntimeError(_NOTHING_RECORDED)
     if gradient is None and root.data.size != 1:
-        raise RuntimeError(
-            f"backward() without a gradient needs a single-number output, but this one has "
-            f"shape {root.shape}: pass gradient= (d loss / d output, of that shape).")
+        raise RuntimeError(_NEEDS_GRADIENT.format(root.shape))
     gradient = Variable(np.ones_like(root.data)) if gradient is None else as_variable(gradient)
     retain_graph = create_graph if retain_graph is None else retain_graph
     enabled, GradMode.enabled = GradMode.enabled, bool(create_graph)
