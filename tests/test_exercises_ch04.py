@@ -483,7 +483,6 @@ def test_backward_that_updates_a_leaf_per_consumer_is_not_blamed_for_revisits(ca
 
 
 # -- mygrad's engine: topological_order and backward on the learner's Variables ----------------
-import re  # noqa: E402
 
 from autograd_lab.course.library import REFERENCE_ROOT  # noqa: E402
 from autograd_lab.course.loader import build_package, choose_modules  # noqa: E402
@@ -511,9 +510,12 @@ def engine_package(tmp_path=None, change=None):
 def test_mygrad_engine_checkers_accept_the_course_engine(seed, hidden, capsys):
     pkg = engine_package()
     check.ch04_topological_order(pkg.topological_order, pkg, seed=seed, hidden=hidden)
+    check.ch04_hooks(pkg.register_hook, pkg.retain_grad, pkg.engine._run_hooks, pkg,
+                     seed=seed, hidden=hidden)
     check.ch04_engine_backward(pkg.backward, pkg, seed=seed, hidden=hidden)
     out = capsys.readouterr().out
-    assert out.count("All ") == 2 and out.count("(with hidden cases)") == (2 if hidden else 0)
+    assert out.count("All ") == 3 and out.count("(with hidden cases)") == (3 if hidden else 0)
+    assert "note:" not in out
     ch04.mygrad_engine(pkg)  # the loader's check, quiet
 
 
@@ -533,7 +535,7 @@ def order_no_visited(root):
 def _inputs(v, all_inputs=False):
     if v.grad_fn is None:
         return []
-    return [x for x in v.grad_fn.inputs if all_inputs or x.requires_grad]
+    return [x for x in v.grad_fn.inputs if all_inputs or getattr(x, "requires_grad", False)]
 
 
 def order_recursive(root):
@@ -592,10 +594,11 @@ def test_topological_order_rejects_typical_mistakes(wrong, words):
     (("        v.grad = Variable(grad.data.copy()) if not GradMode.enabled else grad",
       "        v.grad = Variable(grad.data)"), "share one array"),
     (("                node.release()", "                pass"), "node.release()"),
-    (("                    g = as_variable(changed)", "                    pass"),
-     "returned value was ignored"),
+    (("            g = _run_hooks(v, grads.pop(id(v)))",
+      "            g = grads.pop(id(v))\n            _run_hooks(v, g)"),
+     "_run_hooks returned was not used"),
     (("            if v.grad_fn is None or getattr(v, \"_retains_grad\", False):",
-      "            if v.grad_fn is None:"), "retain_grad sets"),
+      "            if v.grad_fn is None:"), "marked _retains_grad keeps its complete gradient"),
     # PyTorch's rule for the number of gradients a backward returns: the exact-count rule of
     # old, then an engine that cuts off surplus gradients or fills missing ones without looking
     (("    if len(grads) > n and all(g is None for g in grads[n:]):",
@@ -672,7 +675,7 @@ def test_chapter_04_graded_cells_call_their_own_checkers():
     graded = graded_cells(cells)
     assert {c["metadata"]["nbgrader"]["grade_id"] for c in graded} == {
         "ch04-topological-sort", "ch04-backward", "ch04-reused-node", "ch04-second-backward",
-        "ch04-topological-order", "ch04-engine-backward"}
+        "ch04-topological-order", "ch04-hooks", "ch04-engine-backward"}
     for cell in graded:
         assert_calls_own_checker(cell)
         assert_has_heading_and_solution(cell, cells)

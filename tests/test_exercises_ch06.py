@@ -11,10 +11,8 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 import autograd_lab as al
@@ -430,7 +428,7 @@ def test_graded_cells_call_their_own_checker():
     graded = graded_cells(cells)
     assert {c["metadata"]["nbgrader"]["grade_id"] for c in graded} == {
         "ch06-grad-mode-switch", "ch06-predict-raises", "ch06-train-step", "ch06-detach",
-        "ch06-inplace-ops", "ch06-version-check"}
+        "ch06-inplace-rules", "ch06-inplace-ops", "ch06-version-check"}
     for cell in graded:
         assert_calls_own_checker(cell)
         assert_has_heading_and_solution(cell, cells)
@@ -449,7 +447,8 @@ def test_chapter_06_builds_grad_mode_and_loads_mygrad_first():
     sections = [("".join(c["source"]).splitlines() or [""])[0] for c in cells]
     assert [s for s in sections if s.startswith("%%mygrad")] == [
         "%%mygrad grad_mode no_grad", "%%mygrad grad_mode detach", "%%mygrad grad_mode versions",
-        "%%mygrad grad_mode in-place", "%%mygrad grad_mode saved versions"]
+        "%%mygrad grad_mode inplace-rules", "%%mygrad grad_mode in-place",
+        "%%mygrad grad_mode saved versions"]
     assert any("load_mygrad(chapter=6, including=True)" in "".join(c["source"]) for c in cells)
 
 
@@ -603,6 +602,27 @@ DETACH_MISTAKES = [
     ([("    self.requires_grad = bool(requires_grad)\n    return self",
        "    self.requires_grad = bool(requires_grad)")],
      ["did not return the Variable itself", "Return self"]),
+    # requires_grad_ switches any Variable: the refusal for a computed one is left out
+    ([("    if not self.is_leaf:\n        raise RuntimeError(_ONLY_LEAVES.format(", "    if False:\n"
+       "        raise RuntimeError(_ONLY_LEAVES.format(")],
+     ["did not raise", "only changes leaves"]),
+    # the refusal with a message of its own, which does not say what to do
+    ([("raise RuntimeError(_ONLY_LEAVES.format(type(self.grad_fn).__name__))",
+       "raise RuntimeError(\"not a leaf\")")],
+     ["does not say what to do instead", "_ONLY_LEAVES"]),
+    # _counter makes a new list on every call
+    ([("    counter = v.__dict__.get(\"_counter\")\n    if counter is None:\n"
+       "        counter = v._counter = [0]\n", "    counter = v._counter = [0]\n")],
+     ["different list on the second call", "Make the list only the first time"]),
+    # _counter keeps one list on the class: every Variable counts on it
+    ([("    counter = v.__dict__.get(\"_counter\")\n    if counter is None:\n"
+       "        counter = v._counter = [0]\n",
+       "    counter = getattr(v, \"_counter\", None)\n    if counter is None:\n"
+       "        counter = type(v)._counter = [0]\n")],
+     ["did not keep its list in v._counter"]),
+    # _counter starts at 1
+    ([("counter = v._counter = [0]", "counter = v._counter = [1]")],
+     ["not [0]", "starts as [0]"]),
 ]
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from ._common import Checker
 
 __all__ = ["ch04_topological_sort", "ch04_backward", "ch04_reused_node", "ch04_second_backward",
-           "ch04_topological_order", "ch04_engine_backward", "mygrad_engine"]
+           "ch04_topological_order", "ch04_hooks", "ch04_engine_backward", "mygrad_engine"]
 
 
 class _Scalar:
@@ -782,10 +782,19 @@ def ch04_topological_order(topological_order: Callable[[Any], list], mygrad: Mod
     pkg = _package(mygrad)
     with ck.case("a single leaf that requires grad"):
         x = _mg(pkg, 1.0, True)
-        _check_variable_order(ck, ck.call(topological_order, x), x, {"x": x})
+        _check_variable_order(ck, ck.call(
+            topological_order, x, hint="A leaf has no node (its grad_fn is None): it was "
+            "computed from nothing, so it has no inputs to follow."), x, {"x": x})
     with ck.case("the l1...l4 example: input needs no grad and is not listed"):
         g = _seed_graph(pkg)
         _check_variable_order(ck, ck.call(topological_order, g["loss"]), g["loss"], g)
+    with ck.case("an input that is a plain number is not followed: Scale.apply(x, 3.0)"):
+        x = _mg(pkg, [1.0, -2.0], True)
+        y = _scale_function(pkg, lambda ctx, g: (g * ctx.factor, None)).apply(x, 3.0)
+        _check_variable_order(ck, ck.call(
+            topological_order, y, hint="One input of this node is the plain number 3.0, which "
+            "has no requires_grad and no node: follow only the inputs that are Variables "
+            "(isinstance) and require grad."), y, {"x": x, "y": y})
     with ck.case("h = x*y used three times: out = h*h + h"):
         g = _h_graph(pkg)
         _check_variable_order(ck, ck.call(topological_order, g["out"]), g["out"], g)
@@ -886,27 +895,52 @@ def _course_order_of(root: Any) -> list[Any]:
     return order[::-1]
 
 
-@contextlib.contextmanager
-def _course_order(backward: Callable[..., Any], pkg: ModuleType) -> Iterator[None]:
-    """Run with the ``topological_order`` the learner's ``backward`` calls replaced by the
-    course's, then put it back; if the learner's fails its exercise (ch04-topological-order),
-    say so in one line."""
-    ns = getattr(inspect.unwrap(backward), "__globals__", None) if callable(backward) else None
-    own = ns.get("topological_order") if isinstance(ns, dict) else None
-    if not callable(own):
-        yield
-        return
+def _own_hooks_fail(ns: dict[str, Any], pkg: ModuleType) -> bool:
+    """Whether the learner's hook functions in ``ns`` fail their own check (ch04-hooks)."""
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            ch04_topological_order(own, pkg)
+            ch04_hooks(ns.get("register_hook"), ns.get("retain_grad"), ns.get("_run_hooks"), pkg)
     except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
-        print("note: exercise ch04-topological-order fails its own check; this check runs "
-              "your backward with the course's topological_order.")
-    ns["topological_order"] = _course_order_of
+        return True
+    return False
+
+
+@contextlib.contextmanager
+def _course_order(backward: Callable[..., Any], pkg: ModuleType) -> Iterator[None]:
+    """Run with the ``topological_order`` and ``_run_hooks`` the learner's ``backward`` calls
+    replaced by the course's, then put them back; if the learner's fail their exercises
+    (ch04-topological-order, ch04-hooks), say so in one line each."""
+    ns = getattr(inspect.unwrap(backward), "__globals__", None) if callable(backward) else None
+    if not isinstance(ns, dict):
+        yield
+        return
+    own = ns.get("topological_order")
+    if callable(own):
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                ch04_topological_order(own, pkg)
+        except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
+            print("note: exercise ch04-topological-order fails its own check; this check runs "
+                  "your backward with the course's topological_order.")
+        ns["topological_order"] = _course_order_of
+    missing = object()
+    own_hooks = ns.get("_run_hooks", missing)
+    if own_hooks is missing:
+        print("note: _run_hooks (exercise ch04-hooks) is not defined; this check runs your "
+              "backward with the course's.")
+    elif _own_hooks_fail(ns, pkg):
+        print("note: exercise ch04-hooks fails its own check; this check runs your backward "
+              "with the course's _run_hooks.")
+    ns["_run_hooks"] = _course_run_hooks
     try:
         yield
     finally:
-        ns["topological_order"] = own
+        if callable(own):
+            ns["topological_order"] = own
+        if own_hooks is missing:
+            ns.pop("_run_hooks", None)
+        else:
+            ns["_run_hooks"] = own_hooks
 
 
 def ch04_engine_backward(backward: Callable[..., Any], mygrad: ModuleType | None = None, *,
@@ -915,8 +949,14 @@ def ch04_engine_backward(backward: Callable[..., Any], mygrad: ModuleType | None
     and its wiring (``Variable.backward``, ``retain_grad``, ``register_hook``)."""
     ck = Checker("ch04-engine-backward", seed=seed, hidden=hidden)
     pkg = _package(mygrad)
-    with _course_order(backward, pkg):
-        _engine_backward_cases(ck, backward, pkg, hidden)
+    mode = getattr(pkg, "GradMode", None)
+    start = getattr(mode, "enabled", True)
+    try:
+        with _course_order(backward, pkg):
+            _engine_backward_cases(ck, backward, pkg, hidden)
+    finally:
+        if mode is not None:
+            mode.enabled = start             # a broken engine may have left recording off
     ck.done()
 
 
@@ -953,6 +993,30 @@ def _engine_backward_cases(ck: Checker, backward: Callable[..., Any], pkg: Modul
                                "gradients of all of h's users (grads[id(x)] = grads[id(x)] + gx "
                                "when there is an entry already).")])
         _grad_close(ck, g["y"], 26.0, "y.grad", grads_hint + diagnosis)
+    with ck.case("the walk records nothing: grad mode is off while it runs, on afterwards"):
+        mode = pkg.GradMode
+        modes: list[bool] = []
+
+        def probe(ctx: Any, grad: Any) -> Any:
+            modes.append(bool(mode.enabled))
+            return pkg.Variable(_values(grad) * ctx.factor)
+        x = _mg(pkg, [1.0, -2.0], True)
+        ck.call(backward, _scale_function(pkg, probe).apply(x), pkg.Variable(np.ones(2)))
+        ck.check(modes == [False], "a Function's backward ran with grad mode on.",
+                 expected="GradMode.enabled False during the walk", received=modes,
+                 hint="The walk computes gradients, it does not build a graph of them: switch "
+                      "GradMode.enabled to create_graph (False here) while it runs.")
+        ck.check(mode.enabled is True, "grad mode is off after backward.", expected=True,
+                 received=mode.enabled,
+                 hint="Keep the caller's mode before the walk and put exactly that back "
+                      "afterwards, in a finally: block.")
+        out = ck.call(lambda: x * x)
+        ck.call(backward, out, pkg.Variable(np.ones(2)))
+        ck.check(getattr(x.grad, "grad_fn", None) is None and not x.grad.requires_grad,
+                 "x.grad was recorded: it has a grad_fn (or requires grad).",
+                 received=repr(getattr(x.grad, "grad_fn", None)),
+                 hint="The walk computes gradients, it does not build a graph of them: switch "
+                      "GradMode.enabled to create_graph (False here) while it runs.")
     with ck.case("a second backward adds into .grad (retain_graph=True the first time)"):
         x = _mg(pkg, 1.5, True)
         out = x * x * 2.0
@@ -980,6 +1044,10 @@ def _engine_backward_cases(ck: Checker, backward: Callable[..., Any], pkg: Modul
         ck.raises(RuntimeError, backward, out,
                   hint="After a node's backward has run, call node.release() unless "
                        "retain_graph is true; its saved_tensors then raise on the second call.")
+        ck.check(pkg.GradMode.enabled is True, "grad mode stayed off after a backward that "
+                 "raised.", expected=True, received=pkg.GradMode.enabled,
+                 hint="Put the caller's mode back in a finally: block around the walk, so that "
+                      "it comes back whether the walk ends or raises.")
     with ck.case("gradient= for an output that is not a single number"):
         x = _mg(pkg, [1.0, -2.0, 3.0], True)
         y = x * _mg(pkg, [2.0, 5.0, -1.0])
@@ -1022,30 +1090,83 @@ def _engine_backward_cases(ck: Checker, backward: Callable[..., Any], pkg: Modul
         ck.raises(RuntimeError, backward, scale.apply(x, w), pkg.Variable(np.ones(2)),
                   hint="Scale.apply(x, w) with w requiring grad, but its backward returned one "
                        "gradient: w's is missing, to be reported, not filled with None. " + rule)
-    with ck.case("retain_grad keeps a non-leaf's gradient (h.grad = 13)"):
+    with ck.case("a Variable marked _retains_grad keeps its gradient (h.grad = 13)"):
         g = _h_graph(pkg)
-        ck.call(g["h"].retain_grad)
-        ck.call(g["out"].backward)
+        g["h"]._retains_grad = True                 # what retain_grad (ch04-hooks) leaves
+        _call_backward(ck, backward, g["out"])
         _grad_close(ck, g["h"], 13.0, "h.grad",
-                    "retain_grad sets v._retains_grad = True; backward then adds v's complete "
-                    "gradient into v.grad as it does for leaves.")
-    with ck.case("a hook sees the complete gradient once and may replace it"):
+                    "A Variable marked _retains_grad keeps its complete gradient in .grad "
+                    "(with _accumulate), as a leaf does; its node still sends gradients on.")
+    with ck.case("the complete gradient goes through _run_hooks once, and what it returns "
+                 "flows on"):
         g = _h_graph(pkg)
-        seen: list[float] = []
-
-        def halve(grad: Any) -> Any:
-            seen.append(float(np.asarray(_values(grad))))
-            return grad * 0.5
-        ck.call(g["h"].register_hook, halve)
-        ck.call(g["out"].backward)
-        ck.check(seen == [13.0], "the hook on h was not called once with the whole gradient 13.",
+        seen: list[Any] = []
+        g["h"]._hooks = [_hook_recorder(seen), _scaling_hook(pkg, 0.5)]   # as register_hook
+        _call_backward(ck, backward, g["out"])
+        ck.check(seen != [], "your backward never passed h's gradient through _run_hooks.",
                  expected=[13.0], received=seen,
-                 hint="Call the hooks of v when v's turn comes in the order (its gradient is "
-                      "complete then), and only once.")
+                 hint="When a Variable's turn comes in the order, its gradient is complete: "
+                      "pass it through _run_hooks(v, g) before anything else uses it.")
+        ck.check(seen == [13.0], "the hooks on h were not called once with the whole "
+                 "gradient 13.", expected=[13.0], received=seen,
+                 hint="Call _run_hooks when v's turn comes in the order (its gradient is "
+                      "complete then, the sum of all its users'), and only then: not once per "
+                      "contribution.")
         _grad_close(ck, g["x"], 19.5, "x.grad",
-                    "A value returned by a hook replaces the gradient before it flows on.",
-                    mistakes=[(39.0, "The hook's returned value was ignored: use it as the new "
-                               "gradient of h.")])
+                    "What _run_hooks returns is h's gradient from then on.",
+                    mistakes=[(39.0, "The gradient _run_hooks returned was not used: go on with "
+                               "it (a hook halved h's gradient here).")])
+    with ck.case("grad mode comes back after backward, also when a Function's backward "
+                 "raises"):
+        mode = pkg.GradMode
+
+        class _Boom(Exception):
+            pass
+
+        def exploding(ctx: Any, grad: Any) -> Any:
+            raise _Boom("raised by the checker's Function on purpose")
+        start = mode.enabled
+        try:
+            x = _mg(pkg, [1.0, 2.0], True)
+            y = _scale_function(pkg, exploding).apply(x)
+            ck.raises(_Boom, backward, y, pkg.Variable(np.ones(2)),
+                      hint="An error in a Function's backward must reach the caller "
+                           "unchanged.")
+            ck.check(mode.enabled is True, "grad mode stayed off after a backward that "
+                     "raised.", expected=True, received=mode.enabled,
+                     hint="Put the caller's mode back in a finally: block around the walk, so "
+                          "that it comes back whether the walk ends or raises.")
+            x = _mg(pkg, 2.0, True)
+            y = ck.call(lambda: x * x)
+            mode.enabled = False                      # a backward called inside no_grad
+            ck.call(backward, y)
+            ck.check(mode.enabled is False, "grad mode was switched on by a backward called "
+                     "with recording off.", expected=False, received=mode.enabled,
+                     hint="Put back the mode the caller had (read it before the walk), not "
+                          "True.")
+        finally:
+            mode.enabled = start
+    with ck.case("the root's gradient has the root's shape: a (1, 1) leaf gives [[1.]]"):
+        x = _mg(pkg, [[2.0]], True)
+        ck.call(backward, x)
+        ck.check(x.grad is not None and tuple(np.shape(_values(x.grad))) == (1, 1),
+                 "x.grad of a (1, 1) root does not have shape (1, 1).", expected="[[1.]]",
+                 received=None if x.grad is None else _values(x.grad),
+                 hint="Without gradient=, start the walk from ones shaped like the root's data, "
+                      "not from the number 1.")
+        ck.close(_values(x.grad), [[1.0]], what="x.grad")
+    with ck.case("create_graph=True keeps the graph: a second backward still works"):
+        x = _mg(pkg, 1.5, True)
+        out = ck.call(lambda: x * x * 2.0)
+        ck.call(backward, out, create_graph=True,
+                hint="With create_graph=True the walk runs with grad mode on (the gradients "
+                     "become a graph); read the traceback for the failing line.")
+        ck.call(backward, out,
+                hint="The first call had create_graph=True and retain_graph left at None: "
+                     "retain_graph then follows create_graph, so that call must not free the "
+                     "saved tensors.")
+        ck.close(_values(x.grad), 12.0, what="x.grad after the two calls",
+                 hint="Leaves accumulate: the second call adds 6 to the first call's 6.")
     with ck.case("a deep chain (3,000 operations) needs no recursion"):
         x = _mg(pkg, 1.0, True)
         y = x
@@ -1071,9 +1192,209 @@ def _engine_backward_cases(ck: Checker, backward: Callable[..., Any], pkg: Modul
                 _grad_close(ck, mine[k], ref[k].grad.data, f"w{k + 1}.grad", grads_hint)
 
 
+# -- exercise ch04-hooks: retain_grad, register_hook and _run_hooks ----------------------------
+# The walk below is the course's backward (as in the key), with one piece that can be swapped:
+# the _run_hooks it calls. ch04-hooks judges the learner's three functions with it, so their
+# points do not depend on the learner's backward, which comes after them.
+def _course_run_hooks(v: Any, grad: Any, *, own_only: bool = True) -> Any:
+    """The course's _run_hooks: v's hooks in order, a result other than None replaces grad.
+    ``own_only``: only the list on v itself (a list a wrong register_hook left on the class is
+    ignored, so that it cannot reach the checks of other exercises)."""
+    hooks = v.__dict__.get("_hooks", ()) if own_only else getattr(v, "_hooks", ())
+    for hook in list(hooks):
+        changed = hook(grad)
+        if changed is not None:
+            grad = changed if hasattr(changed, "grad_fn") else type(grad)(np.asarray(changed))
+    return grad
+
+
+def _any_run_hooks(v: Any, grad: Any) -> Any:
+    """The course's _run_hooks reading v._hooks wherever it lives (on v, or on its class)."""
+    return _course_run_hooks(v, grad, own_only=False)
+
+
+def _course_walk(ck: Checker, pkg: ModuleType, root: Any,
+                 run_hooks: Callable[[Any, Any], Any] = _any_run_hooks) -> None:
+    """The course's backward from ``root`` (seeded with ones, grad mode off, nodes released),
+    passing each complete gradient through ``run_hooks``."""
+    mode = pkg.GradMode
+    enabled, mode.enabled = mode.enabled, False
+    try:
+        grads = {id(root): pkg.Variable(np.ones_like(root.data))}
+        for v in _course_order_of(root):
+            g = ck.call(run_hooks, v, grads.pop(id(v)))
+            ck.check(g is not None and hasattr(g, "grad_fn"), "_run_hooks did not give back a "
+                     "Variable.", expected="the gradient that flows on (a Variable)",
+                     received=g, hint="Return the gradient after the hooks: the one you were "
+                     "given if no hook replaced it; a hook's result other than None becomes a "
+                     "Variable (as_variable) first.")
+            if v.grad_fn is None or getattr(v, "_retains_grad", False):
+                v.grad = (pkg.Variable(np.array(g.data, copy=True)) if v.grad is None
+                          else pkg.Variable(v.grad.data + g.data))
+            node = v.grad_fn
+            if node is None:
+                continue
+            out = node.function.backward(node, g)
+            out = out if isinstance(out, tuple) else (out,)
+            for x, gx, needed in zip(node.inputs, out, node.needs_input_grad):
+                if needed and gx is not None:
+                    grads[id(x)] = grads[id(x)] + gx if id(x) in grads else gx
+            node.release()
+    finally:
+        mode.enabled = enabled
+
+
+def _hook_recorder(seen: list[Any]) -> Callable[[Any], None]:
+    """A hook that only watches: it notes the gradient's value (None if it got None)."""
+    def watch(grad: Any) -> None:
+        seen.append(None if grad is None else float(np.sum(_values(grad))))
+    return watch
+
+
+def _scaling_hook(pkg: ModuleType, factor: float, as_array: bool = False) -> Callable[[Any], Any]:
+    """A hook that returns grad * factor (a Variable, or a bare numpy array if ``as_array``)."""
+    def scale(grad: Any) -> Any:
+        if grad is None:
+            return None
+        value = _values(grad) * factor
+        return value if as_array else pkg.Variable(value)
+    return scale
+
+
+def ch04_hooks(register_hook: Callable[..., Any], retain_grad: Callable[[Any], Any],
+               run_hooks: Callable[[Any, Any], Any], mygrad: ModuleType | None = None, *,
+               seed: int = 0, hidden: bool = False) -> None:
+    """Check mygrad's ``register_hook(v, fn)`` (a list of hooks per Variable in ``v._hooks``, and
+    a handle whose ``remove()`` takes one off), ``retain_grad(v)`` (``v._retains_grad = True``)
+    and ``_run_hooks(v, grad)`` (the hooks in order; a result other than None replaces the
+    gradient). The learner's backward plays no part: the course's walk runs the graphs."""
+    ck = Checker("ch04-hooks", seed=seed, hidden=hidden)
+    pkg = _package(mygrad)
+    rng = ck.rng
+    with ck.case("_run_hooks of a Variable without hooks gives the gradient back"):
+        v = _mg(pkg, 1.0, True)
+        got = ck.call(run_hooks, v, _mg(pkg, 2.0))
+        ck.check(got is not None, "_run_hooks returned None for a Variable without hooks.",
+                 expected="the gradient it was given", received=got,
+                 hint="Return the gradient that flows on: with no hooks, the one you were given. "
+                      "Did you forget the `return` statement?")
+        ck.close(_values(got), 2.0, what="the gradient _run_hooks returned")
+    with ck.case("_run_hooks: hooks in order; a result replaces the gradient, None keeps it"):
+        start = float(np.round(rng.uniform(1.0, 3.0), 2))
+        v, seen = _mg(pkg, 1.0, True), []
+        v._hooks = [_hook_recorder(seen), _scaling_hook(pkg, 2.0), _hook_recorder(seen),
+                    _scaling_hook(pkg, 3.0, as_array=True)]
+        got = ck.call(run_hooks, v, _mg(pkg, start))
+        ck.check(bool(seen), "_run_hooks called none of v's hooks.",
+                 expected="the hooks in v._hooks, each called with the gradient", received=seen,
+                 hint="register_hook keeps a Variable's hooks in its list v._hooks: call each "
+                      "of them, in that order (a Variable that never got a hook has no such "
+                      "attribute).")
+        ck.check(got is not None and None not in seen, "a hook that returned None took the "
+                 "gradient away.", expected=f"{start * 6:g} after the hooks", received=got,
+                 hint="A hook that returns None only watched: keep the gradient as it was. Only "
+                      "a result other than None replaces it.")
+        ck.check(hasattr(got, "grad_fn"), "_run_hooks returned something that is not a "
+                 "Variable.", received=type(got).__name__,
+                 hint="A hook may return a plain numpy array (the last hook here does): make "
+                      "its result a Variable (as_variable) before it flows on.")
+        ck.check(len(seen) == 2 and seen[0] == start, "the watching hooks were not called "
+                 "once each, in order.", expected=[start, 2 * start], received=seen,
+                 hint="Call the hooks in the order they were registered, each once.")
+        ck.close(_values(got), start * 6, what="the gradient _run_hooks returned",
+                 mistakes=[(start, "A value a hook returns replaces the gradient: your "
+                                   "_run_hooks ignored the results."),
+                           (start * 3, "Only the last hook's result counted: each result "
+                                       "replaces the gradient for the hooks after it.")])
+        ck.check(seen[1] == 2 * start, "the third hook did not see the gradient as the second "
+                 "hook left it.", expected=2 * start, received=seen[1],
+                 hint="When a hook returns a value, that value is the gradient from then on: "
+                      "for the next hook too, not only for what _run_hooks returns.")
+    with ck.case("register_hook on h: the hook sees h's complete gradient (13) once"):
+        g = _h_graph(pkg)
+        seen = []
+        handle = ck.call(register_hook, g["h"], _hook_recorder(seen))
+        ck.check(handle is not None and callable(getattr(handle, "remove", None)),
+                 "register_hook did not return a handle with a remove() method.",
+                 received=handle, hint="Return an object whose remove() takes this hook off "
+                                       "again (the given _HookHandle).")
+        _course_walk(ck, pkg, g["out"])
+        ck.check(seen != [] , "the hook on h was never called.", expected=[13.0], received=seen,
+                 hint="The engine calls the functions in v._hooks: register_hook must append "
+                      "the hook to that list (made the first time).")
+        ck.check(seen == [13.0], "the hook registered on h ran for other Variables too."
+                 if len(seen) > 1 else "the hook did not see h's gradient 13.",
+                 expected=[13.0], received=seen,
+                 hint=(f"The hook ran {len(seen)} times in one backward: the list is shared by "
+                       "all Variables (kept on the class, in a global or as a default "
+                       "argument). Give each Variable a list of its own, made the first time "
+                       "register_hook is called on it.") if len(seen) > 1 else None)
+    with ck.case("two hooks on h both run, in the order they were registered"):
+        g = _h_graph(pkg)
+        seen = []
+        ck.call(register_hook, g["h"], _hook_recorder(seen))
+        ck.call(register_hook, g["h"], _scaling_hook(pkg, 0.5))
+        ck.call(register_hook, g["h"], _hook_recorder(seen))
+        _course_walk(ck, pkg, g["out"])
+        ck.check(len(seen) == 2 and seen[0] == 13.0, "not every hook registered on h ran.",
+                 expected=[13.0, 6.5], received=seen,
+                 hint="Registering a hook dropped the ones before it: make h's list only the "
+                      "first time (when h has none yet), then append to it.")
+        ck.check(seen == [13.0, 6.5], "the hooks on h did not run in the order they were "
+                 "registered.", expected=[13.0, 6.5], received=seen,
+                 hint="Append each new hook at the end of the list.")
+    with ck.case("two hooks on h; remove() takes off only its own; removing twice is harmless"):
+        g = _h_graph(pkg)
+        seen = []
+        first = ck.call(register_hook, g["h"], _hook_recorder(seen))
+        ck.call(register_hook, g["h"], _scaling_hook(pkg, 0.5))
+        ck.call(first.remove, hint="remove() takes this handle's hook off the Variable's list.")
+        ck.call(first.remove, hint="remove() a second time must do nothing: the hook is off "
+                                   "already, so check that it is still in the list first.")
+        _course_walk(ck, pkg, g["out"])
+        ck.check(seen == [], "remove() left the hook in place: it still ran.", received=seen,
+                 hint="remove() must take the hook off the very list the Variable holds (the "
+                      "handle keeps that list, not a copy, and the Variable keeps appending to "
+                      "the same list).")
+        _grad_close(ck, g["x"], 19.5, "x.grad with the halving hook left on h",
+                    "The second hook (grad * 0.5) must still run after the first is removed.",
+                    mistakes=[(39.0, "The halving hook did not run: either registering a second "
+                                     "hook dropped the first list, or remove() took off more "
+                                     "than its own hook. Append to the Variable's list and "
+                                     "remove only the handle's hook.")])
+    with ck.case("retain_grad: h keeps its complete gradient 13; x and y as before"):
+        g = _h_graph(pkg)
+        ck.call(retain_grad, g["h"])
+        _course_walk(ck, pkg, g["out"])
+        _grad_close(ck, g["h"], 13.0, "h.grad after retain_grad",
+                    "retain_grad only leaves the note the engine reads: v._retains_grad = True "
+                    "(the walk then keeps v's complete gradient in v.grad).")
+        _grad_close(ck, g["x"], 39.0, "x.grad", "retain_grad must not change the gradients.")
+        ck.check(g["h"].requires_grad is True and g["h"].grad_fn is not None,
+                 "retain_grad changed h itself.", hint="Only set the note; h stays in its graph.")
+    if hidden:
+        with ck.case("a hook on the leaf x: x.grad is what the hook returns"):
+            g = _h_graph(pkg, float(np.round(rng.uniform(1, 2), 2)), 3.0)
+            ck.call(register_hook, g["x"], _scaling_hook(pkg, 0.0))
+            _course_walk(ck, pkg, g["out"])
+            _grad_close(ck, g["x"], 0.0, "x.grad", "The hook's result replaces the gradient "
+                        "before the leaf keeps it.")
+        with ck.case("a hook on one Variable leaves a fresh Variable without hooks"):
+            u, w = _mg(pkg, 1.0, True), _mg(pkg, 2.0, True)
+            seen = []
+            ck.call(register_hook, u, _hook_recorder(seen))
+            got = ck.call(run_hooks, w, _mg(pkg, 5.0))
+            ck.check(seen == [] and float(_values(got)) == 5.0, "a hook registered on one "
+                     "Variable ran for another.", received=seen,
+                     hint="Keep the hooks on the Variable itself (self._hooks), one list each.")
+    ck.done()
+
+
 def mygrad_engine(pkg: ModuleType) -> None:
     """The loader's check of the learner's ``mygrad/engine.py`` (run at the start of every later
-    chapter): the chapter's two engine exercises on the package, quietly."""
+    chapter): the chapter's three engine exercises on the package, quietly."""
     with contextlib.redirect_stdout(io.StringIO()):
         ch04_topological_order(pkg.topological_order, pkg)
+        ch04_hooks(pkg.register_hook, pkg.retain_grad, getattr(pkg.engine, "_run_hooks", None),
+                   pkg)
         ch04_engine_backward(pkg.backward, pkg)

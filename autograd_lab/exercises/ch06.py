@@ -1,8 +1,10 @@
 """Checkers for chapter 06, Grad modes and in-place operations."""
 from __future__ import annotations
 
+import contextlib
+import io
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -11,7 +13,7 @@ from ._common import Checker, library
 
 __all__ = ["RULES", "SNIPPETS", "VISIBLE_SNIPPETS", "snippet_raises", "ch06_predict_raises",
            "ch06_train_step", "ch06_version_check", "ch06_grad_mode_switch", "ch06_detach",
-           "ch06_inplace_ops"]
+           "ch06_inplace_rules", "ch06_inplace_ops"]
 
 
 # -- ch06-predict-raises ---------------------------------------------------------------------
@@ -286,8 +288,25 @@ def ch06_version_check(mygrad: Any, *, seed: int = 0, hidden: bool = False) -> N
     """Check the learner's ``save_for_backward``/``saved_tensors``, installed on
     ``mygrad.Context``: the saved tensors come back as a tuple (None passes through), and a
     tensor changed in place after it was saved makes ``saved_tensors`` raise RuntimeError naming
-    both versions -- so that, in the whole library, a stale saved tensor makes backward raise."""
+    both versions -- so that, in the whole library, a stale saved tensor makes backward raise.
+    The version counting itself is other exercises' (the course's ``_counter`` is used)."""
     ck = Checker("ch06-version-check", seed=seed, hidden=hidden)
+    Variable = getattr(mygrad, "Variable", None)
+    counters = _counter_namespaces(Variable) if isinstance(Variable, type) else []
+    scope = getattr(getattr(Variable, "add_", None), "__globals__", {})
+    rules: list[dict[str, Any]] = [scope] if "GradMode" in scope else []
+    own_rules = scope.get("_check_inplace", _MISSING)
+    with _with_course(counters, "_counter", _course_counter,
+                      _own_counter(counters, Variable), "ch06-detach"), \
+            _with_course(rules, "_check_inplace", _course_check_inplace(scope.get("GradMode")),
+                         _own_rules_problem(own_rules) if rules else None,
+                         "ch06-inplace-rules"):
+        _version_check_cases(ck, mygrad, hidden)
+    ck.done()
+
+
+def _version_check_cases(ck: Checker, mygrad: Any, hidden: bool) -> None:
+    """The cases of ch06-version-check (with the course's _counter)."""
     rng = ck.rng
     Context = getattr(mygrad, "Context", None)
     with ck.case("Context has save_for_backward and a saved_tensors property"):
@@ -430,7 +449,6 @@ def ch06_version_check(mygrad: Any, *, seed: int = 0, hidden: bool = False) -> N
             x = mygrad.Variable(np.array([0.5, -1.0]), requires_grad=True)
             ck.call(lambda: (x * x).sum().backward())
             ck.close(x.grad.data, 2 * x.data, what="x.grad of sum(x * x)")
-    ck.done()
 
 
 def _counted_change(v: Any, change: Callable[[], Any], label: str, exercises: str) -> None:
@@ -702,6 +720,10 @@ def ch06_detach(detach: Any, requires_grad_: Any, *, seed: int = 0,
              hint="Run the chapter's first cell, then the cell above, then this check again.")
     counter = _counter_of(ck, detach)
     rng = ck.rng
+    with ck.case("_counter(v): [0] for a new Variable, the same list every call, one each"):
+        found = _counter_problem(counter, Variable)
+        if found is not None:
+            ck.fail(found[0] + ".", hint=found[1])
 
     class Node:
         """a stand-in grad_fn: the checker links the Variable by hand"""
@@ -748,9 +770,20 @@ def ch06_detach(detach: Any, requires_grad_: Any, *, seed: int = 0,
         ck.call(requires_grad_, v, 0)
         ck.check(v.requires_grad is False, "requires_grad_(0) did not give requires_grad False.",
                  expected=False, received=v.requires_grad, hint="Store the flag as a bool.")
-    with ck.case("requires_grad_ of a computed Variable is refused"):
-        ck.raises(RuntimeError, requires_grad_, computed([1.0]), False,
-                  hint="Keep the given refusal for a Variable that is not a leaf.")
+    with ck.case("requires_grad_ of a computed Variable is refused, pointing to detach"):
+        y = computed([1.0])
+        err = ck.raises(RuntimeError, requires_grad_, y, False,
+                        hint="requires_grad_ only changes leaves: whether a computed Variable "
+                             "(one with a grad_fn) requires grad follows from its inputs. Raise "
+                             "RuntimeError with the given _ONLY_LEAVES for it, before changing "
+                             "anything.")
+        ck.check("detach" in str(err), "the refusal does not say what to do instead.",
+                 received=str(err), hint="Raise it with the given message _ONLY_LEAVES "
+                                         "(format it with the name of the node's class): it "
+                                         "points to .detach().")
+        ck.check(y.requires_grad is True, "requires_grad_ changed a computed Variable before "
+                 "refusing.", hint="Refuse first, then change: a refused call leaves the "
+                                   "Variable as it was.")
     if hidden:
         with ck.case("detach of a detached Variable still shares data and counter"):
             y = computed(rng.normal(size=(2, 2)))
@@ -764,10 +797,10 @@ def ch06_detach(detach: Any, requires_grad_: Any, *, seed: int = 0,
 def ch06_inplace_ops(Variable: Any, *, seed: int = 0, hidden: bool = False) -> None:
     """Check the learner's in-place operations on ``Variable`` (add_, sub_, mul_, +=, -=, *=,
     x[key] = value, zero_): the array itself changes, the version counts one per call, self is
-    returned, and what the given ``_check_inplace`` refuses is refused before anything changes.
-    Grad mode is switched on ``GradMode`` directly, so the learner's no_grad plays no part."""
+    returned, and what ``_check_inplace`` refuses is refused before anything changes. The
+    course's ``_check_inplace`` and ``_counter`` are used (those are other exercises'), and grad
+    mode is switched on ``GradMode`` directly, so the learner's no_grad plays no part."""
     ck = Checker("ch06-inplace-ops", seed=seed, hidden=hidden)
-    rng = ck.rng
     methods = ("add_", "sub_", "mul_", "__iadd__", "__isub__", "__imul__", "__setitem__",
                "zero_")
     missing = [m for m in methods if not callable(getattr(Variable, m, None))]
@@ -780,6 +813,21 @@ def ch06_inplace_ops(Variable: Any, *, seed: int = 0, hidden: bool = False) -> N
              hint="Run the chapter's first cell, then the cells above, then this check.")
     ops = {"add_": np.add, "sub_": np.subtract, "mul_": np.multiply,
            "__iadd__": np.add, "__isub__": np.subtract, "__imul__": np.multiply}
+    scope = Variable.add_.__globals__
+    own_rules = scope.get("_check_inplace", _MISSING)
+    counters = _counter_namespaces(Variable)
+    with _with_course([scope], "_check_inplace", _course_check_inplace(GradMode),
+                      _own_rules_problem(own_rules), "ch06-inplace-rules"), \
+            _with_course(counters, "_counter", _course_counter,
+                         _own_counter(counters, Variable), "ch06-detach"):
+        _inplace_ops_cases(ck, Variable, GradMode, ops, hidden)
+    ck.done()
+
+
+def _inplace_ops_cases(ck: Checker, Variable: Any, GradMode: Any,
+                       ops: dict[str, Callable[..., Any]], hidden: bool) -> None:
+    """The cases of ch06-inplace-ops (with the course's _check_inplace and _counter)."""
+    rng = ck.rng
     start = GradMode.enabled
     try:
         GradMode.enabled = True
@@ -843,7 +891,7 @@ def ch06_inplace_ops(Variable: Any, *, seed: int = 0, hidden: bool = False) -> N
                 array, copy = w.data, w.data.copy()
                 before = w._version
                 ck.raises(RuntimeError, named_call(change, w, label),
-                          hint="Call the given _check_inplace(self, other) first: it raises "
+                          hint="Call _check_inplace(self, other) first: it raises "
                                "while grad mode is on and a Variable involved requires grad.")
                 ck.check(np.array_equal(array, copy) and w._version == before,
                          f"{label} was refused, but only after it had changed the data or the "
@@ -870,7 +918,6 @@ def ch06_inplace_ops(Variable: Any, *, seed: int = 0, hidden: bool = False) -> N
                 ck.check(x._version == 2, "two calls did not count two changes.")
     finally:
         GradMode.enabled = start
-    ck.done()
 
 
 def named_call(change: Callable[[Any], Any], value: Any, label: str) -> Callable[[], Any]:
@@ -879,3 +926,214 @@ def named_call(change: Callable[[Any], Any], value: Any, label: str) -> Callable
         return change(value)
     call.__name__ = label
     return call
+
+
+# -- the course's pieces, for checks that must not depend on another exercise ------------------
+def _course_counter(v: Any) -> list[int]:
+    """The course's _counter: v's one-element version counter, made the first time."""
+    counter = v.__dict__.get("_counter")
+    if counter is None:
+        counter = v._counter = [0]
+    return counter
+
+
+def _counter_problem(counter: Any, Variable: Any) -> tuple[str, str] | None:
+    """What is wrong with the learner's ``_counter`` (None if nothing): it must give a new
+    Variable ``[0]``, the same list on every call, kept in ``v._counter``, one per Variable."""
+    try:
+        a, b = Variable(np.zeros(2)), Variable(np.zeros(2))
+        first = counter(a)
+        if not isinstance(first, list) or first != [0]:
+            return (f"_counter(v) of a new Variable is {first!r}, not [0]",
+                    "A new Variable has made no change yet: its counter starts as [0], a "
+                    "one-element list (a list, so that a detached alias can share it).")
+        if counter(a) is not first:
+            return ("_counter(v) gave a different list on the second call",
+                    "Make the list only the first time (when v has none yet) and keep it: a new "
+                    "list on every call forgets the changes counted so far.")
+        if a.__dict__.get("_counter") is not first:
+            return ("_counter(v) did not keep its list in v._counter",
+                    "Keep the counter in v._counter: detach gives the new Variable its counter "
+                    "by setting out._counter, and _counter must then return that one.")
+        if counter(b) is first:
+            return ("two Variables got the same counter",
+                    "Each Variable gets its own list (kept on the Variable, not on the class or "
+                    "in a global); only detach shares one, on purpose.")
+    except Exception as err:  # noqa: BLE001 - the learner's code may raise anything
+        return (f"_counter raised {type(err).__name__}: {err}",
+                "Read the traceback above to find the failing line in your _counter.")
+    return None
+
+
+def _namespaces(*fns: Any) -> list[dict[str, Any]]:
+    """The distinct global namespaces of the learner's functions (those that have one)."""
+    found: dict[int, dict[str, Any]] = {}
+    for fn in fns:
+        ns = getattr(getattr(fn, "fget", fn), "__globals__", None)
+        if isinstance(ns, dict):
+            found.setdefault(id(ns), ns)
+    return list(found.values())
+
+
+_MISSING = object()
+
+
+@contextlib.contextmanager
+def _with_course(namespaces: list[dict[str, Any]], name: str, course: Any,
+                 problem: str | None, exercise: str) -> Iterator[None]:
+    """Run with ``name`` in each namespace replaced by the course's ``course``, then put the
+    learner's back. ``problem``: why the learner's own fails its exercise (None if it passes):
+    then say so in one line naming the exercise."""
+    if problem is not None:
+        print(f"note: {problem} -- exercise {exercise} fails its own check; this check uses "
+              f"the course's {name}.")
+    saved = [(ns, ns.get(name, _MISSING)) for ns in namespaces]
+    for ns in namespaces:
+        ns[name] = course
+    try:
+        yield
+    finally:
+        for ns, own in saved:
+            if own is _MISSING:
+                ns.pop(name, None)
+            else:
+                ns[name] = own
+
+
+def _own_counter(namespaces: list[dict[str, Any]], Variable: Any) -> str | None:
+    """Why the learner's _counter in these namespaces fails ch06-detach (None if it passes)."""
+    for ns in namespaces:
+        own = ns.get("_counter")
+        if callable(own) and own is not _course_counter:
+            found = _counter_problem(own, Variable)
+            return None if found is None else found[0]
+    return None
+
+
+# -- ch06-inplace-rules --------------------------------------------------------------------------
+_LEAF_WORDS = "a leaf Variable that requires grad is being used in an in-place operation"
+
+
+def ch06_inplace_rules(check_inplace: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``_check_inplace(self, other=None)``: with grad mode off it allows
+    everything; with grad mode on it refuses a leaf that requires grad (PyTorch's message), a
+    computed Variable that requires grad and an ``other`` that requires grad, and allows the
+    rest (``other`` may be a number or None). Variables are made and linked by hand, and grad
+    mode is switched on ``GradMode`` directly: no other exercise plays a part."""
+    ck = Checker("ch06-inplace-rules", seed=seed, hidden=hidden)
+    scope = getattr(check_inplace, "__globals__", {})
+    Variable, GradMode = scope.get("Variable"), scope.get("GradMode")
+    ck.check(isinstance(Variable, type) and GradMode is not None,
+             "_check_inplace cannot see Variable and GradMode.",
+             hint="Run the chapter's first cell (it imports them from mygrad), then the cell "
+                  "above, then this check.")
+    rng = ck.rng
+
+    class Node:
+        """a stand-in grad_fn: the checker links the Variable by hand"""
+
+    def var(requires_grad: bool = False, computed: bool = False) -> Any:
+        v = Variable(np.round(rng.normal(size=2), 3))
+        if requires_grad:
+            v.requires_grad = True
+        if computed:
+            v.grad_fn = Node()
+        return v
+
+    def refused(label: str, *args: Any, hint: str) -> str:
+        call = named_call(lambda a: check_inplace(*a), args, label)
+        return str(ck.raises(RuntimeError, call, hint=hint))
+
+    def allowed(label: str, *args: Any, hint: str) -> None:
+        call = named_call(lambda a: check_inplace(*a), args, label)
+        ck.call(call, hint=hint)
+
+    no_grad_hint = ("While grad mode is off nothing is recorded, so there is nothing to refuse: "
+                    "return at once when GradMode.enabled is False (that is how an optimizer "
+                    "changes its parameters, under no_grad).")
+    plain_hint = ("A change that involves no Variable requiring grad needs no recording: data, "
+                  "masks and constants may change in place. Refuse only when a Variable "
+                  "involved requires grad.")
+    start = GradMode.enabled
+    try:
+        GradMode.enabled = True
+        with ck.case("recording on: a leaf that requires grad is refused, in PyTorch's words"):
+            message = refused("_check_inplace(w) with w a leaf that requires grad", var(True),
+                              hint="A leaf that requires grad is an input of the graph: with "
+                                   "grad mode on, changing it in place must raise "
+                                   "RuntimeError.")
+            ck.check(_LEAF_WORDS in message, "the message for a leaf is not PyTorch's.",
+                     expected="_LEAF_IN_PLACE (\"" + _LEAF_WORDS + " ...\")", received=message,
+                     hint="A leaf that requires grad gets the given _LEAF_IN_PLACE; "
+                          "_NOT_RECORDED is for the other refusals. Test for the leaf first.")
+        with ck.case("recording on: a computed Variable that requires grad is refused"):
+            refused("_check_inplace(y) with y computed, requiring grad", var(True, True),
+                    hint="mygrad does not record in-place operations, and a computed Variable "
+                         "that requires grad is part of a graph: changing it would need a new "
+                         "node. Refuse it with _NOT_RECORDED (not only leaves).")
+        with ck.case("recording on: another operand that requires grad is refused"):
+            refused("_check_inplace(c, w) with c a constant and w requiring grad", var(),
+                    var(True), hint="c.add_(w) would make c depend on w, a dependence that "
+                                    "would have to be recorded: look at other's requires_grad "
+                                    "too, not only at self's.")
+        with ck.case("recording on: Variables that need no gradient may change"):
+            allowed("_check_inplace(c, d) with two constants", var(), var(), hint=plain_hint)
+            allowed("_check_inplace(c, 2.0) with a plain number", var(), 2.0,
+                    hint="other may be a plain number (x.add_(2.0)) or None (zero_()): read its "
+                         "requires_grad with getattr(other, \"requires_grad\", False).")
+            allowed("_check_inplace(c) (zero_ passes no other)", var(),
+                    hint="other may be None (zero_() has no other operand): a None other "
+                         "requires no grad.")
+        with ck.case("recording off: every change is allowed (an optimizer's step)"):
+            GradMode.enabled = False
+            allowed("_check_inplace(w, c) under no_grad", var(True), var(), hint=no_grad_hint)
+            allowed("_check_inplace(y, w) under no_grad", var(True, True), var(True),
+                    hint=no_grad_hint)
+            GradMode.enabled = True
+        if hidden:
+            with ck.case("recording on: a leaf requiring grad is refused with any other"):
+                refused("_check_inplace(w, 3.0)", var(True), 3.0,
+                        hint="A leaf that requires grad is refused whatever the other operand.")
+            with ck.case("the rules leave grad mode as they found it"):
+                allowed("_check_inplace(c, d)", var(), var(), hint=plain_hint)
+                ck.check(GradMode.enabled is True, "_check_inplace switched grad mode off.",
+                         hint="Only read GradMode.enabled; never set it here.")
+    finally:
+        GradMode.enabled = start
+    ck.done()
+
+
+def _course_check_inplace(GradMode: Any) -> Callable[..., None]:
+    """The course's _check_inplace, reading the learner's ``GradMode``."""
+    def _check_inplace(self: Any, other: Any = None) -> None:
+        if not GradMode.enabled:
+            return
+        if self.requires_grad and self.is_leaf:
+            raise RuntimeError(_LEAF_WORDS + ". Wrap the update in `with no_grad():` (as an "
+                               "optimizer step does).")
+        if self.requires_grad or getattr(other, "requires_grad", False):
+            raise RuntimeError("mygrad does not record in-place operations: this one involves "
+                               "a Variable that requires grad. Write it out of place (y = y + "
+                               "1) or under `with no_grad():`.")
+    return _check_inplace
+
+
+def _own_rules_problem(own: Any) -> str | None:
+    """Why the learner's _check_inplace fails ch06-inplace-rules (None if it passes)."""
+    if own is _MISSING:
+        return "_check_inplace is not defined"
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            ch06_inplace_rules(own)
+    except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
+        return "your _check_inplace does not pass its own check"
+    return None
+
+
+def _counter_namespaces(Variable: Any) -> list[dict[str, Any]]:
+    """Where the learner's version counting looks up _counter: the globals of _version, the
+    in-place methods, bump_version and detach."""
+    add = getattr(Variable, "add_", None)
+    scope = getattr(add, "__globals__", {})
+    return _namespaces(Variable.__dict__.get("_version"), add, scope.get("bump_version"),
+                       Variable.__dict__.get("detach"))

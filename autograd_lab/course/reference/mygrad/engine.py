@@ -72,29 +72,27 @@ def _check_grads(node, grads):
     return checked
 
 
+_NOTHING_RECORDED = (
+    "backward() of a Variable that does not require grad: nothing was recorded. Make a leaf "
+    "with requires_grad=True before computing the output.")
+_NEEDS_GRADIENT = (
+    "backward() without a gradient needs a single-number output, but this one has shape {}: "
+    "pass gradient= (d loss / d output, of that shape).")
+
+
 def backward(root, gradient=None, retain_graph=None, create_graph=False):
     """Compute d root / d leaf for every leaf that requires grad; add it into leaf.grad."""
     if not root.requires_grad:
-        raise RuntimeError(
-            "backward() of a Variable that does not require grad: nothing was recorded. Make a "
-            "leaf with requires_grad=True before computing the output.")
-    if gradient is None:
-        if root.data.size != 1:
-            raise RuntimeError(
-                f"backward() without a gradient needs a single-number output, but this one has "
-                f"shape {root.shape}: pass gradient= (d loss / d output, of that shape).")
-        gradient = Variable(np.ones_like(root.data))
-    gradient = as_variable(gradient)
+        raise RuntimeError(_NOTHING_RECORDED)
+    if gradient is None and root.data.size != 1:
+        raise RuntimeError(_NEEDS_GRADIENT.format(root.shape))
+    gradient = Variable(np.ones_like(root.data)) if gradient is None else as_variable(gradient)
     retain_graph = create_graph if retain_graph is None else retain_graph
     enabled, GradMode.enabled = GradMode.enabled, bool(create_graph)
     try:
         grads = {id(root): gradient}
         for v in topological_order(root):
-            g = grads.pop(id(v))              # complete: every user of v came earlier
-            for hook in getattr(v, "_hooks", []):
-                changed = hook(g)
-                if changed is not None:
-                    g = as_variable(changed)
+            g = _run_hooks(v, grads.pop(id(v)))   # complete: every user of v came earlier
             if v.grad_fn is None or getattr(v, "_retains_grad", False):
                 _accumulate(v, g)
             node = v.grad_fn
@@ -110,9 +108,21 @@ def backward(root, gradient=None, retain_graph=None, create_graph=False):
         GradMode.enabled = enabled
 
 
-# --- section: wiring ---
+Variable.backward = backward
+
+
+# --- section: hooks ---
+def _run_hooks(v, grad):
+    """Pass v's complete gradient through its hooks; a hook's result other than None replaces it."""
+    for hook in list(getattr(v, "_hooks", ())):
+        changed = hook(grad)
+        if changed is not None:
+            grad = as_variable(changed)
+    return grad
+
+
 class _HookHandle:
-    """What register_hook returns: remove() takes the hook off again."""
+    """What register_hook returns: remove() takes that one hook off again."""
 
     def __init__(self, hooks, hook):
         self._hooks, self._hook = hooks, hook
@@ -129,12 +139,11 @@ def retain_grad(self):
 
 def register_hook(self, hook):
     """Call hook(grad) when this Variable's gradient is complete; a returned value replaces it."""
-    if not self.__dict__.get("_hooks"):
+    if "_hooks" not in self.__dict__:
         self._hooks = []
     self._hooks.append(hook)
     return _HookHandle(self._hooks, hook)
 
 
-Variable.backward = backward
 Variable.retain_grad = retain_grad
 Variable.register_hook = register_hook

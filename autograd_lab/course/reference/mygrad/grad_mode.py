@@ -60,6 +60,10 @@ def _counter(v):
     return counter
 
 
+_ONLY_LEAVES = ("requires_grad_() can only change leaves: this Variable was computed by {}. Use "
+                ".detach() to get a leaf with the same data.")
+
+
 def detach(self):
     """A new leaf sharing this Variable's data (and its version counter), outside the graph."""
     out = Variable(self.data)
@@ -70,9 +74,7 @@ def detach(self):
 def requires_grad_(self, requires_grad=True):
     """Set requires_grad of a leaf in place; returns the Variable itself."""
     if not self.is_leaf:
-        raise RuntimeError(
-            "requires_grad_() can only change leaves: this Variable was computed by "
-            f"{type(self.grad_fn).__name__}. Use .detach() to get a leaf with the same data.")
+        raise RuntimeError(_ONLY_LEAVES.format(type(self.grad_fn).__name__))
     self.requires_grad = bool(requires_grad)
     return self
 
@@ -119,20 +121,6 @@ Context.saved_tensors = property(saved_tensors)
 
 
 # --- section: in-place ---
-def _check_inplace(self, other=None):
-    """In-place changes are not recorded, so they are allowed only where nothing records."""
-    if not GradMode.enabled:
-        return
-    if self.requires_grad and self.is_leaf:
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation. Wrap "
-            "the update in `with no_grad():` (as an optimizer step does).")
-    if self.requires_grad or getattr(other, "requires_grad", False):
-        raise RuntimeError(
-            "mygrad does not record in-place operations: this one involves a Variable that "
-            "requires grad. Write it out of place (y = y + 1) or under `with no_grad():`.")
-
-
 def _inplace(update):
     def method(self, other):
         other = as_variable(other)
@@ -174,3 +162,22 @@ Variable.sub_ = Variable.__isub__ = _inplace(_sub)
 Variable.mul_ = Variable.__imul__ = _inplace(_mul)
 Variable.__setitem__ = _assign
 Variable.zero_ = zero_
+
+
+# --- section: inplace-rules ---
+_LEAF_IN_PLACE = (
+    "a leaf Variable that requires grad is being used in an in-place operation. Wrap the update "
+    "in `with no_grad():` (as an optimizer step does).")
+_NOT_RECORDED = (
+    "mygrad does not record in-place operations: this one involves a Variable that requires "
+    "grad. Write it out of place (y = y + 1) or under `with no_grad():`.")
+
+
+def _check_inplace(self, other=None):
+    """In-place changes are not recorded, so they are allowed only where nothing records."""
+    if not GradMode.enabled:
+        return
+    if self.requires_grad and self.is_leaf:
+        raise RuntimeError(_LEAF_IN_PLACE)
+    if self.requires_grad or getattr(other, "requires_grad", False):
+        raise RuntimeError(_NOT_RECORDED)
