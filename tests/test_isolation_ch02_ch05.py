@@ -136,3 +136,116 @@ def test_every_exercise_of_chapter_02_is_broken_at_least_three_ways():
     for exercise, _, _ in CH02_MISTAKES:
         counts[exercise] += 1
     assert min(counts.values()) >= 3, counts
+
+
+# -- chapter 05 --------------------------------------------------------------------------------
+CH05 = "05_tensors_broadcasting.ipynb"
+
+
+def ch05_notebook(broken: str | None, replacements: list[tuple[str, str]],
+                  earlier: dict[str, list[tuple[str, str]]] | None = None) -> dict[str, Any]:
+    """The chapter 05 notebook's globals: the course's mygrad of chapters 02-05, then every
+    exercise cell of the chapter (``broken`` made wrong by ``replacements``). ``earlier`` maps
+    a module of chapters 02-04 to mistakes made in the course's copy of it, as a learner whose
+    earlier exercise fails would have it."""
+    from autograd_lab.course.library import MODULES, PACKAGE, REFERENCE_ROOT
+    from autograd_lab.course.loader import build_package
+    files = {m.name: REFERENCE_ROOT / PACKAGE / f"{m.name}.py" for m in MODULES if m.chapter <= 5}
+    if earlier:
+        import tempfile
+        from pathlib import Path
+        folder = Path(tempfile.mkdtemp())
+        for module, changes in earlier.items():
+            text = files[module].read_text(encoding="utf-8")
+            for old, new in changes:
+                assert old in text, (module, old)
+                text = text.replace(old, new)
+            files[module] = folder / f"{module}.py"
+            files[module].write_text(text, encoding="utf-8")
+    pkg = build_package(files)
+    namespace = dict(vars(pkg.ops))
+    for exercise, source in _code_cells(CH05).items():
+        if exercise == broken:
+            for old, new in replacements:
+                assert old in source, (exercise, old)
+                source = source.replace(old, new)
+        exec(source, namespace)  # noqa: S102 - the key's cells, one of them made wrong
+    return namespace
+
+
+CH05_CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "ch05-reshape-transpose": lambda ns: check.ch05_reshape_transpose(ns["Reshape"],
+                                                                      ns["Transpose"], hidden=True),
+    "ch05-sum-backward": lambda ns: check.ch05_sum_backward(ns["Sum"], hidden=True),
+    "ch05-mean-backward": lambda ns: check.ch05_mean_backward(ns["Mean"], hidden=True),
+    "ch05-unbroadcast": lambda ns: check.ch05_unbroadcast(ns["unbroadcast"], hidden=True),
+    "ch05-unbroadcast-function": lambda ns: check.ch05_unbroadcast_function(
+        ns["Unbroadcast"], ns["sum_to"], hidden=True),
+    "ch05-sub-function": lambda ns: check.ch05_sub_function(ns["Sub"], hidden=True),
+    "ch05-div-function": lambda ns: check.ch05_div_function(ns["Div"], hidden=True),
+    "ch05-pow-function": lambda ns: check.ch05_pow_function(ns["Pow"], hidden=True),
+    "ch05-log-function": lambda ns: check.ch05_log_function(ns["Log"], hidden=True),
+    "ch05-matmul-backward": lambda ns: check.ch05_matmul_backward(ns["MatMul"], hidden=True),
+    "ch05-softmax": lambda ns: check.ch05_softmax(ns["Softmax"], hidden=True),
+    "ch05-log-softmax": lambda ns: check.ch05_log_softmax(ns["LogSoftmax"], hidden=True),
+    "ch05-index-function": lambda ns: check.ch05_index_function(ns["Index"], ns["Scatter"],
+                                                                hidden=True),
+}
+
+CH05_MISTAKES = [
+    # Scatter assigns: a position read twice keeps one gradient
+    ("ch05-index-function", [("np.add.at(out, key, g.data)", "out[key] = g.data")],
+     "read more than once"),
+    # the same with +=, which numpy buffers for repeated positions
+    ("ch05-index-function", [("np.add.at(out, key, g.data)", "out[key] += g.data")],
+     "np.add.at"),
+    # Index's backward passes grad_output through: the selection's shape
+    ("ch05-index-function", [("return Scatter.apply(grad_output, ctx.x_shape, ctx.key), None",
+                              "return grad_output, None")], "shape of the elements read"),
+    # Index forgets to keep x's shape
+    ("ch05-index-function", [("        ctx.x_shape, ctx.key = x.shape, key\n",
+                              "        ctx.key = key\n")], "keep them on ctx"),
+    # Scatter starts from ones
+    ("ch05-index-function", [("out = np.zeros(shape, dtype=g.data.dtype)",
+                              "out = np.ones(shape, dtype=g.data.dtype)")], "never read"),
+    # Scatter's backward returns a single gradient
+    ("ch05-index-function", [("return Index.apply(grad_output, ctx.key), None, None",
+                              "return Index.apply(grad_output, ctx.key)")],
+     "(grad_g, None, None)"),
+    # Sum's forward keeps no shape on ctx
+    ("ch05-sum-backward", [("        ctx.x_shape, ctx.axis = x.shape, axis\n"
+                            "        return Variable(x.data.sum(",
+                            "        return Variable(x.data.sum(")], "on ctx"),
+    # Sum's forward ignores keepdims
+    ("ch05-sum-backward", [("x.data.sum(axis=axis, keepdims=keepdims)", "x.data.sum(axis=axis)")],
+     "keepdims"),
+    # MatMul's backward reads nothing saved: forward forgot to save
+    ("ch05-matmul-backward", [("        ctx.save_for_backward(a, b)\n        return Variable(a.data @",
+                               "        return Variable(a.data @")], "save_for_backward"),
+]
+
+
+def test_the_key_passes_every_check_of_chapter_05(capsys):
+    namespace = ch05_notebook(None, [])
+    for run in CH05_CHECKS.values():
+        run(namespace)
+    out = capsys.readouterr().out
+    assert out.count("passed (with hidden cases).") == len(CH05_CHECKS)
+    assert "note:" not in out
+
+
+@pytest.mark.parametrize("broken,replacements,words", CH05_MISTAKES,
+                         ids=[f"{b}-{i}" for i, (b, _, _) in enumerate(CH05_MISTAKES)])
+def test_one_broken_exercise_of_chapter_05_costs_only_its_own_points(broken, replacements,
+                                                                     words, capsys):
+    namespace = ch05_notebook(broken, replacements)
+    with pytest.raises(AssertionError) as info:
+        CH05_CHECKS[broken](namespace)
+    message = str(info.value)
+    assert message.startswith(f"Exercise {broken} failed") and words in message, message
+    for exercise, run in CH05_CHECKS.items():
+        if exercise != broken:
+            run(namespace)                     # full points: no AssertionError
+    for note in (line for line in capsys.readouterr().out.splitlines()
+                 if line.startswith("note:")):
+        assert broken in note, note
