@@ -249,3 +249,65 @@ def test_one_broken_exercise_of_chapter_05_costs_only_its_own_points(broken, rep
     for note in (line for line in capsys.readouterr().out.splitlines()
                  if line.startswith("note:")):
         assert broken in note, note
+
+
+# -- chapter 05 on a learner whose chapter 03 or 04 pieces are broken ---------------------------
+EARLIER_MISTAKES = {
+    # Neg negates its input in place (Sub's backward negates grad_output)
+    "neg-in-place": ("ch03-neg-function", {"function": [(
+        "        return Variable(-x.data)",
+        "        x.data *= -1\n        return Variable(x.data.copy())")]}),
+    # Neg returns its input unchanged
+    "neg-forgets-the-sign": ("ch03-neg-function", {"function": [(
+        "        return Variable(-x.data)", "        return Variable(x.data.copy())")]}),
+    # apply reads grad mode after switching it off: nothing is ever recorded
+    "apply-never-records": ("ch03-own-apply", {"function": [(
+        "        enabled = GradMode.enabled\n        GradMode.enabled = False",
+        "        GradMode.enabled = False\n        enabled = GradMode.enabled")]}),
+    # the engine walks the graph leaves first
+    "order-not-reversed": ("ch04-topological-order", {"engine": [(
+        "    return order[::-1]            # root first, leaves last", "    return order")]}),
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(EARLIER_MISTAKES))
+def test_chapter_05_checks_pass_a_correct_piece_whatever_chapters_03_04_hold(mistake, capsys):
+    earlier_exercise, earlier = EARLIER_MISTAKES[mistake]
+    namespace = ch05_notebook(None, [], earlier=earlier)
+    for run in CH05_CHECKS.values():
+        run(namespace)                         # full points: no AssertionError
+    for note in (line for line in capsys.readouterr().out.splitlines()
+                 if line.startswith("note:")):
+        assert earlier_exercise in note, note
+
+
+# -- chapter 03's Clone -----------------------------------------------------------------------
+CLONE_MISTAKES = [
+    ("Variable(x.data.copy())", "Variable(x.data)", "shares its array with x"),
+    ("        return Variable(x.data.copy())", "        return x", "returned x itself"),
+    ("        return grad_output\n",
+     "        return Variable(np.ones_like(grad_output.data))\n", "local derivative alone"),
+    ("        return grad_output\n",
+     "        return Variable(np.zeros_like(grad_output.data))\n", "detach"),
+]
+
+
+def _ch03_checks() -> dict[str, Callable[[dict[str, Any]], None]]:
+    from .test_isolation_ch02_06 import CH03_CHECKS
+    return dict(CH03_CHECKS, **{"ch03-clone-function": lambda ns: check.ch03_clone_function(
+        ns["Clone"], hidden=True)})
+
+
+@pytest.mark.parametrize("old,new,words", CLONE_MISTAKES, ids=[w for _, _, w in CLONE_MISTAKES])
+def test_a_broken_clone_costs_only_its_own_points(old, new, words, capsys):
+    from .test_isolation_ch02_06 import ch03_notebook
+    namespace = ch03_notebook("ch03-clone-function", [(old, new)])
+    checks = _ch03_checks()
+    with pytest.raises(AssertionError, match="Exercise ch03-clone-function failed"):
+        checks["ch03-clone-function"](namespace)
+    for exercise, run in checks.items():
+        if exercise != "ch03-clone-function":
+            run(namespace)
+    for note in (line for line in capsys.readouterr().out.splitlines()
+                 if line.startswith("note:")):
+        assert "ch03-clone-function" in note, note

@@ -443,6 +443,9 @@ def ch05_unbroadcast_function(Unbroadcast: Any, sum_to: Callable[[Any, tuple], A
     if hidden:
         pairs += [((5,), ()), ((2, 1, 3), (1, 1, 3))]
     own = ns.get("unbroadcast")
+    if callable(own) and _fails_quietly(lambda: ch05_unbroadcast(own)):
+        print("note: exercise ch05-unbroadcast fails its own check; this check runs your "
+              "Unbroadcast and sum_to with the course's unbroadcast instead.")
     ns["unbroadcast"] = _unbroadcast_reference
     try:
         for big, small in pairs:
@@ -885,6 +888,10 @@ def _ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
                          lambda: s * (g - (g * s).sum(axis=axis)),
                          "The sum of g * y lost the axis it was taken along (no keepdims=True), "
                          "so numpy lined it up with another axis: keepdims=True.") + [
+                         (data * (g - (g * data).sum(axis=axis, keepdims=True)),
+                          "backward used the input x where the formula needs the output "
+                          "y = softmax(x): the tensor saved in forward must be the output (as "
+                          "Exp saves its output), not the input."),
                          (g * s * (1 - s), "That is only the diagonal of the Jacobian "
                           "(i = j). Each output depends on every input along the axis: "
                           "grad_x = y * (g - (g * y).sum(axis, keepdims=True))."),
