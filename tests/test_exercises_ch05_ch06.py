@@ -248,7 +248,7 @@ NOTEBOOKS = {"05_tensors_broadcasting.ipynb": {"ch05-unbroadcast", "ch05-sum-bac
                                                "ch05-matmul-backward", "ch05-softmax",
                                                "ch05-mean-backward", "ch05-log-softmax",
                                                "ch05-reshape-transpose", "ch05-unbroadcast-function",
-                                               "ch05-index-function"}}
+                                               "ch05-index-function", "ch05-matmul-vectors"}}
 
 
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))

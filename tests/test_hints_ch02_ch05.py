@@ -46,6 +46,14 @@ CH05_HINTS = [
                               "return grad_output, None")], "shape of the elements read"),
     ("ch05-index-function", [("out = np.zeros(shape, dtype=g.data.dtype)",
                               "out = np.ones(shape, dtype=g.data.dtype)")], "never read"),
+    # matmul: the added axis kept, a vector made a column, the result rebuilt from .data
+    ("ch05-matmul-vectors", [("    return out.reshape(shape) if out.shape != shape else out",
+                              "    return out")], "was not dropped again"),
+    ("ch05-matmul-vectors", [("a.reshape(1, -1) if a.ndim == 1", "a.reshape(-1, 1) if a.ndim == 1")],
+     "1-D left operand is a row"),
+    ("ch05-matmul-vectors", [("    return out.reshape(shape) if out.shape != shape else out",
+                              "    return Variable(out.data.reshape(shape))")],
+     "built from .data outside the graph"),
     # Sum's forward keeps nothing on ctx: backward is told what forward must keep
     ("ch05-sum-backward", [("        ctx.x_shape, ctx.axis = x.shape, axis\n"
                             "        return Variable(x.data.sum(",

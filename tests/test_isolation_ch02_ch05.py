@@ -190,6 +190,7 @@ CH05_CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "ch05-log-softmax": lambda ns: check.ch05_log_softmax(ns["LogSoftmax"], hidden=True),
     "ch05-index-function": lambda ns: check.ch05_index_function(ns["Index"], ns["Scatter"],
                                                                 hidden=True),
+    "ch05-matmul-vectors": lambda ns: check.ch05_matmul_vectors(ns["matmul"], hidden=True),
 }
 
 CH05_MISTAKES = [
@@ -212,6 +213,16 @@ CH05_MISTAKES = [
     ("ch05-index-function", [("return Index.apply(grad_output, ctx.key), None, None",
                               "return Index.apply(grad_output, ctx.key)")],
      "(grad_g, None, None)"),
+    # matmul keeps the axis it added for a vector
+    ("ch05-matmul-vectors", [("    return out.reshape(shape) if out.shape != shape else out",
+                              "    return out")], "was not dropped again"),
+    # a 1-D left operand made a column
+    ("ch05-matmul-vectors", [("a.reshape(1, -1) if a.ndim == 1", "a.reshape(-1, 1) if a.ndim == 1")],
+     "1-D left operand is a row"),
+    # the axes dropped on .data: outside the graph
+    ("ch05-matmul-vectors", [("    return out.reshape(shape) if out.shape != shape else out",
+                              "    return Variable(out.data.reshape(shape))")],
+     "not part of the graph"),
     # Sum's forward keeps no shape on ctx
     ("ch05-sum-backward", [("        ctx.x_shape, ctx.axis = x.shape, axis\n"
                             "        return Variable(x.data.sum(",

@@ -12,7 +12,7 @@ import numpy as np
 
 from ._common import Checker, data_of, library, named, shaped_mistakes
 
-__all__ = ["ch05_reshape_transpose", "ch05_index_function", "ch05_unbroadcast", "ch05_unbroadcast_function", "ch05_sum_backward", "ch05_mean_backward", "ch05_sub_function", "ch05_div_function",
+__all__ = ["ch05_reshape_transpose", "ch05_index_function", "ch05_matmul_vectors", "ch05_unbroadcast", "ch05_unbroadcast_function", "ch05_sum_backward", "ch05_mean_backward", "ch05_sub_function", "ch05_div_function",
            "ch05_pow_function", "ch05_log_function", "ch05_matmul_backward", "ch05_softmax", "ch05_log_softmax",
            "mygrad_ops"]
 
@@ -1203,3 +1203,100 @@ def ch05_index_function(Index: Any, Scatter: Any, *, seed: int = 0, hidden: bool
                      expected="(grad_g, None, None)", received=len(grads),
                      hint="shape and key are not Variables: their gradients are None.")
     ck.done()
+
+
+# -- ch05-matmul-vectors --------------------------------------------------------------------
+class _RecordedNode:
+    """A node the course's stand-in Functions record: its inputs and their gradients."""
+
+    def __init__(self, inputs: tuple, vjp: Callable[[np.ndarray], tuple]) -> None:
+        self.inputs, self.vjp, self.function = inputs, vjp, self
+
+    def backward(self, node: Any, grad_output: Any) -> tuple:
+        return node.vjp(np.asarray(grad_output.data))
+
+
+def _recording(Variable: type, forward: Callable[..., np.ndarray],
+               vjp: Callable[..., tuple]) -> Any:
+    """A stand-in Function whose ``apply`` computes with numpy and records a node."""
+    def apply(*inputs: Any) -> Any:
+        args = [np.asarray(x.data) if isinstance(x, Variable) else x for x in inputs]
+        out = Variable(np.asarray(forward(*args)))
+        if any(isinstance(x, Variable) and x.requires_grad for x in inputs):
+            out.requires_grad = True
+            out.grad_fn = _RecordedNode(inputs, lambda g: tuple(
+                None if v is None else Variable(v) for v in vjp(g, *args)))
+        return out
+    return SimpleNamespace(apply=apply)
+
+
+def ch05_matmul_vectors(matmul: Callable[[Any, Any], Any], *, seed: int = 0,
+                        hidden: bool = False) -> None:
+    """Check ``matmul(a, b)`` for 1-D and 2-D operands, as numpy's ``@``: a 1-D left operand is
+    a row (1, k), a 1-D right operand a column (k, 1), and the axes added for them are dropped
+    from the result, all through MatMul and reshape so that gradients flow. The course's
+    MatMul, Reshape and engine stand in for the learner's, so only matmul is judged."""
+    ck = Checker("ch05-matmul-vectors", seed=seed, hidden=hidden)
+    ns = getattr(matmul, "__globals__", None)
+    ck.check(ns is not None and "Variable" in ns, "matmul is not a function of your library.",
+             received=matmul, hint="Pass the function itself: check.ch05_matmul_vectors(matmul), "
+                                   "after running the %%mygrad cell above.")
+    Variable = ns["Variable"]
+    shapes = [((3,), (3, 2)), ((2, 3), (3,)), ((4,), (4,)), ((2, 3), (3, 4))]
+    if hidden:
+        shapes += [((1,), (1, 3)), ((5, 1), (1,)), ((2,), (2,))]
+    mm = _recording(Variable, np.matmul, lambda g, a, b: (g @ b.T, a.T @ g))
+    rs = _recording(Variable, lambda x, shape: x.reshape(shape),
+                    lambda g, x, shape: (g.reshape(x.shape), None))
+    with _course_pieces(ns, ()):
+        before = {name: ns.get(name, _MISSING) for name in ("MatMul", "Reshape")}
+        ns["MatMul"], ns["Reshape"] = mm, rs
+        Variable.reshape = lambda self, *shape: rs.apply(self, shape[0] if len(shape) == 1 and
+                                                          isinstance(shape[0], (tuple, list))
+                                                          else shape)
+        try:
+            for sa, sb in shapes:
+                _matmul_vector_case(ck, matmul, Variable, sa, sb)
+        finally:
+            for name, value in before.items():
+                if value is _MISSING:
+                    ns.pop(name, None)
+                else:
+                    ns[name] = value
+    ck.done()
+
+
+def _matmul_vector_case(ck: Checker, matmul: Callable[[Any, Any], Any], Variable: type,
+                        sa: tuple[int, ...], sb: tuple[int, ...]) -> None:
+    with ck.case(f"a {sa} @ b {sb}"):
+        A, B = np.round(ck.rng.normal(size=sa), 3), np.round(ck.rng.normal(size=sb), 3)
+        a, b = Variable(A.copy(), requires_grad=True), Variable(B.copy(), requires_grad=True)
+        want = A @ B
+        out = _call_shapes(ck, lambda: matmul(a, b), "matmul", (
+            "The two operands do not line up: a 1-D left operand is a row, shape (1, k), and a "
+            "1-D right operand a column, shape (k, 1), so that the k's meet in the middle."))
+        got = np.asarray(data_of(out), dtype=np.float64)
+        if got.shape != want.shape:
+            added = [n for n, s in (("left", sa), ("right", sb)) if len(s) == 1]
+            ck.fail(f"the result has shape {got.shape}; numpy's a @ b has shape {want.shape}.",
+                    expected=f"shape {want.shape}", received=f"shape {got.shape}", hint=(
+                        f"The axis added for the 1-D {' and the 1-D '.join(added)} operand was not "
+                        "dropped again: a @ b keeps only the axes the operands really had "
+                        "(a vector @ a vector is one number, shape ())." if added else
+                        "Two matrices need no reshaping: hand them to MatMul as they are."))
+        ck.close(got, want, what="result", hint="The result must be numpy's a @ b.")
+        g = np.round(ck.rng.uniform(0.5, 2.0, size=want.shape), 3)
+        ck.check(getattr(out, "grad_fn", None) is not None, "the result is not part of the graph: "
+                 "no gradient can flow back to a and b.", hint=(
+                     "The result was built from .data outside the graph. Reshape Variables "
+                     "(x.reshape, which records a node) instead of wrapping a numpy array in a "
+                     "new Variable."))
+        ck.call(named(lambda: out.backward(Variable(g)), "backward"))
+        a2, b2 = (A.reshape(1, -1) if A.ndim == 1 else A), (B.reshape(-1, 1) if B.ndim == 1 else B)
+        g2 = g.reshape(a2.shape[0], b2.shape[1])
+        for name, v, expect in (("a", a, (g2 @ b2.T).reshape(sa)), ("b", b, (a2.T @ g2).reshape(sb))):
+            ck.check(v.grad is not None, f"{name}.grad is None after backward.",
+                     hint="Build the result from a and b with MatMul and reshape only, so that "
+                          "the graph leads back to both.")
+            ck.close(data_of(v.grad), expect, what=f"gradient of {name}",
+                     hint="Hand the reshaped operands to MatMul; the gradients then follow.")
