@@ -54,6 +54,11 @@ CH05_HINTS = [
     ("ch05-matmul-vectors", [("    return out.reshape(shape) if out.shape != shape else out",
                               "    return Variable(out.data.reshape(shape))")],
      "built from .data outside the graph"),
+    # _kept_shape forgets axis=None, and tuples of axes
+    ("ch05-sum-backward", [("    if axis is None:\n        return (1,) * len(shape)\n", "")],
+     "axis=None sums over every axis"),
+    ("ch05-sum-backward", [("axes = axis if isinstance(axis, tuple) else (axis,)",
+                            "axes = (axis,)")], "axis may be a tuple"),
     # Sum's forward keeps nothing on ctx: backward is told what forward must keep
     ("ch05-sum-backward", [("        ctx.x_shape, ctx.axis = x.shape, axis\n"
                             "        return Variable(x.data.sum(",

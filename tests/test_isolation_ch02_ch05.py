@@ -223,6 +223,12 @@ CH05_MISTAKES = [
     ("ch05-matmul-vectors", [("    return out.reshape(shape) if out.shape != shape else out",
                               "    return Variable(out.data.reshape(shape))")],
      "not part of the graph"),
+    # _kept_shape: axis=None not handled, a tuple not handled, a list returned (Mean uses it too)
+    ("ch05-sum-backward", [("    if axis is None:\n        return (1,) * len(shape)\n", "")],
+     "every axis becomes 1"),
+    ("ch05-sum-backward", [("axes = axis if isinstance(axis, tuple) else (axis,)",
+                            "axes = (axis,)")], "may be a tuple"),
+    ("ch05-sum-backward", [("    return tuple(kept)", "    return kept")], "Return a tuple"),
     # Sum's forward keeps no shape on ctx
     ("ch05-sum-backward", [("        ctx.x_shape, ctx.axis = x.shape, axis\n"
                             "        return Variable(x.data.sum(",

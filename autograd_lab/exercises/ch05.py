@@ -107,6 +107,20 @@ _REFERENCE: dict[str, Callable[..., Any]] = {
 }
 
 
+def _kept_shape_reference(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
+    """shape with the summed axes set to 1 (what keepdims=True gives)."""
+    if axis is None:
+        return (1,) * len(shape)
+    kept = list(shape)
+    for a in (axis if isinstance(axis, tuple) else (axis,)):
+        kept[a % len(shape)] = 1
+    return tuple(kept)
+
+
+# Plain helpers of the chapter that other exercises' code calls.
+_REFERENCE_HELPERS: dict[str, Callable[..., Any]] = {"_kept_shape": _kept_shape_reference}
+
+
 class _ReferenceFunction:
     """``Name.apply(...)`` as the course computes it, with nothing recorded."""
 
@@ -206,11 +220,13 @@ def _course_pieces(ns: dict[str, Any], keep: tuple[str, ...]) -> Iterator[None]:
     check runs; the learner's are put back afterwards. So a mistake in another exercise (a
     Sum.forward that ignores keepdims, an Exp, a Reshape, an engine) cannot fail this one."""
     Variable = ns["Variable"]
-    names = {name: ns.get(name, _MISSING) for name in _REFERENCE if name not in keep}
+    names = {name: ns.get(name, _MISSING) for name in (*_REFERENCE, *_REFERENCE_HELPERS)
+             if name not in keep}
     methods = _reference_methods(Variable)
     methods["backward"] = _reference_backward(Variable)
     own = {name: Variable.__dict__.get(name, _MISSING) for name in methods}
-    ns.update({name: _ReferenceFunction(Variable, _REFERENCE[name]) for name in names})
+    ns.update({name: _ReferenceFunction(Variable, _REFERENCE[name]) if name in _REFERENCE
+               else _REFERENCE_HELPERS[name] for name in names})
     for name, method in methods.items():
         setattr(Variable, name, method)
     try:
@@ -229,7 +245,7 @@ def _course_pieces(ns: dict[str, Any], keep: tuple[str, ...]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _isolated(*classes: Any) -> Iterator[None]:
+def _isolated(*classes: Any, helpers: tuple[str, ...] = ()) -> Iterator[None]:
     """For a Function class of the learner's mygrad (not autograd_lab's): the course's apply,
     Mul, Clone, sum_to and :func:`_course_pieces` around the check, keeping ``classes``."""
     al = library()
@@ -244,7 +260,7 @@ def _isolated(*classes: Any) -> Iterator[None]:
         return
     _note_apply(ns)
     with _course_ops(ns), _course_apply(cls, ns), _course_pieces(
-            ns, tuple(c.__name__ for c in classes)):
+            ns, tuple(c.__name__ for c in classes) + helpers):
         yield
 
 
@@ -515,7 +531,7 @@ def _sum_grad(g: np.ndarray, shape: tuple[int, ...], axis: Any, keepdims: bool) 
 def ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) -> None:
     """Check the learner's Sum: see :func:`_ch05_sum_backward`. The course's apply, engine and every
     other Function stand in for the learner's while it runs, so only Sum is judged."""
-    with _isolated(SumFunction):
+    with _isolated(SumFunction, helpers=("_kept_shape",)):
         _ch05_sum_backward(SumFunction, seed=seed, hidden=hidden)
 
 
@@ -536,6 +552,9 @@ def _ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False)
                   "as size 1 (reshape grad_output to _kept_shape(x_shape, axis), or "
                   "np.expand_dims(g, axis) when keepdims is False), then broadcast it to x's "
                   "shape (BroadcastTo.apply or np.broadcast_to); return (grad_x, None, None).")
+    kept_shape = getattr(_function_of_forward(SumFunction), "__globals__", {}).get("_kept_shape")
+    if callable(kept_shape):
+        _check_kept_shape(ck, kept_shape)
     for shape, axis, keepdims in cases:
         with ck.case(f"x of shape {shape}, axis={axis}, keepdims={keepdims}"):
             x = al.Variable(np.round(rng.normal(size=shape), 3), requires_grad=True)
@@ -569,6 +588,33 @@ def _ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False)
                     "gradcheck")
         ck.call(fn, hint=shape_hint)
     ck.done()
+
+
+def _function_of_forward(cls: Any) -> Any:
+    from .ch03 import _function_of
+    return _function_of(cls, "forward")
+
+
+def _check_kept_shape(ck: Checker, kept_shape: Callable[..., Any]) -> None:
+    """The learner's ``_kept_shape(shape, axis)``, with a hint naming the kind of axis it
+    mishandles."""
+    hints = {"none": "axis=None sums over every axis, so every axis becomes 1.",
+             "tuple": "axis may be a tuple: every axis in it becomes 1.",
+             "negative": "A negative axis counts from the end (-1 is the last axis): take it "
+                         "modulo the number of axes before using it as a position.",
+             "int": "The axis summed over becomes 1; the others keep their sizes."}
+    cases = [((2, 3, 4), 1, "int"), ((2, 3, 4), None, "none"), ((2, 3, 4), (0, 2), "tuple"),
+             ((2, 3, 4), -1, "negative"), ((2, 3, 4), (0, -1), "negative"), ((5,), 0, "int")]
+    with ck.case("_kept_shape for an int, None, a tuple and negative axes"):
+        for shape, axis, kind in cases:
+            got = ck.call(named(lambda: kept_shape(shape, axis), "_kept_shape"),
+                          hint=hints[kind])
+            want = _kept_shape_reference(shape, axis)
+            ck.check(isinstance(got, tuple), f"_kept_shape{(shape, axis)} is not a tuple.",
+                     expected=want, received=got, hint="Return a tuple, as numpy's shapes are "
+                     "(a list does not compare equal to one).")
+            ck.check(got == want, f"_kept_shape{(shape, axis)} is wrong.", expected=want,
+                     received=got, hint=hints[kind])
 
 
 # -- ch05-mean-backward ---------------------------------------------------------------------
