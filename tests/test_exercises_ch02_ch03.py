@@ -139,7 +139,7 @@ def variable_with(code: str) -> type:
      class Wrong(Variable):
          def numpy(self):
              return self.data.copy()
-     """, "the same array, no copy"),
+     """, "numpy() made a copy"),
     ("""
      class Wrong(Variable):
          def item(self):

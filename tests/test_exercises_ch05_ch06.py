@@ -5,7 +5,6 @@ wrong ones with a message that names the exercise and gives a useful hint.
 """
 from __future__ import annotations
 
-import textwrap
 
 import numpy as np
 import pytest
@@ -248,7 +247,8 @@ NOTEBOOKS = {"05_tensors_broadcasting.ipynb": {"ch05-unbroadcast", "ch05-sum-bac
                                                "ch05-pow-function", "ch05-log-function",
                                                "ch05-matmul-backward", "ch05-softmax",
                                                "ch05-mean-backward", "ch05-log-softmax",
-                                               "ch05-reshape-transpose", "ch05-unbroadcast-function"}}
+                                               "ch05-reshape-transpose", "ch05-unbroadcast-function",
+                                               "ch05-index-function", "ch05-matmul-vectors"}}
 
 
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))

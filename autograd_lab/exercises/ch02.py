@@ -50,10 +50,53 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+def _ndim_hint(got: Any, shape: tuple[int, ...]) -> str:
+    """What a wrong ``ndim`` most likely counted."""
+    if shape and got == shape[0]:
+        return ("ndim counted the rows (the length of the first axis, len(data)); it is the "
+                "number of axes: 2 for a matrix, 0 for a single number.")
+    if got == int(np.prod(shape)):
+        return ("ndim counted the elements (data.size); it is the number of axes, the length "
+                "of the shape.")
+    return "ndim is the number of axes of the array: the length of its shape."
+
+
+def _dtype_hint(got: Any) -> str:
+    """What a wrong ``dtype`` most likely returned."""
+    if isinstance(got, str):
+        return ("dtype gave the name as a string; give numpy's dtype object itself (the "
+                "array's .dtype), which compares equal to np.float64.")
+    if isinstance(got, type):
+        return (f"dtype gave a Python class ({got.__name__}); the dtype is the type of the "
+                "array's elements, which the array itself reports.")
+    return "dtype is the type of the array's elements, as the array itself reports it."
+
+
+def _numpy_hint(got: Any, data: np.ndarray) -> str:
+    """Why ``numpy()`` did not give the Variable's own array."""
+    if isinstance(got, np.ndarray) and got.shape == data.shape and np.array_equal(got, data):
+        return ("numpy() made a copy: it must give the array the Variable holds, so that a "
+                "change through one shows in the other, as PyTorch's t.numpy() shares memory.")
+    if not isinstance(got, np.ndarray):
+        return ("numpy() did not give a numpy array; it gives the array the Variable holds, "
+                "not the Variable itself or a list.")
+    return "numpy() gives the array the Variable holds, unchanged."
+
+
+def _len_hint(got: Any, shape: tuple[int, ...]) -> str:
+    """What a wrong ``len`` most likely counted."""
+    if got == int(np.prod(shape)) and len(shape) > 1:
+        return ("len() counted every element (data.size); like a numpy array's, it is the "
+                "length of the first axis: the number of rows.")
+    if got == len(shape):
+        return "len() gave the number of axes (ndim); it is the length of the first axis."
+    return "len() is the length of the first axis, as for a numpy array or a list of rows."
+
+
 def ch02_variable_class(Variable: type, *, seed: int = 0, hidden: bool = False) -> None:
     """Check mygrad's ``Variable(data, requires_grad=False)``: ``data`` (a float ndarray),
     ``grad`` and ``grad_fn`` (None at first), ``requires_grad``; properties ``is_leaf``,
-    ``shape``, ``ndim``, ``dtype``; ``numpy()``, ``item()`` and a repr like PyTorch's."""
+    ``shape``, ``ndim``, ``dtype``; ``numpy()`` (the array itself), ``len()``, ``item()`` and a repr like PyTorch's."""
     ck = Checker("ch02-variable-class", seed=seed, hidden=hidden)
     ck.check(isinstance(Variable, type), "Variable is not a class.", received=Variable,
              hint="Pass the class itself: check.ch02_variable_class(Variable).")
@@ -117,7 +160,7 @@ def ch02_variable_class(Variable: type, *, seed: int = 0, hidden: bool = False) 
                  "is_leaf did not change after grad_fn was set.", expected=False, received=True,
                  hint="Compute is_leaf from grad_fn each time it is read (return self.grad_fn "
                       "is None) instead of storing a flag in __init__.")
-    shapes = [(2, 3), (), (4,)]
+    shapes = [(2, 3), (4,), ()]
     if hidden:
         shapes += [tuple(int(n) for n in ck.rng.integers(1, 5, size=k)) for k in (1, 3)]
     for shape in shapes:
@@ -127,25 +170,34 @@ def ch02_variable_class(Variable: type, *, seed: int = 0, hidden: bool = False) 
             got = _prop(ck, Variable, v, "shape", "return self.data.shape")
             ck.check(tuple(got) == shape, "shape is wrong.", expected=shape, received=got,
                      hint="shape is the shape of the array: return self.data.shape")
-            ndim = _prop(ck, Variable, v, "ndim", "return self.data.ndim")
+            ndim = _prop(ck, Variable, v, "ndim", "ndim is the array's number of axes.")
             ck.check(ndim == len(shape), "ndim is wrong.", expected=len(shape), received=ndim,
-                     hint="return self.data.ndim")
-            dtype = _prop(ck, Variable, v, "dtype", "return self.data.dtype")
-            ck.check(dtype == np.float64, "dtype is wrong.", expected="float64", received=dtype,
-                     hint="return self.data.dtype")
+                     hint=_ndim_hint(ndim, shape))
+            dtype = _prop(ck, Variable, v, "dtype", "dtype is the array's element type.")
+            ck.check(isinstance(dtype, np.dtype) and dtype == np.float64,
+                     "dtype is not the numpy dtype of the data.", expected="dtype('float64')",
+                     received=dtype, hint=_dtype_hint(dtype))
             ck.close(_attr(ck, v, "data", asarray), data, what="data")
     with ck.case("numpy() gives the array itself, item() a Python float"):
         v = ck.call(Variable, [[2.5]])
-        arr = ck.call(v.numpy, hint="return self.data")
+        arr = ck.call(v.numpy, hint="numpy() gives the array the Variable holds.")
         ck.check(arr is v.data, "numpy() did not return the Variable's own array.",
-                 hint="return self.data (the same array, no copy), as PyTorch's numpy() shares "
-                      "memory with the tensor.")
+                 expected="the array in .data itself", received=format_value(arr),
+                 hint=_numpy_hint(arr, v.data))
         for value in (v, ck.call(Variable, 7.0)):
             got = ck.call(value.item, hint="return self.data.item()")
             ck.check(type(got) is float, "item() did not return a Python float.",
                      expected="float", received=type(got).__name__,
                      hint="numpy's ndarray.item() turns a one-element array into a Python number.")
         ck.close(got, 7.0, what="item()")
+    lengths = [(3, 2), (5,)] + ([(1, 4, 2)] if hidden else [])
+    for shape in lengths:
+        with ck.case(f"len() of a {shape} Variable is the length of its first axis"):
+            v = ck.call(Variable, np.zeros(shape))
+            got = ck.call(lambda: len(v), hint="Write __len__(self), returning the length of "
+                          "the first axis.")
+            ck.check(got == shape[0], "len() is not the length of the first axis.",
+                     expected=shape[0], received=got, hint=_len_hint(got, shape))
     with ck.case("repr shows the numbers, and requires_grad or grad_fn"):
         body = np.array2string(np.array([1.0, 2.0]), separator=", ")
         plain = ck.call(Variable, [1.0, 2.0])

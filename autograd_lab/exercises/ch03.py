@@ -20,7 +20,7 @@ from ._common import Checker, format_value
 
 __all__ = ["ch03_context", "ch03_own_apply", "ch03_sum_to", "ch03_mul_function",
            "ch03_neg_function", "ch03_exp_function", "ch03_relu_function", "ch03_reductions",
-           "ch03_find_the_bug"]
+           "ch03_find_the_bug", "ch03_clone_function"]
 
 _MISSING = object()
 
@@ -688,7 +688,6 @@ def ch03_find_the_bug(FixedReLU: type, *, seed: int = 0, hidden: bool = False) -
     ck = Checker("ch03-find-the-bug", seed=seed, hidden=hidden)
     ns = _names(ck, FixedReLU, "backward", ("Variable",))
     _is_function_class(ck, FixedReLU, "FixedReLU", ns)
-    Variable = ns["Variable"]
     apply = _reference_apply(FixedReLU, ns)
     _note_apply(ns)
     with _course_ops(ns), _course_apply(FixedReLU, ns):
@@ -1076,4 +1075,44 @@ def ch03_neg_function(Neg: type, *, seed: int = 0, hidden: bool = False) -> None
                                (-np.ones(shape), "That is the local derivative alone: "
                                 "multiply it by grad_output (the chain rule)."),
                                (-x, "You returned the output; backward returns -grad_output.")])
+    ck.done()
+
+
+def ch03_clone_function(Clone: type, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``Clone``: forward gives a new Variable with a copy of x's data (a
+    write into the clone leaves x alone); backward passes grad_output through (the derivative
+    of a copy is 1)."""
+    ck = Checker("ch03-clone-function", seed=seed, hidden=hidden)
+    ns = _names(ck, Clone, "forward", ("Variable",))
+    _is_function_class(ck, Clone, "Clone", ns)
+    Variable = ns["Variable"]
+    with ck.case("the clone is a new Variable with its own copy of the data"):
+        x = Variable(np.array([1.0, -2.0, 3.0]), requires_grad=True)
+        with _course_ops(ns), _course_apply(Clone, ns):
+            out = ck.call(_renamed(Clone.forward, "Clone.forward"), _StandInCtx((True,)), x)
+        ck.check(isinstance(out, Variable), "forward did not return a Variable.",
+                 received=type(out).__name__, hint="forward returns a new Variable.")
+        ck.check(out is not x, "forward returned x itself.", hint=(
+            "A clone is a new Variable: FixedReLU zeroes elements of its clone of grad_output, "
+            "and with x itself it would zero the engine's gradient."))
+        ck.check(not np.shares_memory(out.data, x.data), "the clone shares its array with x, so "
+                 "a write into the clone changes x too.", hint=(
+                     "Variable(x.data) wraps the same numpy array: copy the data first, so that "
+                     "the clone can be changed on its own."))
+    shapes = [(3,), (2, 2)] + ([(2, 1, 3), ()] if hidden else [])
+    for shape in shapes:
+        with ck.case(f"a {shape} input"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            out, grad = _by_hand(ck, Clone, ns, x, g)
+            ck.close(out, x, what="output", hint="The clone holds the same numbers as x.")
+            ck.close(grad, g, what="gradient of x",
+                     hint="A copy changes nothing: its derivative is 1, so backward gives "
+                          "grad_output as it is.",
+                     mistakes=[(np.ones(shape), "That is the local derivative alone: multiply "
+                                "it by grad_output (the chain rule), which leaves grad_output."),
+                               (np.zeros(shape), "Gradients flow through a clone unchanged; "
+                                "a zero gradient is what detach (chapter 06) means, not clone."),
+                               (x, "You returned the data; backward returns the gradient, "
+                                "grad_output.")])
     ck.done()

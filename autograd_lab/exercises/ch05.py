@@ -1,8 +1,10 @@
 """Checkers for chapter 05, Tensors and broadcasting."""
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -10,7 +12,7 @@ import numpy as np
 
 from ._common import Checker, data_of, library, named, shaped_mistakes
 
-__all__ = ["ch05_reshape_transpose", "ch05_unbroadcast", "ch05_unbroadcast_function", "ch05_sum_backward", "ch05_mean_backward", "ch05_sub_function", "ch05_div_function",
+__all__ = ["ch05_reshape_transpose", "ch05_index_function", "ch05_matmul_vectors", "ch05_unbroadcast", "ch05_unbroadcast_function", "ch05_sum_backward", "ch05_mean_backward", "ch05_sub_function", "ch05_div_function",
            "ch05_pow_function", "ch05_log_function", "ch05_matmul_backward", "ch05_softmax", "ch05_log_softmax",
            "mygrad_ops"]
 
@@ -76,6 +78,200 @@ def _library_of(Fn: Any) -> SimpleNamespace:
     def gradcheck(fn: Callable[..., Any], inputs: tuple) -> bool:
         return numeric_gradcheck(Variable, fn, inputs)
     return SimpleNamespace(Variable=Variable, gradcheck=gradcheck)
+
+
+# -- isolation: the course's pieces around the one under test ---------------------------------
+_MISSING = object()
+
+
+def _numpy_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+# What every Function of chapters 03 and 05 computes, on numpy arrays (nothing recorded).
+_REFERENCE: dict[str, Callable[..., Any]] = {
+    "Add": np.add, "Sub": np.subtract, "Div": np.divide, "Neg": np.negative, "Exp": np.exp,
+    "Log": np.log, "Pow": lambda x, p: x ** p, "MatMul": np.matmul,
+    "Reshape": lambda x, shape: x.reshape(shape),
+    "Transpose": lambda x, axes=None: np.transpose(x, axes),
+    "BroadcastTo": lambda x, shape: np.broadcast_to(x, shape).copy(),
+    "SumTo": lambda g, shape: _unbroadcast_reference(g, tuple(shape)),
+    "Unbroadcast": lambda g, shape: _unbroadcast_reference(g, tuple(shape)),
+    "Sum": lambda x, axis=None, keepdims=False: x.sum(axis=axis, keepdims=keepdims),
+    "Mean": lambda x, axis=None, keepdims=False: x.mean(axis=axis, keepdims=keepdims),
+    "Softmax": _numpy_softmax,
+    "LogSoftmax": lambda x, axis=-1: np.log(_numpy_softmax(x, axis)),
+    "Index": lambda x, key: x[key],
+    "Scatter": lambda g, shape, key: _scatter_reference(g, shape, key),
+}
+
+
+def _kept_shape_reference(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
+    """shape with the summed axes set to 1 (what keepdims=True gives)."""
+    if axis is None:
+        return (1,) * len(shape)
+    kept = list(shape)
+    for a in (axis if isinstance(axis, tuple) else (axis,)):
+        kept[a % len(shape)] = 1
+    return tuple(kept)
+
+
+# Plain helpers of the chapter that other exercises' code calls.
+_REFERENCE_HELPERS: dict[str, Callable[..., Any]] = {"_kept_shape": _kept_shape_reference}
+
+
+class _ReferenceFunction:
+    """``Name.apply(...)`` as the course computes it, with nothing recorded."""
+
+    def __init__(self, Variable: type, fn: Callable[..., Any]) -> None:
+        self.Variable, self.fn = Variable, fn
+
+    def apply(self, *inputs: Any) -> Any:
+        args = [np.asarray(x.data) if isinstance(x, self.Variable) else x for x in inputs]
+        return self.Variable(np.asarray(self.fn(*args)))
+
+
+def _reference_methods(Variable: type) -> dict[str, Any]:
+    """Variable's operators and methods as the course computes them (nothing recorded)."""
+    def ref(name: str) -> Callable[..., Any]:
+        return _ReferenceFunction(Variable, _REFERENCE[name]).apply
+
+    def wrap(x: Any) -> Any:
+        return x if isinstance(x, Variable) else Variable(np.asarray(x, dtype=np.float64))
+
+    def mul(a: Any, b: Any) -> Any:
+        return Variable(np.asarray(wrap(a).data * wrap(b).data))
+
+    def reshape(self: Any, *shape: Any) -> Any:
+        return ref("Reshape")(self, shape[0] if len(shape) == 1 and isinstance(
+            shape[0], (tuple, list)) else shape)
+
+    def transpose(self: Any, dim0: int, dim1: int) -> Any:
+        return Variable(np.swapaxes(self.data, dim0, dim1).copy())
+
+    return {
+        "__add__": lambda a, b: ref("Add")(a, wrap(b)),
+        "__radd__": lambda a, b: ref("Add")(wrap(b), a),
+        "__sub__": lambda a, b: ref("Sub")(a, wrap(b)),
+        "__rsub__": lambda a, b: ref("Sub")(wrap(b), a),
+        "__mul__": mul, "__rmul__": lambda a, b: mul(b, a),
+        "__truediv__": lambda a, b: ref("Div")(a, wrap(b)),
+        "__rtruediv__": lambda a, b: ref("Div")(wrap(b), a),
+        "__neg__": lambda a: ref("Neg")(a), "__pow__": lambda a, p: ref("Pow")(a, p),
+        "__matmul__": lambda a, b: ref("MatMul")(a, wrap(b)),
+        "__rmatmul__": lambda a, b: ref("MatMul")(wrap(b), a),
+        "exp": lambda a: ref("Exp")(a), "log": lambda a: ref("Log")(a),
+        "sum": lambda a, axis=None, keepdims=False: ref("Sum")(a, axis, keepdims),
+        "mean": lambda a, axis=None, keepdims=False: ref("Mean")(a, axis, keepdims),
+        "reshape": reshape, "transpose": transpose,
+        "T": property(lambda a: ref("Transpose")(a, None)),
+        "softmax": lambda a, axis=-1: ref("Softmax")(a, axis),
+        "log_softmax": lambda a, axis=-1: ref("LogSoftmax")(a, axis),
+        "clone": lambda a: Variable(a.data.copy()),
+    }
+
+
+def _reference_backward(Variable: type) -> Callable[..., None]:
+    """``Variable.backward`` as the course's engine does it, on nodes the course's apply made
+    (``ctx.inputs``, ``ctx.function``): each node once, in reverse topological order, leaves'
+    gradients accumulated."""
+    def backward(self: Any, gradient: Any = None, retain_graph: Any = None,
+                 create_graph: bool = False) -> None:
+        g = Variable(np.ones_like(self.data)) if gradient is None else gradient
+        g = g if isinstance(g, Variable) else Variable(np.asarray(g))
+        order: list[Any] = []
+        seen: set[int] = set()
+        stack: list[tuple[Any, bool]] = [(self, False)]
+        while stack:
+            v, finished = stack.pop()
+            if finished:
+                order.append(v)
+                continue
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            stack.append((v, True))
+            if v.grad_fn is not None:
+                stack += [(x, False) for x in v.grad_fn.inputs
+                          if isinstance(x, Variable) and x.requires_grad and id(x) not in seen]
+        grads = {id(self): g}
+        for v in reversed(order):
+            gv = grads.pop(id(v), None)
+            if gv is None:
+                continue
+            if v.grad_fn is None:
+                v.grad = gv if v.grad is None else Variable(v.grad.data + gv.data)
+                continue
+            node = v.grad_fn
+            out = node.function.backward(node, gv)
+            for x, gx in zip(node.inputs, out if isinstance(out, tuple) else (out,)):
+                if isinstance(x, Variable) and x.requires_grad and gx is not None:
+                    gx = gx if isinstance(gx, Variable) else Variable(np.asarray(gx))
+                    old = grads.get(id(x))
+                    grads[id(x)] = gx if old is None else Variable(old.data + gx.data)
+    return backward
+
+
+@contextlib.contextmanager
+def _course_pieces(ns: dict[str, Any], keep: tuple[str, ...]) -> Iterator[None]:
+    """Every Function of chapters 03 and 05 except those named in ``keep``, Variable's
+    operators and methods, and ``Variable.backward``, as the course computes them, while a
+    check runs; the learner's are put back afterwards. So a mistake in another exercise (a
+    Sum.forward that ignores keepdims, an Exp, a Reshape, an engine) cannot fail this one."""
+    Variable = ns["Variable"]
+    names = {name: ns.get(name, _MISSING) for name in (*_REFERENCE, *_REFERENCE_HELPERS)
+             if name not in keep}
+    methods = _reference_methods(Variable)
+    methods["backward"] = _reference_backward(Variable)
+    own = {name: Variable.__dict__.get(name, _MISSING) for name in methods}
+    ns.update({name: _ReferenceFunction(Variable, _REFERENCE[name]) if name in _REFERENCE
+               else _REFERENCE_HELPERS[name] for name in names})
+    for name, method in methods.items():
+        setattr(Variable, name, method)
+    try:
+        yield
+    finally:
+        for name, value in names.items():
+            if value is _MISSING:
+                ns.pop(name, None)
+            else:
+                ns[name] = value
+        for name, value in own.items():
+            if value is _MISSING:
+                delattr(Variable, name)
+            else:
+                setattr(Variable, name, value)
+
+
+@contextlib.contextmanager
+def _isolated(*classes: Any, helpers: tuple[str, ...] = ()) -> Iterator[None]:
+    """For a Function class of the learner's mygrad (not autograd_lab's): the course's apply,
+    Mul, Clone, sum_to and :func:`_course_pieces` around the check, keeping ``classes``."""
+    al = library()
+    cls = classes[0]
+    if isinstance(cls, type) and issubclass(cls, al.Function):
+        yield
+        return
+    from .ch03 import _course_apply, _course_ops, _function_of, _note_apply
+    ns = getattr(_function_of(cls, "forward"), "__globals__", None)
+    if ns is None or "Variable" not in ns or "Function" not in ns:
+        yield                       # the check itself reports what is missing
+        return
+    _note_apply(ns)
+    with _course_ops(ns), _course_apply(cls, ns), _course_pieces(
+            ns, tuple(c.__name__ for c in classes) + helpers):
+        yield
+
+
+def _fails_quietly(run: Callable[[], None]) -> bool:
+    """Whether another exercise's check fails (its output hidden)."""
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            run()
+    except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
+        return True
+    return False
 
 
 # -- ch05-reshape-transpose -----------------------------------------------------------------
@@ -263,6 +459,9 @@ def ch05_unbroadcast_function(Unbroadcast: Any, sum_to: Callable[[Any, tuple], A
     if hidden:
         pairs += [((5,), ()), ((2, 1, 3), (1, 1, 3))]
     own = ns.get("unbroadcast")
+    if callable(own) and _fails_quietly(lambda: ch05_unbroadcast(own)):
+        print("note: exercise ch05-unbroadcast fails its own check; this check runs your "
+              "Unbroadcast and sum_to with the course's unbroadcast instead.")
     ns["unbroadcast"] = _unbroadcast_reference
     try:
         for big, small in pairs:
@@ -330,6 +529,13 @@ def _sum_grad(g: np.ndarray, shape: tuple[int, ...], axis: Any, keepdims: bool) 
 
 
 def ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's Sum: see :func:`_ch05_sum_backward`. The course's apply, engine and every
+    other Function stand in for the learner's while it runs, so only Sum is judged."""
+    with _isolated(SumFunction, helpers=("_kept_shape",)):
+        _ch05_sum_backward(SumFunction, seed=seed, hidden=hidden)
+
+
+def _ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) -> None:
     """Check ``SumFunction.apply(x, axis, keepdims)``: numpy's sum, and a backward that spreads
     the incoming gradient back over the summed axes (a gradient shaped like x)."""
     ck = Checker("ch05-sum-backward", seed=seed, hidden=hidden)
@@ -346,6 +552,9 @@ def ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) 
                   "as size 1 (reshape grad_output to _kept_shape(x_shape, axis), or "
                   "np.expand_dims(g, axis) when keepdims is False), then broadcast it to x's "
                   "shape (BroadcastTo.apply or np.broadcast_to); return (grad_x, None, None).")
+    kept_shape = getattr(_function_of_forward(SumFunction), "__globals__", {}).get("_kept_shape")
+    if callable(kept_shape):
+        _check_kept_shape(ck, kept_shape)
     for shape, axis, keepdims in cases:
         with ck.case(f"x of shape {shape}, axis={axis}, keepdims={keepdims}"):
             x = al.Variable(np.round(rng.normal(size=shape), 3), requires_grad=True)
@@ -354,8 +563,8 @@ def ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) 
             ck.close(data_of(y), expected_y, what="forward result",
                      hint="forward returns x.data.sum(axis=axis, keepdims=keepdims).")
             g = np.round(rng.normal(size=np.shape(expected_y)), 3)
-            ck.call(named(lambda: y.backward(al.Variable(g)), f"{SumFunction.__name__}.backward"),
-                    hint=shape_hint)
+            _call_shapes(ck, lambda: y.backward(al.Variable(g)), f"{SumFunction.__name__}.backward",
+                         shape_hint)
             ck.check(x.grad is not None, "x.grad is None after backward.",
                      hint="backward must return the gradient for x as its first value.")
             expected = _sum_grad(g, shape, axis, keepdims)
@@ -379,6 +588,33 @@ def ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) 
                     "gradcheck")
         ck.call(fn, hint=shape_hint)
     ck.done()
+
+
+def _function_of_forward(cls: Any) -> Any:
+    from .ch03 import _function_of
+    return _function_of(cls, "forward")
+
+
+def _check_kept_shape(ck: Checker, kept_shape: Callable[..., Any]) -> None:
+    """The learner's ``_kept_shape(shape, axis)``, with a hint naming the kind of axis it
+    mishandles."""
+    hints = {"none": "axis=None sums over every axis, so every axis becomes 1.",
+             "tuple": "axis may be a tuple: every axis in it becomes 1.",
+             "negative": "A negative axis counts from the end (-1 is the last axis): take it "
+                         "modulo the number of axes before using it as a position.",
+             "int": "The axis summed over becomes 1; the others keep their sizes."}
+    cases = [((2, 3, 4), 1, "int"), ((2, 3, 4), None, "none"), ((2, 3, 4), (0, 2), "tuple"),
+             ((2, 3, 4), -1, "negative"), ((2, 3, 4), (0, -1), "negative"), ((5,), 0, "int")]
+    with ck.case("_kept_shape for an int, None, a tuple and negative axes"):
+        for shape, axis, kind in cases:
+            got = ck.call(named(lambda: kept_shape(shape, axis), "_kept_shape"),
+                          hint=hints[kind])
+            want = _kept_shape_reference(shape, axis)
+            ck.check(isinstance(got, tuple), f"_kept_shape{(shape, axis)} is not a tuple.",
+                     expected=want, received=got, hint="Return a tuple, as numpy's shapes are "
+                     "(a list does not compare equal to one).")
+            ck.check(got == want, f"_kept_shape{(shape, axis)} is wrong.", expected=want,
+                     received=got, hint=hints[kind])
 
 
 # -- ch05-mean-backward ---------------------------------------------------------------------
@@ -506,6 +742,13 @@ def _saved_something(node: Any) -> bool:
 
 
 def ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's MatMul: see :func:`_ch05_matmul_backward`. The course's apply, engine and every
+    other Function stand in for the learner's while it runs, so only MatMul is judged."""
+    with _isolated(MatMul):
+        _ch05_matmul_backward(MatMul, seed=seed, hidden=hidden)
+
+
+def _ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) -> None:
     """Check ``MatMul.apply(a, b)`` for 2-D a (n, k) and b (k, m):
     grad_a = grad @ b.T (n, k) and grad_b = a.T @ grad (k, m)."""
     ck = Checker("ch05-matmul-backward", seed=seed, hidden=hidden)
@@ -608,6 +851,12 @@ def _call_shapes(ck: Checker, fn: Callable[[], Any], name: str, shape_hint: str)
     except Exception as err:  # the learner's bug: say what it most likely is
         text = str(err).lower()
         about_shapes = isinstance(err, ValueError) or any(w in text for w in _SHAPE_WORDS)
+        if isinstance(err, AttributeError) and "backward' object has no attribute" in text:
+            missing = str(err).rsplit(" ", 1)[-1]
+            raise ck.error(f"your {name} raised {type(err).__name__}: {err}", hint=(
+                f"backward read ctx.{missing.strip(chr(39))}, which forward did not keep on "
+                "ctx: backward sees only ctx and grad_output, so forward must store on ctx "
+                "what backward needs from its inputs (a shape, an axis, a key).")) from err
         raise ck.error(f"your {name} raised {type(err).__name__}: {err}",
                        hint=shape_hint if about_shapes else
                        "Read the traceback above to find the failing line in your code.") from err
@@ -633,6 +882,13 @@ def _dropped_axis(make: Callable[[], np.ndarray], hint: str) -> list[tuple[np.nd
 
 
 def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's Softmax: see :func:`_ch05_softmax`. The course's apply, engine and every
+    other Function stand in for the learner's while it runs, so only Softmax is judged."""
+    with _isolated(Softmax):
+        _ch05_softmax(Softmax, seed=seed, hidden=hidden)
+
+
+def _ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
     """Check ``Softmax.apply(x, axis)``: a numerically stable softmax along ``axis`` whose
     backward is ``y * (g - sum(g * y, axis, keepdims=True))`` and passes gradcheck."""
     ck = Checker("ch05-softmax", seed=seed, hidden=hidden)
@@ -678,6 +934,10 @@ def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
                          lambda: s * (g - (g * s).sum(axis=axis)),
                          "The sum of g * y lost the axis it was taken along (no keepdims=True), "
                          "so numpy lined it up with another axis: keepdims=True.") + [
+                         (data * (g - (g * data).sum(axis=axis, keepdims=True)),
+                          "backward used the input x where the formula needs the output "
+                          "y = softmax(x): the tensor saved in forward must be the output (as "
+                          "Exp saves its output), not the input."),
                          (g * s * (1 - s), "That is only the diagonal of the Jacobian "
                           "(i = j). Each output depends on every input along the axis: "
                           "grad_x = y * (g - (g * y).sum(axis, keepdims=True))."),
@@ -760,7 +1020,7 @@ def mygrad_ops(pkg: Any) -> None:
 
 # -- ch05-sub-function, ch05-div-function, ch05-pow-function, ch05-log-function -------------------
 def _by_hand(ck: Checker, cls: Any, arrays: list[np.ndarray], g: np.ndarray,
-             extra: tuple = (), backward_hint: str | None = None
+             extra: tuple = (), backward_hint: str | None = None, keep: tuple[str, ...] = ()
              ) -> tuple[np.ndarray, list[Any]]:
     """forward and backward of ``cls`` called by hand on Variables of ``arrays`` (with a
     stand-in ctx and the course's apply, as_variable, sum_to and Mul, so no other exercise is
@@ -770,7 +1030,7 @@ def _by_hand(ck: Checker, cls: Any, arrays: list[np.ndarray], g: np.ndarray,
     Variable = ns["Variable"]
     ctx = _StandInCtx(tuple(True for _ in arrays) + (False,) * len(extra))
     inputs = [Variable(a.copy(), requires_grad=True) for a in arrays]
-    with _course_ops(ns), _course_apply(cls, ns):
+    with _course_ops(ns), _course_apply(cls, ns), _course_pieces(ns, (cls.__name__,) + keep):
         out = ck.call(named(lambda: cls.forward(ctx, *inputs, *extra), f"{cls.__name__}.forward"))
         for v, a in zip(inputs, arrays):
             ck.check(np.array_equal(v.data, a), f"{cls.__name__}.forward changed an input.",
@@ -890,3 +1150,199 @@ def ch05_log_function(Log: Any, *, seed: int = 0, hidden: bool = False) -> None:
                 (g * np.log(x), "That is grad_output times log x; the derivative of log x is "
                                 "1/x.")])
     ck.done()
+
+
+# -- ch05-index-function --------------------------------------------------------------------
+def _scatter_reference(g: np.ndarray, shape: tuple[int, ...], key: Any) -> np.ndarray:
+    out = np.zeros(shape)
+    np.add.at(out, key, g)
+    return out
+
+
+def _key_text(key: Any) -> str:
+    def one(k: Any) -> str:
+        if isinstance(k, slice):
+            return ":".join("" if v is None else str(v) for v in (k.start, k.stop, k.step)
+                            ).rstrip(":") or ":"
+        return repr(k)
+    return ", ".join(one(k) for k in key) if isinstance(key, tuple) else one(key)
+
+
+def _scatter_mistakes(g: np.ndarray, shape: tuple[int, ...], key: Any
+                      ) -> list[tuple[np.ndarray, str]]:
+    """Gradients of x[key] that a usual mistake gives, with the cause."""
+    out = []
+    assigned = np.zeros(shape)
+    assigned[key] = g
+    out.append((assigned, "A position read more than once got only one of its gradients: "
+                "out[key] = g (and out[key] += g) keeps the last write for a repeated "
+                "position. np.add.at(out, key, g) adds every one of them."))
+    ones = np.ones(shape)
+    np.add.at(ones, key, g)
+    out.append((ones, "The positions that were never read must get gradient 0: start from "
+                "zeros, not ones."))
+    return out
+
+
+def ch05_index_function(Index: Any, Scatter: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Index`` (forward(ctx, x, key) = x[key]; backward: grad_output scattered into
+    zeros of x's shape) and ``Scatter`` (forward(ctx, g, shape, key): zeros of shape with g
+    added at key, repeated positions summed; backward: grad_output[key]). forward and backward
+    are called by hand with a correct ctx and the course's apply and Mul, so only these two
+    classes are judged."""
+    ck = Checker("ch05-index-function", seed=seed, hidden=hidden)
+    cases: list[tuple[tuple[int, ...], Any]] = [
+        ((3, 2), 1), ((5,), slice(1, 4)), ((3, 4), (slice(1, None), slice(None, None, 2))),
+        ((3, 2), [0, 0, 2])]
+    if hidden:
+        cases += [((5,), [4, 1, 4, 4]), ((3, 3), ([0, 2, 2], [1, 1, 1])), ((2, 3, 2), (1, -1))]
+    keep_hint = ("backward needs x's shape and the key: forward must keep them on ctx "
+                 "(backward sees only ctx and grad_output).")
+    for shape, key in cases:
+        with ck.case(f"Index of x {shape} with key [{_key_text(key)}]"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            picked = x[key]
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=np.shape(picked)), 3)
+            out, grads = _by_hand(ck, Index, [x], g, extra=(key,), backward_hint=keep_hint,
+                                  keep=("Scatter",))
+            ck.close(out, picked, what="forward result", hint="forward returns the elements "
+                     "of x at key, as numpy's x.data[key] reads them.")
+            ck.check(len(grads) >= 1 and grads[0] is not None, "Index.backward returned no "
+                     "gradient for x.", hint="Return one gradient per argument of forward: "
+                     "(grad_x, None).")
+            got = np.asarray(data_of(grads[0]), dtype=np.float64)
+            if got.shape != shape:
+                ck.fail(f"Index.backward returned a gradient of shape {got.shape}, but x has "
+                        f"shape {shape}.", expected=f"shape {shape}", received=f"shape {got.shape}",
+                        hint="grad_output has the shape of the elements read, not of x: put "
+                             "each of its values back at the position it was read from, into "
+                             "zeros of x's shape (that is Scatter).")
+            ck.close(got, _scatter_reference(g, shape, key), what="gradient of x",
+                     mistakes=_scatter_mistakes(g, shape, key),
+                     hint="Each element read sends its gradient back to its own position; "
+                          "positions never read get 0, positions read twice get the sum.")
+            ck.check(len(grads) == 2 and grads[1] is None, "Index.backward must return one "
+                     "value per argument of forward.", expected="(grad_x, None)",
+                     received=len(grads), hint="The key is not a Variable: its gradient is None.")
+    for shape, key in cases[2:]:
+        with ck.case(f"Scatter of g into zeros {shape} at key [{_key_text(key)}]"):
+            g = np.round(ck.rng.normal(size=np.shape(np.zeros(shape)[key])), 3)
+            up = np.round(ck.rng.normal(size=shape), 3)
+            out, grads = _by_hand(ck, Scatter, [g], up, extra=(shape, key), backward_hint=(
+                "backward needs the key: forward must keep it on ctx."), keep=("Index",))
+            ck.close(out, _scatter_reference(g, shape, key), what="forward result",
+                     mistakes=_scatter_mistakes(g, shape, key),
+                     hint="forward returns zeros of shape with g added at key.")
+            ck.check(len(grads) >= 1 and grads[0] is not None, "Scatter.backward returned no "
+                     "gradient for g.", hint="Return (grad_g, None, None).")
+            got = np.asarray(data_of(grads[0]), dtype=np.float64)
+            if got.shape != g.shape:
+                ck.fail(f"Scatter.backward returned a gradient of shape {got.shape}, but g has "
+                        f"shape {g.shape}.", expected=f"shape {g.shape}",
+                        received=f"shape {got.shape}",
+                        hint="Each value of g was added at one position: its gradient is "
+                             "grad_output read at that position, at key again (Index).")
+            ck.close(got, up[key], what="gradient of g", hint="The gradient of g is grad_output "
+                     "read at the positions g was written to.")
+            ck.check(len(grads) == 3 and grads[1] is None and grads[2] is None,
+                     "Scatter.backward must return one value per argument of forward.",
+                     expected="(grad_g, None, None)", received=len(grads),
+                     hint="shape and key are not Variables: their gradients are None.")
+    ck.done()
+
+
+# -- ch05-matmul-vectors --------------------------------------------------------------------
+class _RecordedNode:
+    """A node the course's stand-in Functions record: its inputs and their gradients."""
+
+    def __init__(self, inputs: tuple, vjp: Callable[[np.ndarray], tuple]) -> None:
+        self.inputs, self.vjp, self.function = inputs, vjp, self
+
+    def backward(self, node: Any, grad_output: Any) -> tuple:
+        return node.vjp(np.asarray(grad_output.data))
+
+
+def _recording(Variable: type, forward: Callable[..., np.ndarray],
+               vjp: Callable[..., tuple]) -> Any:
+    """A stand-in Function whose ``apply`` computes with numpy and records a node."""
+    def apply(*inputs: Any) -> Any:
+        args = [np.asarray(x.data) if isinstance(x, Variable) else x for x in inputs]
+        out = Variable(np.asarray(forward(*args)))
+        if any(isinstance(x, Variable) and x.requires_grad for x in inputs):
+            out.requires_grad = True
+            out.grad_fn = _RecordedNode(inputs, lambda g: tuple(
+                None if v is None else Variable(v) for v in vjp(g, *args)))
+        return out
+    return SimpleNamespace(apply=apply)
+
+
+def ch05_matmul_vectors(matmul: Callable[[Any, Any], Any], *, seed: int = 0,
+                        hidden: bool = False) -> None:
+    """Check ``matmul(a, b)`` for 1-D and 2-D operands, as numpy's ``@``: a 1-D left operand is
+    a row (1, k), a 1-D right operand a column (k, 1), and the axes added for them are dropped
+    from the result, all through MatMul and reshape so that gradients flow. The course's
+    MatMul, Reshape and engine stand in for the learner's, so only matmul is judged."""
+    ck = Checker("ch05-matmul-vectors", seed=seed, hidden=hidden)
+    ns = getattr(matmul, "__globals__", None)
+    ck.check(ns is not None and "Variable" in ns, "matmul is not a function of your library.",
+             received=matmul, hint="Pass the function itself: check.ch05_matmul_vectors(matmul), "
+                                   "after running the %%mygrad cell above.")
+    Variable = ns["Variable"]
+    shapes = [((3,), (3, 2)), ((2, 3), (3,)), ((4,), (4,)), ((2, 3), (3, 4))]
+    if hidden:
+        shapes += [((1,), (1, 3)), ((5, 1), (1,)), ((2,), (2,))]
+    mm = _recording(Variable, np.matmul, lambda g, a, b: (g @ b.T, a.T @ g))
+    rs = _recording(Variable, lambda x, shape: x.reshape(shape),
+                    lambda g, x, shape: (g.reshape(x.shape), None))
+    with _course_pieces(ns, ()):
+        before = {name: ns.get(name, _MISSING) for name in ("MatMul", "Reshape")}
+        ns["MatMul"], ns["Reshape"] = mm, rs
+        Variable.reshape = lambda self, *shape: rs.apply(self, shape[0] if len(shape) == 1 and
+                                                          isinstance(shape[0], (tuple, list))
+                                                          else shape)
+        try:
+            for sa, sb in shapes:
+                _matmul_vector_case(ck, matmul, Variable, sa, sb)
+        finally:
+            for name, value in before.items():
+                if value is _MISSING:
+                    ns.pop(name, None)
+                else:
+                    ns[name] = value
+    ck.done()
+
+
+def _matmul_vector_case(ck: Checker, matmul: Callable[[Any, Any], Any], Variable: type,
+                        sa: tuple[int, ...], sb: tuple[int, ...]) -> None:
+    with ck.case(f"a {sa} @ b {sb}"):
+        A, B = np.round(ck.rng.normal(size=sa), 3), np.round(ck.rng.normal(size=sb), 3)
+        a, b = Variable(A.copy(), requires_grad=True), Variable(B.copy(), requires_grad=True)
+        want = A @ B
+        out = _call_shapes(ck, lambda: matmul(a, b), "matmul", (
+            "The two operands do not line up: a 1-D left operand is a row, shape (1, k), and a "
+            "1-D right operand a column, shape (k, 1), so that the k's meet in the middle."))
+        got = np.asarray(data_of(out), dtype=np.float64)
+        if got.shape != want.shape:
+            added = [n for n, s in (("left", sa), ("right", sb)) if len(s) == 1]
+            ck.fail(f"the result has shape {got.shape}; numpy's a @ b has shape {want.shape}.",
+                    expected=f"shape {want.shape}", received=f"shape {got.shape}", hint=(
+                        f"The axis added for the 1-D {' and the 1-D '.join(added)} operand was not "
+                        "dropped again: a @ b keeps only the axes the operands really had "
+                        "(a vector @ a vector is one number, shape ())." if added else
+                        "Two matrices need no reshaping: hand them to MatMul as they are."))
+        ck.close(got, want, what="result", hint="The result must be numpy's a @ b.")
+        g = np.round(ck.rng.uniform(0.5, 2.0, size=want.shape), 3)
+        ck.check(getattr(out, "grad_fn", None) is not None, "the result is not part of the graph: "
+                 "no gradient can flow back to a and b.", hint=(
+                     "The result was built from .data outside the graph. Reshape Variables "
+                     "(x.reshape, which records a node) instead of wrapping a numpy array in a "
+                     "new Variable."))
+        ck.call(named(lambda: out.backward(Variable(g)), "backward"))
+        a2, b2 = (A.reshape(1, -1) if A.ndim == 1 else A), (B.reshape(-1, 1) if B.ndim == 1 else B)
+        g2 = g.reshape(a2.shape[0], b2.shape[1])
+        for name, v, expect in (("a", a, (g2 @ b2.T).reshape(sa)), ("b", b, (a2.T @ g2).reshape(sb))):
+            ck.check(v.grad is not None, f"{name}.grad is None after backward.",
+                     hint="Build the result from a and b with MatMul and reshape only, so that "
+                          "the graph leads back to both.")
+            ck.close(data_of(v.grad), expect, what=f"gradient of {name}",
+                     hint="Hand the reshaped operands to MatMul; the gradients then follow.")

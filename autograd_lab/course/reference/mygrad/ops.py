@@ -235,7 +235,7 @@ class Scatter(Function):
     def forward(ctx, g, shape, key):
         ctx.key = key
         out = np.zeros(shape, dtype=g.data.dtype)
-        np.add.at(out, key, g.data)
+        np.add.at(out, key, g.data)           # a position given twice receives both
         return Variable(out)
 
     @staticmethod

@@ -31,6 +31,7 @@ class Variable:
 
     @property
     def ndim(self):
+        """The number of axes: 0 for a single number, 2 for a matrix."""
         return self.data.ndim
 
     @property
@@ -46,6 +47,7 @@ class Variable:
         return self.data.item()
 
     def __len__(self):
+        """The length of the first axis, as len() of a list of rows."""
         return len(self.data)
 
     def __repr__(self):
