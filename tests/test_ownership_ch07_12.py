@@ -2,9 +2,7 @@
 
 The measure is the course's own (``autograd_lab.course.ownership.key_table``): code lines of the
 key's ``%%mygrad`` cells inside solution regions, per module. The goal of the course is at least
-35 % over the modules of chapters 07-12 together and none under 25 %. Every module is held at
-25 % or more; the 35 % over all of them is not reached yet and is a strict expected failure, so
-the day it holds the marker has to go (and the assertion then guards it)."""
+35 % over the modules of chapters 07-12 together and none under 25 %; both are held here."""
 from __future__ import annotations
 
 import pytest
@@ -33,7 +31,6 @@ def test_the_learner_writes_at_least_a_quarter_of_the_module(table, module):
                                f"code lines ({row.share:.0%}), under 25 %")
 
 
-@pytest.mark.xfail(strict=True, reason="not reached yet: chapters 07-12 together are under 35 %")
 def test_chapters_07_to_12_together_reach_35_percent(table):
     learner = sum(table[m].learner for m in MODULES_07_12)
     total = sum(table[m].total for m in MODULES_07_12)
