@@ -27,7 +27,7 @@ def test_the_key_passes_the_loader_checks(mygrad, capsys):
     ch08.mygrad_nn(mygrad)
     ch08.mygrad_optim(mygrad)
     out = capsys.readouterr().out
-    assert "All 3 cases of mygrad-nn passed." in out and "All 4 cases of mygrad-optim passed." in out
+    assert "All 4 cases of mygrad-nn passed." in out and "All 4 cases of mygrad-optim passed." in out
     assert "All 6 cases of ch08-linear passed." in out
 
 

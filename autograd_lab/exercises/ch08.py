@@ -915,6 +915,40 @@ def mygrad_nn(pkg: Any) -> None:
                  received=f"{a.shape} {a.dtype}, {b.dtype}")
         ck.close(b, want, atol=0, what="init_uniform((4, 5), 0.25) after manual_seed(3)",
                  hint="Return _generator.uniform(-bound, bound, size=shape).astype(dtype).")
+    with ck.case("Linear's bias gradient: your column_sums with USE_KERNELS, numpy without; "
+                 "the same numbers"):
+        flag, kernel = getattr(nn, "USE_KERNELS", None), getattr(nn, "column_sums", None)
+        ck.check(flag is not None and kernel is not None, "mygrad/nn.py has no USE_KERNELS "
+                 "flag or does not see column_sums.", hint="Run chapter 08's Linear cell "
+                 "again: it defines the flag and AddBias, whose backward calls column_sums.")
+        rng = np.random.default_rng(5)
+        x = rng.normal(size=(9, 4)).astype(np.float32)
+        g = rng.normal(size=(9, 3)).astype(np.float32)
+        calls = []
+
+        def counting(a: np.ndarray) -> np.ndarray:
+            calls.append(a.shape)
+            return kernel(a)
+
+        grads = {}
+        try:
+            nn.column_sums = counting
+            for use in (True, False):
+                nn.USE_KERNELS = use
+                pkg.manual_seed(0)
+                layer = ck.call(nn.Linear, 4, 3)
+                out = ck.call(layer, pkg.Variable(x))
+                ck.call(lambda: out.backward(pkg.Variable(g)))
+                grads[use] = (len(calls), np.asarray(layer.bias.grad.data))
+        finally:
+            nn.column_sums, nn.USE_KERNELS = kernel, flag
+        ck.check(grads[True][0] == 1 and grads[False][0] == 1, "Linear's backward did not "
+                 "call column_sums exactly once with USE_KERNELS = True and never with False.",
+                 received=[grads[True][0], grads[False][0] - grads[True][0]],
+                 hint="AddBias.backward: column_sums(g) if USE_KERNELS else column_sums_ref(g), "
+                      "reading the flag at every call.")
+        ck.close(grads[True][1], g.sum(axis=0), atol=1e-5, what="bias gradient (kernel)")
+        ck.close(grads[False][1], g.sum(axis=0), atol=1e-5, what="bias gradient (numpy)")
     ck.done()
     ch08_linear(nn.Linear, Module=nn.Module, manual_seed=pkg.manual_seed)
 
