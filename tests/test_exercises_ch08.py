@@ -432,7 +432,7 @@ def _dropout(mygrad, forward):
 
 
 def test_dropout_without_rescaling_gets_the_scale_hint(mygrad):
-    Variable, gen = mygrad.Variable, mygrad.nn
+    Variable = mygrad.Variable
 
     def forward(self, x):
         if not self.training or self.p == 0:

@@ -158,7 +158,7 @@ def test_prelude_sends_warnings_to_stdout_so_nbgrader_does_not_zero_the_cell(cap
         with warnings.catch_warnings():
             warnings.simplefilter("always")
             warnings.showwarning = warnings.showwarning  # keep the prelude's hook inside the block
-            warnings.warn("overflow in exp", RuntimeWarning)
+            warnings.warn("overflow in exp", RuntimeWarning, stacklevel=1)
         out = capsys.readouterr()
         assert "RuntimeWarning: overflow in exp" in out.out and out.err == ""
     finally:

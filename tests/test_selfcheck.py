@@ -10,9 +10,9 @@ import pytest
 from autograd_lab.course.notebooks import write_notebook
 from autograd_lab.course.selfcheck import ExerciseResult, check_notebook, format_table
 from tests._console import run_cli
+from tests.fixtures import course_nb
 
 ROOT = Path(__file__).resolve().parents[1]
-from tests.fixtures import course_nb
 
 WRONG_CENTER = "    return X"  # forgets to subtract the row means
 
