@@ -50,7 +50,6 @@ from typing import Any, Callable
 import numpy as np
 
 from . import function
-from .array_forms import array_form
 from .engine import _accumulate_leaf, _add, _as_grad, materialize, one_per_input, topological_order
 from .errors import AutogradLabError
 from .function import AccumulateGrad, _call_forward, _interned, _NO_EDGE, _PlainCtx, _wrap_outputs
@@ -323,6 +322,8 @@ def _on_arrays(cls: Any, args: tuple, kwargs: dict, node: Any, out: Any) -> type
     be the same code."""
     if node is None or kwargs or cls._setup_style or isinstance(out, tuple):
         return None
+    from .array_forms import array_form  # at capture time: it loads the kernels' modules
+
     arrays = array_form(cls, args)
     if arrays is not None:
         node._saved = tuple(None if t is None else t._data for t in node.saved_tensors)
