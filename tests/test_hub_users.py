@@ -38,11 +38,16 @@ from tests.test_hub import ASSIGNMENT, BUDGET, COURSE, Clock, Hub, _submissions
 pytestmark = pytest.mark.hub
 
 
+def _tool(name: str) -> str | None:
+    """Where ``name`` is, on the PATH or in the system folders root's PATH may leave out."""
+    return shutil.which(name, path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"]))
+
+
 def _why_not() -> str | None:
     if os.geteuid() != 0:
         return "needs root: it creates Unix users and the hub spawns servers as them"
     for tool in ("useradd", "userdel", "configurable-http-proxy"):
-        if shutil.which(tool) is None:
+        if _tool(tool) is None:
             return f"{tool} is not installed"
     try:
         probe = subprocess.run(
@@ -77,7 +82,7 @@ class Users:
 
     def add(self, name: str) -> pwd.struct_passwd:
         home = self.base / "home" / name
-        done = subprocess.run(["useradd", "-M", "-U", "-d", str(home), "-s", "/bin/sh", name],
+        done = subprocess.run([_tool("useradd") or "useradd", "-M", "-U", "-d", str(home), "-s", "/bin/sh", name],
                               capture_output=True, text=True)
         if done.returncode != 0:
             pytest.skip(f"useradd could not create a test user: {done.stderr.strip()}")
@@ -90,8 +95,8 @@ class Users:
 
     def remove(self) -> None:
         for name in self.made:
-            subprocess.run(["userdel", name], capture_output=True)
-            subprocess.run(["groupdel", name], capture_output=True)
+            subprocess.run([_tool("userdel") or "userdel", name], capture_output=True)
+            subprocess.run([_tool("groupdel") or "groupdel", name], capture_output=True)
 
 
 def _as(user: pwd.struct_passwd, args: list[str], cwd: Path, clock: Clock,
