@@ -123,37 +123,42 @@ def _write_config(root: Path, marker: str, token: str, ports: dict[str, int]) ->
         f"c.CourseDirectory.course_id = {COURSE!r}\n"
         f"c.Exchange.root = {str(exchange)!r}\n"
         "c.CourseDirectory.student_id = os.environ['JUPYTERHUB_USER']\n")
-    config = root / "jupyterhub_config.py"
-    config.write_text(f"""\
+    (root / "jupyterhub_config.py").write_text(hub_config(root, ports, token, ADMIN_SCOPES) + f"""\
+c.JupyterHub.spawner_class = "simple"
+c.SimpleLocalProcessSpawner.home_dir_template = {str(root / 'home' / '{username}')!r}
+c.Spawner.args = {["--allow-root"] if os.getuid() == 0 else []!r}  # CI runs as root
+c.Spawner.environment = {{"JUPYTER_CONFIG_PATH": {str(student_config)!r},
+                          "PYTHONPATH": {str(checkout_root())!r},
+                          "AUTOGRAD_LAB_HUB_TEST": {marker!r}}}
+""")
+    return exchange
+
+
+ADMIN_SCOPES = ["admin:users", "admin:servers", "admin:groups", "tokens", "access:servers"]
+
+
+def hub_config(state: Path, ports: dict[str, int], token: str, scopes: list[str]) -> str:
+    """The lines every test hub shares: loopback addresses, its files under ``state``, the
+    dummy authenticator, this Python for the servers, and the admin service with ``scopes``."""
+    return f"""\
 c = get_config()
 c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.port = {ports['public']}
 c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = {ports['hub']}
 c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{ports['proxy_api']}"
-c.ConfigurableHTTPProxy.pid_file = {str(root / 'proxy.pid')!r}
-c.JupyterHub.db_url = "sqlite:///{root / 'jupyterhub.sqlite'}"
-c.JupyterHub.cookie_secret_file = {str(root / 'cookie_secret')!r}
+c.ConfigurableHTTPProxy.pid_file = {str(state / 'proxy.pid')!r}
+c.JupyterHub.db_url = "sqlite:///{state / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = {str(state / 'cookie_secret')!r}
 c.JupyterHub.authenticator_class = "dummy"
 c.Authenticator.allow_existing_users = True  # the users made through the REST API
-c.JupyterHub.spawner_class = "simple"
-c.SimpleLocalProcessSpawner.home_dir_template = {str(root / 'home' / '{username}')!r}
 c.Spawner.ip = "127.0.0.1"
 c.Spawner.cmd = [{sys.executable!r}, "-m", "jupyterhub.singleuser"]
 c.Spawner.start_timeout = 300
 c.Spawner.http_timeout = 300
-c.Spawner.args = {["--allow-root"] if os.getuid() == 0 else []!r}  # CI runs as root
-c.Spawner.environment = {{"JUPYTER_CONFIG_PATH": {str(student_config)!r},
-                          "PYTHONPATH": {str(checkout_root())!r},
-                          "AUTOGRAD_LAB_HUB_TEST": {marker!r}}}
 c.JupyterHub.services = [{{"name": "course-admin", "api_token": {token!r}}}]
-c.JupyterHub.load_roles = [{{
-    "name": "course-admin",
-    "scopes": ["admin:users", "admin:servers", "admin:groups", "tokens", "access:servers"],
-    "services": ["course-admin"],
-}}]
-""")
-    return exchange
+c.JupyterHub.load_roles = [{{"name": "course-admin", "scopes": {scopes!r}, "services": ["course-admin"]}}]
+"""
 
 
 class Hub:

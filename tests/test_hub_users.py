@@ -33,7 +33,7 @@ import pytest
 
 from autograd_lab.course import exchange as ex
 from autograd_lab.course.notebooks import checkout_root
-from tests.test_hub import ASSIGNMENT, BUDGET, COURSE, Clock, Hub, _submissions
+from tests.test_hub import ASSIGNMENT, BUDGET, COURSE, Clock, Hub, _submissions, hub_config
 
 pytestmark = pytest.mark.hub
 
@@ -163,33 +163,13 @@ def test_the_exchange_holds_between_unix_users_on_a_real_hub() -> None:
         def write_config(root: Path, marker: str, token: str, ports: dict[str, int]) -> Path:
             hub_dir = root / "hub"
             hub_dir.mkdir(mode=0o700)
-            (root / "jupyterhub_config.py").write_text(f"""\
-c = get_config()
-c.JupyterHub.ip = "127.0.0.1"
-c.JupyterHub.port = {ports['public']}
-c.JupyterHub.hub_ip = "127.0.0.1"
-c.JupyterHub.hub_port = {ports['hub']}
-c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{ports['proxy_api']}"
-c.ConfigurableHTTPProxy.pid_file = {str(hub_dir / 'proxy.pid')!r}
-c.JupyterHub.db_url = "sqlite:///{hub_dir / 'jupyterhub.sqlite'}"
-c.JupyterHub.cookie_secret_file = {str(hub_dir / 'cookie_secret')!r}
-c.JupyterHub.authenticator_class = "dummy"
-c.Authenticator.allow_existing_users = True
+            scopes = ["admin:users", "admin:servers", "tokens", "access:servers"]
+            (root / "jupyterhub_config.py").write_text(hub_config(hub_dir, ports, token, scopes) + f"""\
 c.JupyterHub.spawner_class = "localprocess"  # each server runs as its Unix user
-c.Spawner.ip = "127.0.0.1"
-c.Spawner.cmd = [{sys.executable!r}, "-m", "jupyterhub.singleuser"]
-c.Spawner.start_timeout = 300
-c.Spawner.http_timeout = 300
 c.Spawner.environment = {{"JUPYTER_CONFIG_PATH": {str(student_config)!r},
                           "PYTHONPATH": {str(checkout_root())!r},
                           "JUPYTER_PREFER_ENV_PATH": "0",
                           "AUTOGRAD_LAB_HUB_TEST": {marker!r}}}
-c.JupyterHub.services = [{{"name": "course-admin", "api_token": {token!r}}}]
-c.JupyterHub.load_roles = [{{
-    "name": "course-admin",
-    "scopes": ["admin:users", "admin:servers", "tokens", "access:servers"],
-    "services": ["course-admin"],
-}}]
 """)
             return exchange
 
