@@ -56,6 +56,42 @@ def format_value(value: Any, digits: int = 6) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
+
+_ABSENT = object()
+
+
+@contextlib.contextmanager
+def swapped_names(ns: dict[str, Any], values: dict[str, Any]) -> Iterator[None]:
+    """``ns`` holds ``values`` for the block; each name is put back (or removed, if it was not
+    there) afterwards, whatever the block raised."""
+    before = {name: ns.get(name, _ABSENT) for name in values}
+    ns.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is _ABSENT:
+                ns.pop(name, None)
+            else:
+                ns[name] = value
+
+
+@contextlib.contextmanager
+def swapped_attributes(cls: type, values: dict[str, Any]) -> Iterator[None]:
+    """``swapped_names`` for the attributes a class defines itself."""
+    before = {name: cls.__dict__.get(name, _ABSENT) for name in values}
+    for name, value in values.items():
+        setattr(cls, name, value)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is _ABSENT:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, value)
+
+
 class Checker:
     """Runs the cases of one exercise and reports them (see the module docstring)."""
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Checker, format_value
+from ._common import Checker, format_value, swapped_names
 
 __all__ = ["ch03_context", "ch03_own_apply", "ch03_sum_to", "ch03_mul_function",
            "ch03_neg_function", "ch03_exp_function", "ch03_relu_function", "ch03_reductions",
@@ -506,16 +506,8 @@ def _course_ops(ns: dict[str, Any], names: tuple[str, ...] | None = None) -> Ite
               "Clone": _ReferenceOps(Variable, np.copy),
               "as_variable": as_variable, "sum_to": sum_to}
     course = {k: v for k, v in course.items() if names is None or k in names}
-    before = {name: ns.get(name, _MISSING) for name in course}
-    ns.update(course)
-    try:
+    with swapped_names(ns, course):
         yield
-    finally:
-        for name, value in before.items():
-            if value is _MISSING:
-                ns.pop(name, None)
-            else:
-                ns[name] = value
 
 
 def ch03_mul_function(Mul: type, *, seed: int = 0, hidden: bool = False) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Checker, data_of, library, named, shaped_mistakes
+from ._common import Checker, data_of, library, named, shaped_mistakes, swapped_attributes, swapped_names
 
 __all__ = ["ch05_reshape_transpose", "ch05_index_function", "ch05_matmul_vectors", "ch05_unbroadcast", "ch05_unbroadcast_function", "ch05_sum_backward", "ch05_mean_backward", "ch05_sub_function", "ch05_div_function",
            "ch05_pow_function", "ch05_log_function", "ch05_matmul_backward", "ch05_softmax", "ch05_log_softmax",
@@ -81,7 +81,6 @@ def _library_of(Fn: Any) -> SimpleNamespace:
 
 
 # -- isolation: the course's pieces around the one under test ---------------------------------
-_MISSING = object()
 
 
 def _numpy_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -220,28 +219,13 @@ def _course_pieces(ns: dict[str, Any], keep: tuple[str, ...]) -> Iterator[None]:
     check runs; the learner's are put back afterwards. So a mistake in another exercise (a
     Sum.forward that ignores keepdims, an Exp, a Reshape, an engine) cannot fail this one."""
     Variable = ns["Variable"]
-    names = {name: ns.get(name, _MISSING) for name in (*_REFERENCE, *_REFERENCE_HELPERS)
-             if name not in keep}
+    course = {name: _ReferenceFunction(Variable, _REFERENCE[name]) if name in _REFERENCE
+              else _REFERENCE_HELPERS[name]
+              for name in (*_REFERENCE, *_REFERENCE_HELPERS) if name not in keep}
     methods = _reference_methods(Variable)
     methods["backward"] = _reference_backward(Variable)
-    own = {name: Variable.__dict__.get(name, _MISSING) for name in methods}
-    ns.update({name: _ReferenceFunction(Variable, _REFERENCE[name]) if name in _REFERENCE
-               else _REFERENCE_HELPERS[name] for name in names})
-    for name, method in methods.items():
-        setattr(Variable, name, method)
-    try:
+    with swapped_names(ns, course), swapped_attributes(Variable, methods):
         yield
-    finally:
-        for name, value in names.items():
-            if value is _MISSING:
-                ns.pop(name, None)
-            else:
-                ns[name] = value
-        for name, value in own.items():
-            if value is _MISSING:
-                delattr(Variable, name)
-            else:
-                setattr(Variable, name, value)
 
 
 @contextlib.contextmanager
@@ -1294,21 +1278,14 @@ def ch05_matmul_vectors(matmul: Callable[[Any, Any], Any], *, seed: int = 0,
     mm = _recording(Variable, np.matmul, lambda g, a, b: (g @ b.T, a.T @ g))
     rs = _recording(Variable, lambda x, shape: x.reshape(shape),
                     lambda g, x, shape: (g.reshape(x.shape), None))
-    with _course_pieces(ns, ()):
-        before = {name: ns.get(name, _MISSING) for name in ("MatMul", "Reshape")}
-        ns["MatMul"], ns["Reshape"] = mm, rs
-        Variable.reshape = lambda self, *shape: rs.apply(self, shape[0] if len(shape) == 1 and
-                                                          isinstance(shape[0], (tuple, list))
-                                                          else shape)
-        try:
-            for sa, sb in shapes:
-                _matmul_vector_case(ck, matmul, Variable, sa, sb)
-        finally:
-            for name, value in before.items():
-                if value is _MISSING:
-                    ns.pop(name, None)
-                else:
-                    ns[name] = value
+    def reshape(self: Any, *shape: Any) -> Any:
+        return rs.apply(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list))
+                        else shape)
+
+    with _course_pieces(ns, ()), swapped_names(ns, {"MatMul": mm, "Reshape": rs}), \
+            swapped_attributes(Variable, {"reshape": reshape}):
+        for sa, sb in shapes:
+            _matmul_vector_case(ck, matmul, Variable, sa, sb)
     ck.done()
 
 
