@@ -153,6 +153,28 @@ class Node:
             self._retained = {}
         self._retained[var._output_nr] = weakref.ref(var)
 
+    # ---- used by in-place operations (ops/inplace.py) -----------------------------------
+    def adopt_output(self, var: Variable, output_nr: int) -> None:
+        """``var`` was overwritten in place with this node's output ``output_nr`` and takes it as
+        its history: a gradient retained for ``var``, and a saved copy of that output, follow it."""
+        if var._retains_grad:  # retain_grad follows the Variable to its new version, as in PyTorch
+            self._retained = dict(self._retained or {})
+            self._retained[output_nr] = weakref.ref(var)
+        if not self._saves_outputs:
+            return
+        saved: Any = self._saved
+        for j, s in enumerate(saved):
+            if type(s) is _SavedOutput and s._output_nr == output_nr:
+                s._data, s._vc = var._data, var._version_counter
+                if self._saved_versions is None:
+                    self._saved_versions = [0] * len(saved)
+                self._saved_versions[j] = var._version
+
+    def drop_retained(self, output_nr: int) -> None:
+        """Stop keeping the gradient of output ``output_nr`` (its Variable moved to a new node)."""
+        if self._retained:
+            self._retained.pop(output_nr, None)
+
     def name(self) -> str:
         return type(self).__name__
 

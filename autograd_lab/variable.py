@@ -2,14 +2,15 @@
 
 A Variable holds ``data`` (a numpy array), ``grad`` (a Variable or None), whether it
 ``requires_grad``, and ``grad_fn``: the graph node of the Function that produced it
-(None for a leaf). Operations and ``backward`` are attached by ``autograd_lab.ops``,
-so this module stays at the bottom of the import order.
+(None for a leaf). Its operators and methods (``x + y``, ``x.sum()``, ``x.backward()``) are
+defined in the class below; each hands the work to an operation of ``autograd_lab.ops``, which
+sits above this module in the import order and hands itself over when it loads.
 """
 from __future__ import annotations
 
 import builtins
 import warnings
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -101,7 +102,7 @@ class Variable:
     _vc: VersionCounter | None = None
     # a view (basic indexing, reshape, transpose) knows the Variable whose memory it shows and how
     # (``_view_fn`` applied to an array of the base's shape gives the view's part of it); a base
-    # keeps weak references to its views made in grad mode (``ops._inplace`` rewrites their history)
+    # keeps weak references to its views made in grad mode (``ops.inplace`` rewrites their history)
     _base: "Variable | None" = None
     _view_fn: Callable[[np.ndarray], np.ndarray] | None = None
     _views: Any = None
@@ -390,180 +391,555 @@ class Variable:
     def __str__(self) -> str:
         return self.__repr__()
 
-    # ---- operators and methods, as type checkers and IDEs see them ------------------------
-    # At run time they are attached by ``autograd_lab.ops`` (the one place where operations
-    # live, and which sits above this module); these declarations only make them visible to
-    # static tools. tests/test_fidelity_structure.py keeps both lists equal.
-    if TYPE_CHECKING:
-        def __add__(self, other: Any) -> Variable: ...
-        def __radd__(self, other: Any) -> Variable: ...
-        def __sub__(self, other: Any) -> Variable: ...
-        def __rsub__(self, other: Any) -> Variable: ...
-        def __mul__(self, other: Any) -> Variable: ...
-        def __rmul__(self, other: Any) -> Variable: ...
-        def __truediv__(self, other: Any) -> Variable: ...
-        def __rtruediv__(self, other: Any) -> Variable: ...
-        def __pow__(self, other: Any) -> Variable: ...
-        def __rpow__(self, other: Any) -> Variable: ...
-        def __neg__(self) -> Variable: ...
-        def __pos__(self) -> Variable: ...
-        def __abs__(self) -> Variable: ...
-        def __matmul__(self, other: Any) -> Variable: ...
-        def __rmatmul__(self, other: Any) -> Variable: ...
-        def __getitem__(self, idx: Any) -> Variable: ...
-        def __setitem__(self, idx: Any, value: Any) -> None: ...
-        def __mod__(self, other: Any) -> Variable: ...
-        def __rmod__(self, other: Any) -> Variable: ...
-        def __floordiv__(self, other: Any) -> Variable: ...
-        def __rfloordiv__(self, other: Any) -> Variable: ...
-        def __lt__(self, other: Any) -> Variable: ...
-        def __le__(self, other: Any) -> Variable: ...
-        def __gt__(self, other: Any) -> Variable: ...
-        def __ge__(self, other: Any) -> Variable: ...
-        def __eq__(self, other: Any) -> Variable: ...  # type: ignore[override]
-        def __ne__(self, other: Any) -> Variable: ...  # type: ignore[override]
-        def add_(self, other: Any) -> Variable: ...
-        def sub_(self, other: Any) -> Variable: ...
-        def mul_(self, other: Any) -> Variable: ...
-        def div_(self, other: Any) -> Variable: ...
-        def clamp_(self, min: Any = None, max: Any = None) -> Variable: ...
-        def relu_(self) -> Variable: ...
-        def copy_(self, other: Any) -> Variable: ...
-        def fill_(self, v: Any) -> Variable: ...
-        def exp_(self) -> Variable: ...
-        def log_(self) -> Variable: ...
-        def sqrt_(self) -> Variable: ...
-        def abs_(self) -> Variable: ...
-        def neg_(self) -> Variable: ...
-        def sigmoid_(self) -> Variable: ...
-        def tanh_(self) -> Variable: ...
-        def masked_fill_(self, mask: Any, value: Any) -> Variable: ...
-        def __iadd__(self, other: Any) -> Variable: ...
-        def __isub__(self, other: Any) -> Variable: ...
-        def __imul__(self, other: Any) -> Variable: ...
-        def __itruediv__(self, other: Any) -> Variable: ...
-        def add(self, b: Any) -> Variable: ...
-        def sub(self, b: Any) -> Variable: ...
-        def mul(self, b: Any) -> Variable: ...
-        def div(self, b: Any) -> Variable: ...
-        def pow(self, b: Any) -> Variable: ...
-        def neg(self) -> Variable: ...
-        def matmul(self, b: Any) -> Variable: ...
-        def exp(self) -> Variable: ...
-        def log(self) -> Variable: ...
-        def sqrt(self) -> Variable: ...
-        def abs(self) -> Variable: ...
-        def relu(self) -> Variable: ...
-        def sigmoid(self) -> Variable: ...
-        def tanh(self) -> Variable: ...
-        def clamp(self, min: Any = None, max: Any = None) -> Variable: ...
-        def clip(self, min: Any = None, max: Any = None) -> Variable: ...
-        def clone(self) -> Variable: ...
-        def maximum(self, b: Any) -> Variable: ...
-        def minimum(self, b: Any) -> Variable: ...
-        def sin(self) -> Variable: ...
-        def cos(self) -> Variable: ...
-        def tan(self) -> Variable: ...
-        def sinh(self) -> Variable: ...
-        def cosh(self) -> Variable: ...
-        def asin(self) -> Variable: ...
-        def acos(self) -> Variable: ...
-        def atan(self) -> Variable: ...
-        def log1p(self) -> Variable: ...
-        def expm1(self) -> Variable: ...
-        def log2(self) -> Variable: ...
-        def log10(self) -> Variable: ...
-        def square(self) -> Variable: ...
-        def reciprocal(self) -> Variable: ...
-        def rsqrt(self) -> Variable: ...
-        def floor(self) -> Variable: ...
-        def ceil(self) -> Variable: ...
-        def round(self) -> Variable: ...
-        def trunc(self) -> Variable: ...
-        def sign(self) -> Variable: ...
-        def sum(self, axis: Any = None, keepdims: Any = False, *, dim: Any = None, keepdim: Any = None) -> Variable: ...
-        def mean(self, axis: Any = None, keepdims: Any = False, *, dim: Any = None, keepdim: Any = None) -> Variable: ...
-        def max(self, *args: Any, axis: Any = None, keepdims: Any = False, dim: Any = None, keepdim: Any = None) -> Any: ...
-        def min(self, *args: Any, axis: Any = None, keepdims: Any = False, dim: Any = None, keepdim: Any = None) -> Any: ...
-        def amax(self, dim: Any = (), keepdim: Any = False) -> Variable: ...
-        def amin(self, dim: Any = (), keepdim: Any = False) -> Variable: ...
-        def argmax(self, axis: Any = None, keepdims: Any = False, *, dim: Any = None, keepdim: Any = None) -> Variable: ...
-        def argmin(self, axis: Any = None, keepdims: Any = False, *, dim: Any = None, keepdim: Any = None) -> Variable: ...
-        def norm(self, p: Any = 'fro', dim: Any = None, keepdim: Any = False, *, axis: Any = None, keepdims: Any = False) -> Variable: ...
-        def std(self, dim: Any = None, unbiased: Any = None, keepdim: Any = False, *, correction: Any = None, axis: Any = None, keepdims: Any = False) -> Variable: ...
-        def var(self, dim: Any = None, unbiased: Any = None, keepdim: Any = False, *, correction: Any = None, axis: Any = None, keepdims: Any = False) -> Variable: ...
-        def mm(self, b: Any) -> Variable: ...
-        def t(self) -> Variable: ...
-        def sort(self, dim: Any = -1, descending: Any = False, stable: Any = False) -> Any: ...
-        def gather(self, dim: Any, index: Any) -> Variable: ...
-        def index_select(self, dim: Any, index: Any) -> Variable: ...
-        def index_add(self, dim: Any, index: Any, source: Any, *, alpha: Any = 1) -> Variable: ...
-        def index_add_(self, dim: Any, index: Any, source: Any, *, alpha: Any = 1) -> Variable: ...
-        def prod(self, dim: Any = None, keepdim: Any = False) -> Variable: ...
-        def cumsum(self, dim: Any) -> Variable: ...
-        def cumprod(self, dim: Any) -> Variable: ...
-        def logsumexp(self, dim: Any, keepdim: Any = False) -> Variable: ...
-        def remainder(self, other: Any) -> Variable: ...
-        def fmod(self, other: Any) -> Variable: ...
-        def floor_divide(self, other: Any) -> Variable: ...
-        def masked_fill(self, mask: Any, value: Any) -> Variable: ...
-        def tril(self, diagonal: Any = 0) -> Variable: ...
-        def triu(self, diagonal: Any = 0) -> Variable: ...
-        def flip(self, dims: Any) -> Variable: ...
-        def roll(self, shifts: Any, dims: Any = None) -> Variable: ...
-        def repeat(self, *sizes: Any) -> Variable: ...
-        def tile(self, dims: Any) -> Variable: ...
-        def movedim(self, source: Any, destination: Any) -> Variable: ...
-        def swapaxes(self, axis0: Any, axis1: Any) -> Variable: ...
-        def split(self, split_size_or_sections: Any, dim: Any = 0) -> tuple[Variable, ...]: ...
-        def chunk(self, chunks: Any, dim: Any = 0) -> tuple[Variable, ...]: ...
-        def bmm(self, other: Any) -> Variable: ...
-        def dot(self, other: Any) -> Variable: ...
-        def outer(self, other: Any) -> Variable: ...
-        def erf(self) -> Variable: ...
-        def nan_to_num(self, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Variable: ...
-        def softmax(self, dim: Any = None, *, axis: Any = None) -> Variable: ...
-        def log_softmax(self, dim: Any = None, *, axis: Any = None) -> Variable: ...
-        def contiguous(self) -> Variable: ...
-        def topk(self, k: Any, dim: Any = -1, largest: Any = True, sorted: Any = True) -> Any: ...
-        def scatter(self, dim: Any, index: Any, src: Any = None, *, value: Any = None) -> Variable: ...
-        def scatter_add(self, dim: Any, index: Any, src: Any) -> Variable: ...
-        def nonzero(self, *, as_tuple: Any = False) -> Any: ...
-        def eq(self, other: Any) -> Variable: ...
-        def ne(self, other: Any) -> Variable: ...
-        def lt(self, other: Any) -> Variable: ...
-        def le(self, other: Any) -> Variable: ...
-        def gt(self, other: Any) -> Variable: ...
-        def ge(self, other: Any) -> Variable: ...
-        def reshape(self, *shape: Any) -> Variable: ...
-        def view(self, *shape: Any) -> Variable: ...
-        def transpose(self, *axes: Any) -> Variable: ...
-        def permute(self, *dims: Any) -> Variable: ...
-        def flatten(self, start_dim: Any = 0, end_dim: Any = -1) -> Variable: ...
-        def squeeze(self, dim: Any = None) -> Variable: ...
-        def unsqueeze(self, dim: Any) -> Variable: ...
-        def expand_as(self, other: Any) -> Variable: ...
-        def view_as(self, other: Any) -> Variable: ...
-        def reshape_as(self, other: Any) -> Variable: ...
-        def broadcast_to(self, shape: Any) -> Variable: ...
-        def expand(self, *shape: Any) -> Variable: ...
-        @property
-        def T(self) -> Variable: ...
-        @property
-        def mT(self) -> Variable: ...
-        def to(self, *args: Any, dtype: Any = None, device: Any = None, **kwargs: Any) -> Variable: ...
-        def astype(self, *args: Any, dtype: Any = None, device: Any = None, **kwargs: Any) -> Variable: ...
-        def float(self) -> Variable: ...
-        def double(self) -> Variable: ...
-        def half(self) -> Variable: ...
-        def long(self) -> Variable: ...
-        def int(self) -> Variable: ...
-        def bool(self) -> Variable: ...
-        def type_as(self, other: Any) -> Variable: ...
-        def cpu(self) -> Variable: ...
-        def all(self, dim: Any = None, keepdim: Any = False) -> Variable: ...
-        def any(self, dim: Any = None, keepdim: Any = False) -> Variable: ...
-        def isnan(self) -> Variable: ...
-        def isinf(self) -> Variable: ...
-        def isfinite(self) -> Variable: ...
-        def backward(self, gradient: Any = None, retain_graph: Any = None, create_graph: Any = False) -> None: ...
+    # ---- operators and methods ---------------------------------------------------------------
+    # Each hands its work to an operation of ``autograd_lab.ops`` (a Function and the function
+    # that applies it, e.g. ``x.exp()`` is ``ops.exp(x)``, which is ``Exp.apply(x)``). The ops build
+    # Variables, so they sit above this module and hand themselves over when they load (see
+    # ``provide_operations`` at the end of this module): this module never imports them.
+
+    __hash__ = object.__hash__  # by identity; defining __eq__ (elementwise) would otherwise drop it
+
+    # arithmetic. ``ops.operator`` records the Function when grad mode is on and an operand
+    # requires grad; otherwise numpy computes the result at once (the same numbers, no node)
+    def __add__(self, other: Any) -> Variable:
+        return ops.operator(ops.Add, self, other)
+
+    def __radd__(self, other: Any) -> Variable:
+        return ops.operator(ops.Add, other, self)
+
+    def __sub__(self, other: Any) -> Variable:
+        return ops.operator(ops.Sub, self, other)
+
+    def __rsub__(self, other: Any) -> Variable:
+        return ops.operator(ops.Sub, other, self)
+
+    def __mul__(self, other: Any) -> Variable:
+        return ops.operator(ops.Mul, self, other)
+
+    def __rmul__(self, other: Any) -> Variable:
+        return ops.operator(ops.Mul, other, self)
+
+    def __truediv__(self, other: Any) -> Variable:
+        return ops.operator(ops.Div, self, other)
+
+    def __rtruediv__(self, other: Any) -> Variable:
+        return ops.operator(ops.Div, other, self)
+
+    def __pow__(self, other: Any) -> Variable:
+        return ops.pow(self, other)
+
+    def __rpow__(self, other: Any) -> Variable:
+        return ops.pow(other, self)
+
+    def __neg__(self) -> Variable:
+        return ops.neg(self)
+
+    def __pos__(self) -> Variable:
+        return self
+
+    def __abs__(self) -> Variable:
+        return ops.abs(self)
+
+    def __matmul__(self, other: Any) -> Variable:
+        return ops.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Variable:
+        return ops.matmul(other, self)
+
+    def __mod__(self, other: Any) -> Variable:
+        return ops.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> Variable:
+        return ops.remainder(other, self)
+
+    def __floordiv__(self, other: Any) -> Variable:
+        return ops.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Variable:
+        return ops.floor_divide(other, self)
+
+    # indexing: reading is a Function like any other; writing is an in-place change
+    def __getitem__(self, idx: Any) -> Variable:
+        return ops.getitem(self, idx)
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        ops.setitem(self, idx, value)
+
+    # comparisons: elementwise bool Variables, no gradient
+    def __lt__(self, other: Any) -> Variable:
+        return ops.compare(np.less, self, other)
+
+    def __le__(self, other: Any) -> Variable:
+        return ops.compare(np.less_equal, self, other)
+
+    def __gt__(self, other: Any) -> Variable:
+        return ops.compare(np.greater, self, other)
+
+    def __ge__(self, other: Any) -> Variable:
+        return ops.compare(np.greater_equal, self, other)
+
+    def __eq__(self, other: Any) -> Variable:  # type: ignore[override]  # elementwise, as in PyTorch
+        return ops.compare(np.equal, self, other)
+
+    def __ne__(self, other: Any) -> Variable:  # type: ignore[override]
+        return ops.compare(np.not_equal, self, other)
+
+    def eq(self, other: Any) -> Variable:
+        return ops.compare(np.equal, self, other)
+
+    def ne(self, other: Any) -> Variable:
+        return ops.compare(np.not_equal, self, other)
+
+    def lt(self, other: Any) -> Variable:
+        return ops.compare(np.less, self, other)
+
+    def le(self, other: Any) -> Variable:
+        return ops.compare(np.less_equal, self, other)
+
+    def gt(self, other: Any) -> Variable:
+        return ops.compare(np.greater, self, other)
+
+    def ge(self, other: Any) -> Variable:
+        return ops.compare(np.greater_equal, self, other)
+
+    # in place: ``ops.inplace`` computes out of place, writes the result into self, counts a
+    # version and, when recorded, gives self the new node as its history
+    def add_(self, other: Any) -> Variable:
+        return ops.inplace(self, ops.add, other)
+
+    def sub_(self, other: Any) -> Variable:
+        return ops.inplace(self, ops.sub, other)
+
+    def mul_(self, other: Any) -> Variable:
+        return ops.inplace(self, ops.mul, other)
+
+    def div_(self, other: Any) -> Variable:
+        return ops.inplace(self, ops.div, other)
+
+    def __iadd__(self, other: Any) -> Variable:
+        return ops.inplace(self, ops.add, other)
+
+    def __isub__(self, other: Any) -> Variable:
+        return ops.inplace(self, ops.sub, other)
+
+    def __imul__(self, other: Any) -> Variable:
+        return ops.inplace(self, ops.mul, other)
+
+    def __itruediv__(self, other: Any) -> Variable:
+        return ops.inplace(self, ops.div, other)
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Variable:
+        return ops.inplace(self, lambda x: ops.clamp(x, min, max))
+
+    def relu_(self) -> Variable:
+        return ops.inplace(self, ops.relu)
+
+    def exp_(self) -> Variable:
+        return ops.inplace(self, ops.exp)
+
+    def log_(self) -> Variable:
+        return ops.inplace(self, ops.log)
+
+    def sqrt_(self) -> Variable:
+        return ops.inplace(self, ops.sqrt)
+
+    def abs_(self) -> Variable:
+        return ops.inplace(self, ops.abs)
+
+    def neg_(self) -> Variable:
+        return ops.inplace(self, ops.neg)
+
+    def sigmoid_(self) -> Variable:
+        return ops.inplace(self, ops.sigmoid)
+
+    def tanh_(self) -> Variable:
+        return ops.inplace(self, ops.tanh)
+
+    def copy_(self, other: Any) -> Variable:
+        """Write ``other``'s values (broadcast, converted to self's dtype) into self."""
+        return ops.inplace(self, ops.replaced_by, other, cast=True)
+
+    def fill_(self, v: Any) -> Variable:
+        return ops.inplace(self, ops.replaced_by, v, cast=True)
+
+    def masked_fill_(self, mask: Any, value: Any) -> Variable:
+        return ops.inplace(self, lambda x, v: ops.masked_fill(x, mask, v), value, cast=True)
+
+    def index_add_(self, dim: Any, index: Any, source: Any, *, alpha: Any = 1) -> Variable:
+        return ops.inplace(self, lambda x, src: ops.index_add(x, dim, index, src, alpha=alpha), source)
+
+    # math, reductions and shapes: the functions of ``autograd_lab`` (``al.sum(x)``) as methods
+    def add(self, b: Any) -> Variable:
+        return ops.add(self, b)
+
+    def sub(self, b: Any) -> Variable:
+        return ops.sub(self, b)
+
+    def mul(self, b: Any) -> Variable:
+        return ops.mul(self, b)
+
+    def div(self, b: Any) -> Variable:
+        return ops.div(self, b)
+
+    def pow(self, b: Any) -> Variable:
+        return ops.pow(self, b)
+
+    def neg(self) -> Variable:
+        return ops.neg(self)
+
+    def matmul(self, b: Any) -> Variable:
+        return ops.matmul(self, b)
+
+    def exp(self) -> Variable:
+        return ops.exp(self)
+
+    def log(self) -> Variable:
+        return ops.log(self)
+
+    def sqrt(self) -> Variable:
+        return ops.sqrt(self)
+
+    def abs(self) -> Variable:
+        return ops.abs(self)
+
+    def relu(self) -> Variable:
+        return ops.relu(self)
+
+    def sigmoid(self) -> Variable:
+        return ops.sigmoid(self)
+
+    def tanh(self) -> Variable:
+        return ops.tanh(self)
+
+    def clamp(self, min: Any = None, max: Any = None) -> Variable:
+        return ops.clamp(self, min, max)
+
+    def clip(self, min: Any = None, max: Any = None) -> Variable:
+        return ops.clamp(self, min, max)
+
+    def clone(self) -> Variable:
+        return ops.clone(self)
+
+    def maximum(self, b: Any) -> Variable:
+        return ops.maximum(self, b)
+
+    def minimum(self, b: Any) -> Variable:
+        return ops.minimum(self, b)
+
+    def sin(self) -> Variable:
+        return ops.sin(self)
+
+    def cos(self) -> Variable:
+        return ops.cos(self)
+
+    def tan(self) -> Variable:
+        return ops.tan(self)
+
+    def sinh(self) -> Variable:
+        return ops.sinh(self)
+
+    def cosh(self) -> Variable:
+        return ops.cosh(self)
+
+    def asin(self) -> Variable:
+        return ops.asin(self)
+
+    def acos(self) -> Variable:
+        return ops.acos(self)
+
+    def atan(self) -> Variable:
+        return ops.atan(self)
+
+    def log1p(self) -> Variable:
+        return ops.log1p(self)
+
+    def expm1(self) -> Variable:
+        return ops.expm1(self)
+
+    def log2(self) -> Variable:
+        return ops.log2(self)
+
+    def log10(self) -> Variable:
+        return ops.log10(self)
+
+    def square(self) -> Variable:
+        return ops.square(self)
+
+    def reciprocal(self) -> Variable:
+        return ops.reciprocal(self)
+
+    def rsqrt(self) -> Variable:
+        return ops.rsqrt(self)
+
+    def floor(self) -> Variable:
+        return ops.floor(self)
+
+    def ceil(self) -> Variable:
+        return ops.ceil(self)
+
+    def round(self) -> Variable:
+        return ops.round(self)
+
+    def trunc(self) -> Variable:
+        return ops.trunc(self)
+
+    def sign(self) -> Variable:
+        return ops.sign(self)
+
+    def sum(self, axis: Any = None, keepdims: Any = False, *, dim: Any = None, keepdim: Any = None) -> Variable:
+        return ops.sum(self, axis, keepdims, dim=dim, keepdim=keepdim)
+
+    def mean(self, axis: Any = None, keepdims: Any = False, *, dim: Any = None, keepdim: Any = None) -> Variable:
+        return ops.mean(self, axis, keepdims, dim=dim, keepdim=keepdim)
+
+    def max(self, *args: Any, axis: Any = None, keepdims: Any = False, dim: Any = None,
+            keepdim: Any = None) -> Any:
+        return ops.max(self, *args, axis=axis, keepdims=keepdims, dim=dim, keepdim=keepdim)
+
+    def min(self, *args: Any, axis: Any = None, keepdims: Any = False, dim: Any = None,
+            keepdim: Any = None) -> Any:
+        return ops.min(self, *args, axis=axis, keepdims=keepdims, dim=dim, keepdim=keepdim)
+
+    def argmax(self, axis: Any = None, keepdims: Any = False, *, dim: Any = None, keepdim: Any = None) -> Variable:
+        return ops.argmax(self, axis, keepdims, dim=dim, keepdim=keepdim)
+
+    def argmin(self, axis: Any = None, keepdims: Any = False, *, dim: Any = None, keepdim: Any = None) -> Variable:
+        return ops.argmin(self, axis, keepdims, dim=dim, keepdim=keepdim)
+
+    def amax(self, dim: Any = (), keepdim: Any = False) -> Variable:
+        return ops.amax(self, dim, keepdim)
+
+    def amin(self, dim: Any = (), keepdim: Any = False) -> Variable:
+        return ops.amin(self, dim, keepdim)
+
+    def norm(self, p: Any = 'fro', dim: Any = None, keepdim: Any = False, *, axis: Any = None,
+             keepdims: Any = False) -> Variable:
+        return ops.norm(self, p, dim, keepdim, axis=axis, keepdims=keepdims)
+
+    def std(self, dim: Any = None, unbiased: Any = None, keepdim: Any = False, *,
+            correction: Any = None, axis: Any = None, keepdims: Any = False) -> Variable:
+        return ops.std(self, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims)
+
+    def var(self, dim: Any = None, unbiased: Any = None, keepdim: Any = False, *,
+            correction: Any = None, axis: Any = None, keepdims: Any = False) -> Variable:
+        return ops.var(self, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims)
+
+    def mm(self, b: Any) -> Variable:
+        return ops.mm(self, b)
+
+    def t(self) -> Variable:
+        return ops.t(self)
+
+    def sort(self, dim: Any = -1, descending: Any = False, stable: Any = False) -> Any:
+        return ops.sort(self, dim, descending, stable)
+
+    def gather(self, dim: Any, index: Any) -> Variable:
+        return ops.gather(self, dim, index)
+
+    def index_select(self, dim: Any, index: Any) -> Variable:
+        return ops.index_select(self, dim, index)
+
+    def index_add(self, dim: Any, index: Any, source: Any, *, alpha: Any = 1) -> Variable:
+        return ops.index_add(self, dim, index, source, alpha=alpha)
+
+    def prod(self, dim: Any = None, keepdim: Any = False) -> Variable:
+        return ops.prod(self, dim, keepdim)
+
+    def cumsum(self, dim: Any) -> Variable:
+        return ops.cumsum(self, dim)
+
+    def cumprod(self, dim: Any) -> Variable:
+        return ops.cumprod(self, dim)
+
+    def logsumexp(self, dim: Any, keepdim: Any = False) -> Variable:
+        return ops.logsumexp(self, dim, keepdim)
+
+    def remainder(self, b: Any) -> Variable:
+        return ops.remainder(self, b)
+
+    def fmod(self, b: Any) -> Variable:
+        return ops.fmod(self, b)
+
+    def floor_divide(self, b: Any) -> Variable:
+        return ops.floor_divide(self, b)
+
+    def masked_fill(self, mask: Any, value: Any) -> Variable:
+        return ops.masked_fill(self, mask, value)
+
+    def tril(self, diagonal: Any = 0) -> Variable:
+        return ops.tril(self, diagonal)
+
+    def triu(self, diagonal: Any = 0) -> Variable:
+        return ops.triu(self, diagonal)
+
+    def flip(self, dims: Any) -> Variable:
+        return ops.flip(self, dims)
+
+    def roll(self, shifts: Any, dims: Any = None) -> Variable:
+        return ops.roll(self, shifts, dims)
+
+    def repeat(self, *sizes: Any) -> Variable:
+        return ops.repeat(self, *sizes)
+
+    def tile(self, dims: Any) -> Variable:
+        return ops.tile(self, dims)
+
+    def movedim(self, source: Any, destination: Any) -> Variable:
+        return ops.movedim(self, source, destination)
+
+    def swapaxes(self, axis0: Any, axis1: Any) -> Variable:
+        return ops.swapaxes(self, axis0, axis1)
+
+    def split(self, split_size_or_sections: Any, dim: Any = 0) -> tuple[Variable, ...]:
+        return ops.split(self, split_size_or_sections, dim)
+
+    def chunk(self, chunks: Any, dim: Any = 0) -> tuple[Variable, ...]:
+        return ops.chunk(self, chunks, dim)
+
+    def bmm(self, b: Any) -> Variable:
+        return ops.bmm(self, b)
+
+    def dot(self, b: Any) -> Variable:
+        return ops.dot(self, b)
+
+    def outer(self, b: Any) -> Variable:
+        return ops.outer(self, b)
+
+    def erf(self) -> Variable:
+        return ops.erf(self)
+
+    def nan_to_num(self, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Variable:
+        return ops.nan_to_num(self, nan, posinf, neginf)
+
+    def topk(self, k: Any, dim: Any = -1, largest: Any = True, sorted: Any = True) -> Any:
+        return ops.topk(self, k, dim, largest, sorted)
+
+    def scatter(self, dim: Any, index: Any, src: Any = None, *, value: Any = None) -> Variable:
+        return ops.scatter(self, dim, index, src, value=value)
+
+    def scatter_add(self, dim: Any, index: Any, src: Any) -> Variable:
+        return ops.scatter_add(self, dim, index, src)
+
+    def nonzero(self, *, as_tuple: Any = False) -> Any:
+        return ops.nonzero(self, as_tuple=as_tuple)
+
+    def reshape(self, *shape: Any) -> Variable:
+        return ops.reshape(self, *shape)
+
+    def view(self, *shape: Any) -> Variable:
+        return ops.reshape(self, *shape)
+
+    def transpose(self, *axes: Any) -> Variable:
+        return ops.transpose(self, *axes)
+
+    def permute(self, *dims: Any) -> Variable:
+        return ops.permute(self, *dims)
+
+    def flatten(self, start_dim: Any = 0, end_dim: Any = -1) -> Variable:
+        return ops.flatten(self, start_dim, end_dim)
+
+    def squeeze(self, dim: Any = None) -> Variable:
+        return ops.squeeze(self, dim)
+
+    def unsqueeze(self, dim: Any) -> Variable:
+        return ops.unsqueeze(self, dim)
+
+    def broadcast_to(self, *shape: Any) -> Variable:
+        return ops.expand(self, *shape)
+
+    def expand(self, *shape: Any) -> Variable:
+        return ops.expand(self, *shape)
+
+    def softmax(self, dim: Any = None, *, axis: Any = None) -> Variable:
+        return ops.Softmax.apply(self, ops.softmax_axis(self, dim, axis, "softmax"))
+
+    def log_softmax(self, dim: Any = None, *, axis: Any = None) -> Variable:
+        return ops.LogSoftmax.apply(self, ops.softmax_axis(self, dim, axis, "log_softmax"))
+
+    def expand_as(self, other: Variable) -> Variable:
+        return ops.expand(self, other.shape)
+
+    def view_as(self, other: Variable) -> Variable:
+        return ops.reshape(self, other.shape)
+
+    def reshape_as(self, other: Variable) -> Variable:
+        return ops.reshape(self, other.shape)
+
+    def contiguous(self) -> Variable:
+        return self  # a numpy array is always usable as it is
+
+    @property
+    def T(self) -> Variable:
+        return ops.transposed(self, None)
+
+    @property
+    def mT(self) -> Variable:
+        return ops.transpose(self, -1, -2)
+
+    def all(self, dim: Any = None, keepdim: Any = False) -> Variable:
+        return ops.reduce.all(self, dim, keepdim)
+
+    def any(self, dim: Any = None, keepdim: Any = False) -> Variable:
+        return ops.reduce.any(self, dim, keepdim)
+
+    def isnan(self) -> Variable:
+        return ops.isnan(self)
+
+    def isinf(self) -> Variable:
+        return ops.isinf(self)
+
+    def isfinite(self) -> Variable:
+        return ops.isfinite(self)
+
+    # dtype and device
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, **kwargs: Any) -> Variable:
+        """``x.to(dtype)``, ``x.to('cpu')``, ``x.to(device, dtype)``, ``x.to(other_variable)``."""
+        return ops.to(self, *args, dtype=dtype, device=device, **kwargs)
+
+    def astype(self, *args: Any, dtype: Any = None, device: Any = None, **kwargs: Any) -> Variable:
+        return ops.to(self, *args, dtype=dtype, device=device, **kwargs)
+
+    def float(self) -> Variable:
+        return self.to(np.float32)
+
+    def double(self) -> Variable:
+        return self.to(np.float64)
+
+    def half(self) -> Variable:
+        return self.to(np.float16)
+
+    def long(self) -> Variable:
+        return self.to(np.int64)
+
+    def int(self) -> Variable:
+        return self.to(np.int32)
+
+    def bool(self) -> Variable:
+        return self.to(np.bool_)
+
+    def type_as(self, other: Variable) -> Variable:
+        return self.to(other.dtype)
+
+    def cpu(self) -> Variable:
+        return self  # the only device
+
+    # autograd
+    def backward(self, gradient: Any = None, retain_graph: builtins.bool | None = None,
+                 create_graph: builtins.bool = False) -> None:
+        """Compute d(self)/d(leaf) for every leaf that requires grad and add it to ``leaf.grad``.
+
+        ``gradient`` is needed unless self has one element; ``retain_graph=True`` keeps the saved
+        values so backward can run again; ``create_graph=True`` records the backward pass itself."""
+        ops.engine.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
+
+
+# The operations Variable's methods call. ``autograd_lab.ops`` imports this module (its Functions
+# take and make Variables), so this module cannot import it; the ops hand themselves over instead,
+# once, at the end of their own import (``import autograd_lab`` always loads them).
+ops: Any = None
+
+
+def provide_operations(module: Any) -> None:
+    """Called by ``autograd_lab.ops`` when it has loaded: the methods above use ``module``."""
+    global ops
+    ops = module

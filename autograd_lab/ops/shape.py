@@ -19,7 +19,7 @@ from ._util import raw, variable_arg, wrap
 def as_view(out: Variable, x: Variable, fn: Any) -> Variable:
     """Mark ``out`` as a view of ``x``'s base when its data shares x's memory (numpy returned a
     view, not a copy): it then shares the base's version counter, and an in-place change through
-    it updates the base's history (``ops._inplace``). ``fn`` maps an array shaped like ``x`` to
+    it updates the base's history (``ops.inplace``). ``fn`` maps an array shaped like ``x`` to
     the view's part, as the op did on ``x.data``."""
     data = out._data
     if data.base is None or not np.may_share_memory(data, x._data):
