@@ -399,12 +399,39 @@ def _is_one_of(x: Any, items: tuple) -> bool:
 
 
 _NO_EDGE = (None, 0)
+
+
+# ---- speed: what the recorded path does only to be faster --------------------------------
+# Two shortcuts, each measured by ``python -m benchmarks.engine_profile --ablate`` (the µs it
+# buys per op of the 1000-op chain is in benchmarks/PROFILE.md); without them the results are
+# the same, only slower.
+
+def _is_plain_output(node: Node, args: tuple, result: Any) -> bool:
+    """The common case: forward returned one new Variable that owns its memory, is not an input
+    and was not marked (dirty, non-differentiable). ``_attach_outputs`` would do for it what
+    ``_attach_plain_output`` does, through its general loop."""
+    if (type(result) is not Variable or result.grad_fn is not None or result._requires_grad
+            or node._dirty or node._non_differentiable or result._data.base is not None):
+        return False
+    return not _is_one_of(result, args)
+
+
+def _attach_plain_output(cls: type[Function], node: Node, result: Variable) -> Variable:
+    data = result._data
+    node._output_meta = _interned((_meta(data),))
+    result.grad_fn = node
+    result._requires_grad = data.dtype.kind == "f" or _grad_capable(cls, result)
+    if node._saved:
+        _keep_saved_outputs_as_parts(node, (result,))
+    return result
+
+
 _INTERNED: dict = {}  # needs_input_grad tuples and (shape, dtype) metadata, shared between nodes
 
 
 def _interned(key: tuple) -> tuple:
-    """One shared copy of a small tuple. A graph keeps a few objects per node alive, and the garbage
-    collector's work grows with their number; nodes of the same shapes share their metadata."""
+    """One shared copy of a small tuple. A graph keeps a few objects per node alive, and the
+    garbage collector's work grows with their number; nodes of the same shapes share theirs."""
     shared = _INTERNED.get(key)
     if shared is None:
         if len(_INTERNED) >= 4096:  # many distinct shapes: stop sharing rather than grow
@@ -466,7 +493,26 @@ _NO_KWARGS: dict = {}
 
 
 def _record_node(cls: type[Function], args: tuple, kwargs: dict) -> Any:
+    """Record one call of ``cls`` (apply's path when grad mode is on and an input requires grad),
+    in the three steps of the chapter-03 ``apply``: a new node (it is also forward's ``ctx``)
+    connected to the inputs' nodes; forward with grad mode off; the node made the outputs'
+    ``grad_fn``."""
     node = cls._backward_cls()
+    _connect_inputs(node, args)
+    STATE.enabled = False
+    try:
+        result = (_call_forward(cls, node, args, kwargs) if cls._setup_style
+                  else cls.forward(node, *args, **kwargs))
+    finally:
+        STATE.enabled = True
+    if _is_plain_output(node, args, result):
+        return _attach_plain_output(cls, node, result)
+    return _attach_outputs(cls, node, args, result)
+
+
+def _connect_inputs(node: Node, args: tuple) -> None:
+    """One edge per argument: to the node of the input's producer (an ``AccumulateGrad`` for a
+    leaf), or none for an argument that does not require grad; ``needs_input_grad`` says which."""
     edges = []
     needs = []
     input_meta: list | None = None  # only inputs without an edge need it (to draw them); the others' is at the edge
@@ -486,32 +532,13 @@ def _record_node(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     node.needs_input_grad = _interned(tuple(needs))
     if input_meta is not None:
         node._input_meta = input_meta
-    STATE.enabled = False
-    try:
-        if cls._setup_style:
-            result = _call_forward(cls, node, args, kwargs)
-        else:
-            result = cls.forward(node, *args, **kwargs) if kwargs else cls.forward(node, *args)
-    finally:
-        STATE.enabled = True
-    if (type(result) is Variable and result.grad_fn is None and not result._requires_grad
-            and not node._dirty and not node._non_differentiable and result._data.base is None):
-        # the common case, kept short: one new Variable owning its memory
-        for a in args:
-            if a is result:
-                break
-        else:
-            data = result._data
-            node._output_meta = _interned((_meta(data),))
-            result.grad_fn = node
-            result._requires_grad = data.dtype.kind == "f" or _grad_capable(cls, result)
-            saved = node._saved
-            if saved:
-                for t in saved:
-                    if t is result:
-                        _keep_saved_outputs_as_parts(node, (result,))
-                        break
-            return result
+
+
+def _attach_outputs(cls: type[Function], node: Node, args: tuple, result: Any) -> Any:
+    """Make ``node`` the ``grad_fn`` of forward's outputs, one or several. An output that forward
+    changed in place (``mark_dirty``) counts a version; an input returned as it is gets a new
+    Variable of its own (its history is left alone); an output viewing an input shares its version
+    counter; a ``mark_non_differentiable`` output stays outside the graph."""
     is_tuple = isinstance(result, tuple)
     outputs = list(result) if is_tuple else [result]
     dirty = node._dirty

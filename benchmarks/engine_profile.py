@@ -229,6 +229,8 @@ def _ablations() -> dict[str, list[tuple[Any, str, Any]]]:
         "Mul.backward on arrays, not on Variables": [
             (elementwise.Mul, "backward", staticmethod(_mul_backward_on_arrays))],
         "(shape, dtype) and needs_input_grad not interned": [(function, "_interned", lambda key: key)],
+        "the plain-output shortcut (every output through the general loop)": [
+            (function, "_is_plain_output", lambda node, args, result: False)],
         "_record's general path": [(function, "_record", _record_bare)],
         "_run_node's checks": [(engine, "_run_node", _run_node_bare)],
     }
