@@ -62,16 +62,6 @@ class IncompatibleKeys(NamedTuple):
     unexpected_keys: list[str]
 
 
-# Bumped whenever a parameter or a sub-module is registered or removed anywhere: ``parameters()``
-# keeps its list until then (the walk over the tree cost 7-28 us a call on the digits models).
-_structure_version = 0
-
-
-def _structure_changed() -> None:
-    global _structure_version
-    _structure_version += 1
-
-
 class Module:
     """Base class of layers and models. Subclasses call ``super().__init__()`` first, assign
     Parameters and sub-Modules as attributes, and define ``forward``."""
@@ -100,8 +90,6 @@ class Module:
             object.__setattr__(self, name, value)
             return
         modules, buffers = d["_modules"], d["_buffers"]
-        if isinstance(value, (Parameter, Module)) or name in params or name in modules:
-            _structure_changed()
         if isinstance(value, Parameter):
             modules.pop(name, None)
             buffers.pop(name, None)
@@ -127,7 +115,6 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name: str) -> None:
-        _structure_changed()
         for store in (self._parameters, self._modules, self._buffers):
             store.pop(name, None)
         object.__delattr__(self, name)
@@ -137,7 +124,6 @@ class Module:
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot register a {type(param).__name__} as parameter '{name}'; "
                             "wrap it: nn.Parameter(value).")
-        _structure_changed()
         self._parameters[name] = param
         object.__setattr__(self, name, param)
 
@@ -149,7 +135,6 @@ class Module:
     def add_module(self, name: str, module: Module | None) -> None:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass; cannot add it as '{name}'.")
-        _structure_changed()
         self._modules[name] = module
         object.__setattr__(self, name, module)
 
@@ -201,15 +186,9 @@ class Module:
                 yield (f"{mod_name}.{name}" if mod_name else name), p
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
-        """Every parameter once, in registration order (the list is kept until a parameter or a
-        sub-module is assigned or deleted anywhere)."""
-        if not recurse:
-            return (p for _, p in self.named_parameters(recurse=False))
-        cache = self.__dict__.get("_parameters_cache")
-        if cache is None or cache[0] != _structure_version:
-            cache = (_structure_version, [p for _, p in self.named_parameters()])
-            object.__setattr__(self, "_parameters_cache", cache)
-        return iter(cache[1])
+        """Every parameter once, in registration order: ``named_parameters`` without the names."""
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
 
     def named_buffers(self) -> Iterator[tuple[str, Any]]:
         for mod_name, mod in self.named_modules():
