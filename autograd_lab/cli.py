@@ -300,7 +300,7 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
 # `func`, which main() calls with the parsed arguments and which returns the exit code.
 # To add a command (e.g. `train`), write `add_train(sub)` in its own module and append it here.
 def add_train(sub: argparse._SubParsersAction) -> None:
-    from .train import add_train_parser  # the library loads only when the CLI is built
+    from .train_command import add_train_parser  # the library loads only when the CLI is built
     add_train_parser(sub)
 
 

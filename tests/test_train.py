@@ -8,7 +8,8 @@ import autograd_lab as al
 import autograd_lab.nn as nn
 from autograd_lab.data import DataLoader, TensorDataset, load_digits
 from autograd_lab.optim import SGD
-from autograd_lab.train import evaluate, fit, make_model, train_main
+from autograd_lab.train import evaluate, fit, make_model
+from autograd_lab.train_command import train_main
 
 
 @pytest.fixture(scope="module")
@@ -237,7 +238,7 @@ def test_one_epoch_run_says_epoch_and_plots_whole_epochs(tmp_path):
     from matplotlib.ticker import FixedLocator  # noqa: F401
     import argparse
 
-    import autograd_lab.train as train_module
+    import autograd_lab.train_command as train_module
 
     out = tmp_path / "one.png"
     done = run_cli("train", "--model", "mlp", "--epochs", "1", "--no-progress", "--out", str(out),
