@@ -163,10 +163,8 @@ class BroadcastTo(Function):
 
 def sum_to(x: Variable, shape: Sequence[int]) -> Variable:
     """Sum ``x`` down to ``shape``: the gradient of a broadcast. No-op when shapes match."""
-    if x._data.shape == shape:  # the common case: nothing was broadcast
-        return x
     shape = tuple(shape)
-    if x._data.shape == shape:
+    if x._data.shape == shape:  # the common case: nothing was broadcast
         return x
     return SumTo.apply(x, shape)
 
