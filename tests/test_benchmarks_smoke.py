@@ -248,3 +248,17 @@ def test_the_grading_benchmark_runs_on_a_tiny_class(tmp_path, capsys):
     assert data["statuses"].get("partial", 0) + data["statuses"].get("failed", 0) > 0
     lines = (tmp_path / "jobs.jsonl").read_text().splitlines()
     assert len(lines) == 4 + (1 if data["canary_jobs"] else 0)
+
+
+def test_the_step_profile_times_every_part_of_a_recorded_step():
+    """`python -m benchmarks.step_profile` cuts the peers' MLP step into its parts; each part of
+    autograd_lab's step gets a positive median, and the contenders not installed are named."""
+    pytest.importorskip("sklearn")
+    from benchmarks import step_profile
+
+    medians, missing = step_profile.profile(steps=4, rounds=2)
+    ours = medians["autograd_lab recorded"]
+    assert set(ours) == set(step_profile.PARTS) and all(t > 0 for t in ours.values())
+    assert set(medians) | set(missing) == set(step_profile.CONTENDERS)
+    table = step_profile.render(medians, missing)
+    assert "| backward |" in table and "**sum**" in table
