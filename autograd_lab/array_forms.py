@@ -28,7 +28,7 @@ from .ops.shape import Reshape
 from .primitives import Add, sum_to_array
 from .variable import Variable
 
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # dtypes: `in` then matches by identity
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # dtypes: `in` then matches by identity
 
 
 def lowers_exactly(a: Any, b: Any) -> bool:
@@ -46,7 +46,7 @@ def lowers_exactly(a: Any, b: Any) -> bool:
 def _one_float_dtype(x: Variable, weight: Variable, bias: Variable | None) -> bool:
     """Input, weight and bias share one float dtype, so that no gradient is cast."""
     dtype = weight.data.dtype
-    return dtype in _FLOATS and x.data.dtype == dtype and (bias is None or bias.data.dtype == dtype)
+    return dtype in FLOATS and x.data.dtype == dtype and (bias is None or bias.data.dtype == dtype)
 
 
 class AddOnArrays:
@@ -160,13 +160,13 @@ FORMS: dict[type[Function], Callable[..., type | None]] = {
     Add: lambda a, b: AddOnArrays if lowers_exactly(a, b) else None,
     Mul: lambda a, b: MulOnArrays if lowers_exactly(a, b) else None,
     Reshape: lambda x, shape: ReshapeOnArrays if x.data.dtype.kind == "f" else None,
-    ReLU: lambda x: ReLUOnArrays if x.data.dtype in _FLOATS else None,
+    ReLU: lambda x: ReLUOnArrays if x.data.dtype in FLOATS else None,
     Linear: lambda x, weight, bias: (LinearOnArrays if x.data.ndim == 2 and _one_float_dtype(x, weight, bias)
                                      else None),
     Conv2d: lambda x, weight, bias, stride, padding: (Conv2dOnArrays if _one_float_dtype(x, weight, bias)
                                                       else None),
-    MaxPool2d: lambda x, kernel_size, stride: MaxPool2dOnArrays if x.data.dtype in _FLOATS else None,
-    CrossEntropy: lambda x, target, reduction: CrossEntropyOnArrays if x.data.dtype in _FLOATS else None,
+    MaxPool2d: lambda x, kernel_size, stride: MaxPool2dOnArrays if x.data.dtype in FLOATS else None,
+    CrossEntropy: lambda x, target, reduction: CrossEntropyOnArrays if x.data.dtype in FLOATS else None,
 }
 """Function → rule(*args) → its array form for these arguments, or None. Exact classes only: a
 subclass (with a backward of its own) replays through its own forward and backward."""

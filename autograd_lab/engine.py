@@ -58,7 +58,7 @@ def _needed(order: list[Node], targets: set[int]) -> set[int]:
     return needed
 
 
-def _add(a: Variable | None, b: Variable) -> Variable:
+def add_gradients(a: Variable | None, b: Variable) -> Variable:
     if a is None:
         return b
     if STATE.enabled:  # create_graph: keep the sum differentiable
@@ -66,7 +66,7 @@ def _add(a: Variable | None, b: Variable) -> Variable:
     return Variable._make(a._data + b._data)
 
 
-def _as_grad(g: Any, node: Node, index: int, meta: tuple) -> Variable:
+def checked_grad(g: Any, node: Node, index: int, meta: tuple) -> Variable:
     """Check a gradient returned by ``backward`` against its input; sum it down if broadcast."""
     if not isinstance(g, Variable):  # the library's backwards return numpy arrays
         g = Variable._make(g if type(g) is np.ndarray else np.asarray(g))
@@ -114,7 +114,7 @@ def _hook_name(hook: Callable) -> str:
     return getattr(hook, "__qualname__", None) or getattr(hook, "__name__", None) or repr(hook)
 
 
-def _accumulate_leaf(var: Variable, grad: Variable, create_graph: bool) -> None:
+def accumulate_leaf(var: Variable, grad: Variable, create_graph: bool) -> None:
     if not var._requires_grad:  # requires_grad_(False) after the graph was built: no .grad (PyTorch)
         return
     if var._hooks:
@@ -141,7 +141,7 @@ def _start(roots: Sequence[Variable], seeds: Sequence[Variable]) -> tuple[list[N
         node = var.grad_fn if var.grad_fn is not None else AccumulateGrad.of(var)
         nr = var._output_nr if var.grad_fn is not None else 0
         buf = buffers.setdefault(node, [None] * max(len(node._output_meta), 1))
-        buf[nr] = _add(buf[nr], g) if buf[nr] is not None else g
+        buf[nr] = add_gradients(buf[nr], g) if buf[nr] is not None else g
         root_nodes.append(node)
     return topological_order(root_nodes), buffers
 
@@ -158,7 +158,7 @@ def _arrived(node: Node, buf: list, create_graph: bool) -> None:
             var = ref()
             if var is not None and buf[nr] is not None:
                 g = buf[nr] if create_graph else buf[nr].detach()
-                var._grad = g if var._grad is None else _add(var._grad, g)
+                var._grad = g if var._grad is None else add_gradients(var._grad, g)
 
 
 def _backward_walk(roots: Sequence[Variable], seeds: Sequence[Variable], retain_graph: bool,
@@ -175,7 +175,7 @@ def _backward_walk(roots: Sequence[Variable], seeds: Sequence[Variable], retain_
                 _arrived(node, buf, create_graph)
             if type(node) is AccumulateGrad:
                 if buf[0] is not None:
-                    _accumulate_leaf(node.variable, buf[0], create_graph)
+                    accumulate_leaf(node.variable, buf[0], create_graph)
             else:
                 _run_node(node, buf, buffers, retain_graph)
     finally:
@@ -257,14 +257,14 @@ def _run_node(node: Node, buf: list, buffers: dict, retain_graph: bool) -> None:
             continue
         meta = nxt._output_meta[nr]  # the input's (shape, dtype), as its producer recorded it
         if not (type(g) is Variable and g._data.shape == meta[0] and g._data.dtype == meta[1]):
-            g = _as_grad(g, node, i, meta)
+            g = checked_grad(g, node, i, meta)
         nbuf = buffers.get(nxt)
         if nbuf is None:
             if nxt._single:
                 buffers[nxt] = [g]
                 continue
             nbuf = buffers[nxt] = [None] * len(nxt._output_meta)
-        nbuf[nr] = g if nbuf[nr] is None else _add(nbuf[nr], g)
+        nbuf[nr] = g if nbuf[nr] is None else add_gradients(nbuf[nr], g)
     if not retain_graph and node._saved is not None:
         node._release()
 

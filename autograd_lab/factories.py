@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from .dtypes import check_device as _check_device
-from .variable import Variable, _as_array
+from .variable import Variable, as_array
 
 
 def _shape(shape: tuple) -> tuple[int, ...]:
@@ -20,7 +20,7 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, *, device:
 
     Python floats give float64 (numpy's default); pass ``dtype=np.float32`` for single precision."""
     _check_device(device)
-    return Variable(np.array(_as_array(data, dtype)), requires_grad=requires_grad)
+    return Variable(np.array(as_array(data, dtype)), requires_grad=requires_grad)
 
 
 def zeros(*shape: Any, dtype: Any = np.float64, requires_grad: bool = False, device: Any = None) -> Variable:
@@ -78,7 +78,7 @@ def manual_seed(seed: int) -> Generator:
     return default_generator.manual_seed(seed)
 
 
-def _rng(seed: int | None, generator: Generator | None) -> np.random.Generator:
+def numpy_rng(seed: int | None, generator: Generator | None) -> np.random.Generator:
     if seed is not None and generator is not None:
         raise TypeError("pass either seed= or generator=, not both")
     if seed is not None:
@@ -90,7 +90,7 @@ def randn(*shape: Any, seed: int | None = None, generator: Generator | None = No
           dtype: Any = np.float64, requires_grad: bool = False, device: Any = None) -> Variable:
     """Standard normal samples. ``seed=`` makes this call reproducible on its own."""
     _check_device(device)
-    data = _rng(seed, generator).standard_normal(_shape(shape)).astype(dtype, copy=False)
+    data = numpy_rng(seed, generator).standard_normal(_shape(shape)).astype(dtype, copy=False)
     return Variable(data, requires_grad=requires_grad)
 
 
@@ -98,7 +98,7 @@ def rand(*shape: Any, seed: int | None = None, generator: Generator | None = Non
          dtype: Any = np.float64, requires_grad: bool = False, device: Any = None) -> Variable:
     """Uniform samples in [0, 1)."""
     _check_device(device)
-    data = _rng(seed, generator).random(_shape(shape)).astype(dtype, copy=False)
+    data = numpy_rng(seed, generator).random(_shape(shape)).astype(dtype, copy=False)
     return Variable(data, requires_grad=requires_grad)
 
 

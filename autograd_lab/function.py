@@ -208,7 +208,7 @@ class AccumulateGrad(Node):
         return node
 
 
-class _PlainCtx:
+class PlainCtx:
     """The ctx handed to forward when nothing is recorded (grad mode off or no input needs grad)."""
 
     needs_input_grad: tuple = ()
@@ -301,17 +301,17 @@ class Function:
                     record = True
                     break
         if not record:
-            ctx = _PlainCtx()
+            ctx = PlainCtx()
             prev = STATE.enabled
             STATE.enabled = False
             try:
-                result = _call_forward(cls, ctx, args, kwargs)
+                result = call_forward(cls, ctx, args, kwargs)
             finally:
                 STATE.enabled = prev
             if ctx._dirty:
                 for t in ctx._dirty:
                     t._bump_version()
-            return _wrap_outputs(cls, result)
+            return wrap_outputs(cls, result)
         return _record(cls, args, kwargs)
 
 
@@ -348,7 +348,7 @@ def _bind(cls: type[Function], args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     return args, kwargs
 
 
-def _call_forward(cls: type[Function], ctx: Any, args: tuple, kwargs: dict) -> Any:
+def call_forward(cls: type[Function], ctx: Any, args: tuple, kwargs: dict) -> Any:
     if not cls._setup_style:
         return cls.forward(ctx, *args, **kwargs)
     result = cls.forward(*args, **kwargs)
@@ -356,7 +356,7 @@ def _call_forward(cls: type[Function], ctx: Any, args: tuple, kwargs: dict) -> A
     return result
 
 
-def _wrap_outputs(cls: type[Function], result: Any) -> Any:
+def wrap_outputs(cls: type[Function], result: Any) -> Any:
     if isinstance(result, Variable):
         return result
     if isinstance(result, tuple):
@@ -398,7 +398,7 @@ def _is_one_of(x: Any, items: tuple) -> bool:
     return False
 
 
-_NO_EDGE = (None, 0)
+NO_EDGE = (None, 0)
 
 
 # ---- speed: what the recorded path does only to be faster --------------------------------
@@ -418,7 +418,7 @@ def _is_plain_output(node: Node, args: tuple, result: Any) -> bool:
 
 def _attach_plain_output(cls: type[Function], node: Node, result: Variable) -> Variable:
     data = result._data
-    node._output_meta = _interned((_meta(data),))
+    node._output_meta = interned((_meta(data),))
     result.grad_fn = node
     result._requires_grad = data.dtype.kind == "f" or _grad_capable(cls, result)
     if node._saved:
@@ -429,7 +429,7 @@ def _attach_plain_output(cls: type[Function], node: Node, result: Variable) -> V
 _INTERNED: dict = {}  # needs_input_grad tuples and (shape, dtype) metadata, shared between nodes
 
 
-def _interned(key: tuple) -> tuple:
+def interned(key: tuple) -> tuple:
     """One shared copy of a small tuple. A graph keeps a few objects per node alive, and the
     garbage collector's work grows with their number; nodes of the same shapes share theirs."""
     shared = _INTERNED.get(key)
@@ -442,7 +442,7 @@ def _interned(key: tuple) -> tuple:
 
 def _meta(data: np.ndarray) -> tuple:
     """``(shape, dtype)`` of an array, shared."""
-    return _interned((data.shape, data.dtype))
+    return interned((data.shape, data.dtype))
 
 
 class TracingError(RuntimeError):
@@ -501,7 +501,7 @@ def _record_node(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     _connect_inputs(node, args)
     STATE.enabled = False
     try:
-        result = (_call_forward(cls, node, args, kwargs) if cls._setup_style
+        result = (call_forward(cls, node, args, kwargs) if cls._setup_style
                   else cls.forward(node, *args, **kwargs))
     finally:
         STATE.enabled = True
@@ -527,9 +527,9 @@ def _connect_inputs(node: Node, args: tuple) -> None:
                 input_meta = [None] * len(args)
             input_meta[i] = _meta(a._data)
         needs.append(False)
-        edges.append(_NO_EDGE)
+        edges.append(NO_EDGE)
     node.next_functions = tuple(edges)
-    node.needs_input_grad = _interned(tuple(needs))
+    node.needs_input_grad = interned(tuple(needs))
     if input_meta is not None:
         node._input_meta = input_meta
 

@@ -50,9 +50,9 @@ from typing import Any, Callable
 import numpy as np
 
 from . import function
-from .engine import _accumulate_leaf, _add, _as_grad, materialize, one_per_input, topological_order
+from .engine import accumulate_leaf, add_gradients, checked_grad, materialize, one_per_input, topological_order
 from .errors import AutogradLabError
-from .function import AccumulateGrad, _call_forward, _interned, _NO_EDGE, _PlainCtx, _wrap_outputs
+from .function import AccumulateGrad, call_forward, interned, NO_EDGE, PlainCtx, wrap_outputs
 from .grad_mode import STATE
 from .variable import Variable
 
@@ -272,8 +272,8 @@ def _build_plan(trace: list, stand_ins: list, inputs: list, result: Any, key: tu
         if node is not None and any(needs):
             # prune: no edge into the stand-ins (or what only they computed), as on the
             # ordinary path, where the inputs do not require grad
-            node.next_functions = tuple(e if n else _NO_EDGE for e, n in zip(node.next_functions, needs))
-            node.needs_input_grad = _interned(tuple(needs))
+            node.next_functions = tuple(e if n else NO_EDGE for e, n in zip(node.next_functions, needs))
+            node.needs_input_grad = interned(tuple(needs))
         else:
             node = None
         for o in outs:
@@ -370,9 +370,9 @@ class _Names:
 
     def __init__(self) -> None:
         self.env: dict[str, Any] = {
-            "Variable": Variable, "ndarray": np.ndarray, "ones": np.ones, "PlainCtx": _PlainCtx,
-            "as_output": _wrap_outputs, "general": _replay_general, "one_per_input": one_per_input,
-            "results": _results, "checked": _checked, "total": _total, "accumulate": _accumulate_leaf,
+            "Variable": Variable, "ndarray": np.ndarray, "ones": np.ones, "PlainCtx": PlainCtx,
+            "as_output": wrap_outputs, "general": _replay_general, "one_per_input": one_per_input,
+            "results": _results, "checked": _checked, "total": _total, "accumulate": accumulate_leaf,
             "materialize": materialize,
         }
         self._by_id: dict[int, str] = {}
@@ -538,19 +538,19 @@ def _checked(g: Any, node: Any, index: int, shape: tuple, dtype: np.dtype) -> Va
         return Variable._make(g)  # as the library's backwards return them
     if g is None or (type(g) is Variable and g._data.shape == shape and g._data.dtype == dtype):
         return g
-    return _as_grad(g, node, index, (shape, dtype))
+    return checked_grad(g, node, index, (shape, dtype))
 
 
 def _total(a: Variable | None, b: Variable | None) -> Variable | None:
     """Two gradients of one value added (either may be None)."""
-    return a if b is None else _add(a, b)
+    return a if b is None else add_gradients(a, b)
 
 
 def _replay_general(e: _Entry, args: list) -> tuple:
     """One traced call with keyword arguments, setup_context or several outputs: its outputs."""
     cls = e.cls
-    result = _call_forward(cls, e.node if e.node is not None else _PlainCtx(), tuple(args), e.kwargs or {})
-    result = _wrap_outputs(cls, result)
+    result = call_forward(cls, e.node if e.node is not None else PlainCtx(), tuple(args), e.kwargs or {})
+    result = wrap_outputs(cls, result)
     if not e.is_tuple:
         return (result,)
     if not isinstance(result, tuple) or len(result) != e.n_out:

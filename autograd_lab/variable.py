@@ -59,7 +59,7 @@ class RemovableHandle:
             self._hooks.remove(self._hook)
 
 
-def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
+def as_array(data: Any, dtype: Any = None) -> np.ndarray:
     if isinstance(data, Variable):
         data = data.data
     try:
@@ -108,7 +108,7 @@ class Variable:
     _views: Any = None
 
     def __init__(self, data: Any, requires_grad: builtins.bool = False, *, dtype: Any = None) -> None:
-        self._data = _as_array(data, dtype)
+        self._data = as_array(data, dtype)
         if requires_grad:
             self.requires_grad = True
 
@@ -139,7 +139,7 @@ class Variable:
 
     @data.setter
     def data(self, value: Any) -> None:
-        self._data = _as_array(value)
+        self._data = as_array(value)
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -146,3 +146,28 @@ def test_the_graph_is_read():
     assert "autograd_lab.primitives" in GRAPH["autograd_lab.engine"]
     assert "autograd_lab.kernels" in GRAPH["autograd_lab.ops.activation"]
     assert "autograd_lab.ops" in GRAPH["autograd_lab.nn.layers"]
+
+
+def _private_imports(module: str) -> list[str]:
+    """``from <our module> import _name``: a private name taken from another module."""
+    found = []
+    for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith(ROOT)):
+            found += [f"{node.module or '.'}.{a.name}" for a in node.names
+                      if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_no_private_name_crosses_modules_of_the_library():
+    """What one module of the library uses from another is public there (a name without a
+    leading underscore); a private module (``ops/_util.py``) offers public names too."""
+    crossing = {m: _private_imports(m) for m in MODULES
+                if _layer(m) not in ("course", "exercises") and _private_imports(m)}
+    assert not crossing, f"private names imported from other modules: {crossing}"
+
+
+def test_the_private_import_rule_can_fail(tmp_path, monkeypatch):
+    probe = tmp_path / "probe.py"
+    probe.write_text("from .function import _record\nfrom ._util import raw\n")
+    monkeypatch.setitem(MODULES, "autograd_lab.probe", probe)
+    assert _private_imports("autograd_lab.probe") == ["function._record"]

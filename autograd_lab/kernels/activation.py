@@ -19,15 +19,15 @@ from ._jit import PARALLEL_MIN_SIZE, THRESHOLDS, big_enough, fast_exp, jit_pair,
 ACTIVATIONS = {"identity": 0, "relu": 1, "sigmoid": 2, "tanh": 3}
 
 
-_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # `in` then matches by identity
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # `in` then matches by identity
 
 
-def _float_array(x: np.ndarray, name: str = "x") -> np.ndarray:
+def float_array(x: np.ndarray, name: str = "x") -> np.ndarray:
     """x as a C-contiguous float32 or float64 array of at least one dimension (x itself when it
     is one already; a 0-d array becomes shape (1,), as ``np.ascontiguousarray`` makes it)."""
     if type(x) is not np.ndarray:
         x = np.asarray(x)
-    if x.dtype not in _FLOAT_DTYPES:
+    if x.dtype not in FLOAT_DTYPES:
         raise TypeError(f"{name} must be a float32 or float64 array, got dtype {x.dtype}; "
                         f"convert it first, e.g. {name}.astype(np.float32)")
     return x if x.ndim and x.flags.c_contiguous else np.ascontiguousarray(x)
@@ -165,7 +165,7 @@ _BIAS_ACT_BWD = jit_pair(_bias_act_bwd_k)
 # ------------------------------------------------------------------ public wrappers
 def _unary(pair, x, out, min_size=THRESHOLDS["elementwise"]):
     shape = np.shape(x)
-    x = _float_array(x)
+    x = float_array(x)
     out = _out_like(x, out)
     pick(pair, x.size, min_size)(x.reshape(-1), out.reshape(-1))
     return out if out.shape == shape else out.reshape(shape)  # a 0-d input gives a 0-d result
@@ -173,8 +173,8 @@ def _unary(pair, x, out, min_size=THRESHOLDS["elementwise"]):
 
 def _binary(pair, y, g, out, min_size=THRESHOLDS["elementwise"]):
     shape = np.shape(y)
-    y = _float_array(y, "y")
-    g = _float_array(g, "grad")
+    y = float_array(y, "y")
+    g = float_array(g, "grad")
     if g.shape != y.shape or g.dtype != y.dtype:
         raise ValueError(f"grad must match y: expected {y.dtype} {y.shape}, got {g.dtype} {g.shape}")
     out = _out_like(y, out)
@@ -213,7 +213,7 @@ def tanh_fwd(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """tanh(x).  This one is numpy's: its SIMD tanh was measured 4x (float64) to 17x (float32)
     faster than a numba loop, which has no vector math library to call."""
     shape = np.shape(x)
-    x = _float_array(x)
+    x = float_array(x)
     out = np.tanh(x, out=_out_like(x, out))
     return out if out.shape == shape else out.reshape(shape)
 
@@ -233,8 +233,8 @@ def _act_code(activation: str) -> int:
 def bias_act_fwd(z: np.ndarray, bias: np.ndarray, activation: str = "relu",
                  out: np.ndarray | None = None) -> np.ndarray:
     """act(z + bias) for z of shape (rows, cols) and bias of shape (cols,), in one pass."""
-    z = _float_array(z, "z")
-    bias = _float_array(bias, "bias").astype(z.dtype, copy=False)
+    z = float_array(z, "z")
+    bias = float_array(bias, "bias").astype(z.dtype, copy=False)
     if z.ndim != 2 or bias.shape != (z.shape[1],):
         raise ValueError(f"expected z of shape (rows, cols) and bias of shape (cols,), "
                          f"got z {z.shape} and bias {bias.shape}")
@@ -248,8 +248,8 @@ def bias_act_fwd(z: np.ndarray, bias: np.ndarray, activation: str = "relu",
 def bias_act_bwd(y: np.ndarray, grad: np.ndarray, activation: str = "relu"
                  ) -> tuple[np.ndarray, np.ndarray]:
     """(grad_z, grad_bias) for y = act(z + bias): grad_z = grad * act'(y), grad_bias = grad_z.sum(0)."""
-    y = _float_array(y, "y")
-    g = _float_array(grad, "grad")
+    y = float_array(y, "y")
+    g = float_array(grad, "grad")
     if y.ndim != 2 or g.shape != y.shape or g.dtype != y.dtype:
         raise ValueError(f"expected y and grad of one shape (rows, cols) and dtype, "
                          f"got {y.dtype} {y.shape} and {g.dtype} {g.shape}")

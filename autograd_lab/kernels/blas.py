@@ -1,5 +1,5 @@
 """How many threads BLAS (numpy's ``@``) may use: one for small products (``serial_blas``), and
-one while our own worker threads run (``_single_threaded_blas``).  Both do nothing when
+one while our own worker threads run (``single_threaded_blas``).  Both do nothing when
 threadpoolctl is missing or cannot reach the BLAS library.
 """
 from __future__ import annotations
@@ -133,7 +133,7 @@ _controller = None
 
 
 @contextmanager
-def _single_threaded_blas():
+def single_threaded_blas():
     """Limit BLAS to one thread while our own threads run (if threadpoolctl is installed)."""
     global _controller
     try:

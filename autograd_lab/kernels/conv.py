@@ -22,8 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ._jit import THRESHOLDS, jit_pair, num_threads, pick, prange
-from .activation import _float_array
-from .blas import _single_threaded_blas, serial_blas
+from .activation import float_array
+from .blas import single_threaded_blas, serial_blas
 
 
 def out_size(size: int, k: int, stride: int, pad: int) -> int:
@@ -156,7 +156,7 @@ def _pick(pair, size: int):
     return pick(pair, size, _CONV_MIN_SIZE)
 
 
-def _pair2(v, name: str) -> tuple[int, int]:
+def pair2(v, name: str) -> tuple[int, int]:
     if isinstance(v, (int, np.integer)):
         return int(v), int(v)
     t = tuple(int(a) for a in v)
@@ -166,13 +166,13 @@ def _pair2(v, name: str) -> tuple[int, int]:
 
 
 def _check_conv(x: np.ndarray, weight: np.ndarray, stride, padding):
-    x = _float_array(x, "input")
-    weight = _float_array(weight, "weight").astype(x.dtype, copy=False)
+    x = float_array(x, "input")
+    weight = float_array(weight, "weight").astype(x.dtype, copy=False)
     if x.ndim != 4 or weight.ndim != 4 or weight.shape[1] != x.shape[1]:
         raise ValueError(f"expected input (N, C_in, H, W) and weight (C_out, C_in, kh, kw) with the "
                          f"same C_in, got input {x.shape} and weight {weight.shape}")
-    sh, sw = _pair2(stride, "stride")
-    ph, pw = _pair2(padding, "padding")
+    sh, sw = pair2(stride, "stride")
+    ph, pw = pair2(padding, "padding")
     if sh < 1 or sw < 1 or ph < 0 or pw < 0:
         raise ValueError(f"stride must be >= 1 and padding >= 0, got stride {stride} and padding {padding}")
     kh, kw = weight.shape[2:]
@@ -295,7 +295,7 @@ def _run_split(task, chunks: list[tuple[int, int]], workers: int) -> list:
     shares = [chunks[i::workers] for i in range(workers)]
     if _executor is None or _executor._max_workers < workers:
         _executor = ThreadPoolExecutor(workers, thread_name_prefix="autograd-lab-conv")
-    with _single_threaded_blas():
+    with single_threaded_blas():
         futures = [_executor.submit(task, share) for share in shares[1:]]
         results = [task(shares[0])]
         results += [f.result() for f in futures]
@@ -305,9 +305,9 @@ def _run_split(task, chunks: list[tuple[int, int]], workers: int) -> list:
 # ------------------------------------------------------------------ public functions
 def im2col(x: np.ndarray, kernel: tuple[int, int], stride=1, padding=0) -> np.ndarray:
     """Columns (C*kh*kw, N*H_out*W_out) of the patches of x (N, C, H, W)."""
-    x = _float_array(x, "input")
-    kh, kw = _pair2(kernel, "kernel")
-    (sh, sw), (ph, pw) = _pair2(stride, "stride"), _pair2(padding, "padding")
+    x = float_array(x, "input")
+    kh, kw = pair2(kernel, "kernel")
+    (sh, sw), (ph, pw) = pair2(stride, "stride"), pair2(padding, "padding")
     if x.ndim != 4:
         raise ValueError(f"input must be 4-d (N, C, H, W), got shape {x.shape}")
     if kh < 1 or kw < 1 or sh < 1 or sw < 1 or ph < 0 or pw < 0:
@@ -325,9 +325,9 @@ def im2col(x: np.ndarray, kernel: tuple[int, int], stride=1, padding=0) -> np.nd
 def col2im(dcols: np.ndarray, x_shape: tuple[int, int, int, int], kernel: tuple[int, int],
            stride=1, padding=0) -> np.ndarray:
     """Adjoint of im2col: sum the column entries back into an array of x_shape."""
-    dcols = _float_array(dcols, "dcols")
-    kh, kw = _pair2(kernel, "kernel")
-    (sh, sw), (ph, pw) = _pair2(stride, "stride"), _pair2(padding, "padding")
+    dcols = float_array(dcols, "dcols")
+    kh, kw = pair2(kernel, "kernel")
+    (sh, sw), (ph, pw) = pair2(stride, "stride"), pair2(padding, "padding")
     x_shape = tuple(int(s) for s in x_shape)  # type: ignore[assignment]  # checked next
     if len(x_shape) != 4 or min(x_shape) < 0:
         raise ValueError(f"x_shape must be 4 sizes (N, C, H, W) >= 0, got {x_shape}")
@@ -398,7 +398,7 @@ def conv2d_bwd(grad: np.ndarray, x: np.ndarray, weight: np.ndarray, stride=1, pa
     """
     x, weight, (sh, sw), (ph, pw), (ho, wo) = _check_conv(x, weight, stride, padding)
     x = np.ascontiguousarray(x)
-    g = _float_array(grad, "grad").astype(x.dtype, copy=False)
+    g = float_array(grad, "grad").astype(x.dtype, copy=False)
     n, c, h, w = x.shape
     co, _, kh, kw = weight.shape
     if g.shape != (n, co, ho, wo):
@@ -447,8 +447,8 @@ def conv2d_bwd(grad: np.ndarray, x: np.ndarray, weight: np.ndarray, stride=1, pa
 # ------------------------------------------------------------------ numpy references
 def im2col_ref(x: np.ndarray, kernel: tuple[int, int], stride=1, padding=0) -> np.ndarray:
     """Reference for im2col (sliding_window_view on the padded input)."""
-    kh, kw = _pair2(kernel, "kernel")
-    (sh, sw), (ph, pw) = _pair2(stride, "stride"), _pair2(padding, "padding")
+    kh, kw = pair2(kernel, "kernel")
+    (sh, sw), (ph, pw) = pair2(stride, "stride"), pair2(padding, "padding")
     xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
     win = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, ::sh, ::sw]
     n, c, ho, wo = win.shape[:4]
@@ -457,8 +457,8 @@ def im2col_ref(x: np.ndarray, kernel: tuple[int, int], stride=1, padding=0) -> n
 
 def col2im_ref(dcols: np.ndarray, x_shape, kernel, stride=1, padding=0) -> np.ndarray:
     """Reference for col2im (np.add.at into the padded input)."""
-    kh, kw = _pair2(kernel, "kernel")
-    (sh, sw), (ph, pw) = _pair2(stride, "stride"), _pair2(padding, "padding")
+    kh, kw = pair2(kernel, "kernel")
+    (sh, sw), (ph, pw) = pair2(stride, "stride"), pair2(padding, "padding")
     n, c, h, w = x_shape
     ho, wo = out_size(h, kh, sh, ph), out_size(w, kw, sw, pw)
     dxp = np.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=dcols.dtype)
@@ -472,7 +472,7 @@ def col2im_ref(dcols: np.ndarray, x_shape, kernel, stride=1, padding=0) -> np.nd
 def conv2d_fwd_ref(x, weight, bias=None, stride=1, padding=0) -> np.ndarray:
     """Reference for conv2d_fwd (einsum over the sliding windows)."""
     kh, kw = weight.shape[2:]
-    (sh, sw), (ph, pw) = _pair2(stride, "stride"), _pair2(padding, "padding")
+    (sh, sw), (ph, pw) = pair2(stride, "stride"), pair2(padding, "padding")
     xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
     win = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, ::sh, ::sw]
     y = np.einsum("ncijkl,ockl->noij", win, weight)
@@ -482,7 +482,7 @@ def conv2d_fwd_ref(x, weight, bias=None, stride=1, padding=0) -> np.ndarray:
 def conv2d_bwd_ref(grad, x, weight, stride=1, padding=0):
     """Reference for conv2d_bwd: (dx, dW, db) by einsum and a scatter."""
     kh, kw = weight.shape[2:]
-    (sh, sw), (ph, pw) = _pair2(stride, "stride"), _pair2(padding, "padding")
+    (sh, sw), (ph, pw) = pair2(stride, "stride"), pair2(padding, "padding")
     xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
     win = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, ::sh, ::sw]
     dw = np.einsum("ncijkl,noij->ockl", win, grad)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import CACHE, njit
-from .activation import _FLOAT_DTYPES
+from .activation import FLOAT_DTYPES
 
 _PLAIN = (float, int)
 
@@ -42,7 +42,7 @@ def sgd_momentum_(p: np.ndarray, buf: np.ndarray, g: np.ndarray, lr: float, mome
     writable, and ``lr`` and ``momentum`` as Python numbers (numpy rounds those to the arrays'
     dtype, and so does this; a numpy float64 scalar would make numpy compute in float64)."""
     dtype, shape = p.dtype, p.shape
-    if not (dtype in _FLOAT_DTYPES and buf.dtype == dtype and g.dtype == dtype
+    if not (dtype in FLOAT_DTYPES and buf.dtype == dtype and g.dtype == dtype
             and buf.shape == shape and g.shape == shape
             and type(lr) in _PLAIN and type(momentum) in _PLAIN):
         return False

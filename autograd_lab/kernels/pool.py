@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import JIT_OPTIONS, THRESHOLDS, jit_pair, njit, pick, prange
-from .activation import _float_array
-from .conv import _pair2, out_size
+from .activation import float_array
+from .conv import pair2, out_size
 
 
 def _plane_nan(x3, bc, kh, kw, sh, sw, out3, idx3):
@@ -129,9 +129,9 @@ _POOL_MIN_SIZE = THRESHOLDS["pool"]
 
 def max_pool2d_fwd(x: np.ndarray, kernel_size, stride=None) -> tuple[np.ndarray, np.ndarray]:
     """(out, indices): max over kh x kw windows moved by stride (default: kernel_size), no padding."""
-    x = _float_array(x, "input")
-    kh, kw = _pair2(kernel_size, "kernel_size")
-    sh, sw = (kh, kw) if stride is None else _pair2(stride, "stride")
+    x = float_array(x, "input")
+    kh, kw = pair2(kernel_size, "kernel_size")
+    sh, sw = (kh, kw) if stride is None else pair2(stride, "stride")
     if x.ndim != 4:
         raise ValueError(f"input must be 4-d (N, C, H, W), got shape {x.shape}")
     if kh < 1 or kw < 1 or sh < 1 or sw < 1:
@@ -154,7 +154,7 @@ def max_pool2d_bwd(grad: np.ndarray, indices: np.ndarray, x_shape: tuple[int, ..
 
     ``check=False`` skips the range test of ``indices`` (two passes over them): only for indices
     that ``max_pool2d_fwd`` returned for an input of ``x_shape``, as the MaxPool2d op passes."""
-    g = _float_array(grad, "grad")
+    g = float_array(grad, "grad")
     indices = np.asarray(indices)
     x_shape = tuple(int(s) for s in x_shape)
     if indices.shape != g.shape or g.ndim != 4 or len(x_shape) != 4 or min(x_shape) < 0:
@@ -176,8 +176,8 @@ def max_pool2d_bwd(grad: np.ndarray, indices: np.ndarray, x_shape: tuple[int, ..
 
 def max_pool2d_fwd_ref(x: np.ndarray, kernel_size, stride=None) -> tuple[np.ndarray, np.ndarray]:
     """Reference for max_pool2d_fwd (sliding windows and argmax), with the kernels' nan rule."""
-    kh, kw = _pair2(kernel_size, "kernel_size")
-    sh, sw = (kh, kw) if stride is None else _pair2(stride, "stride")
+    kh, kw = pair2(kernel_size, "kernel_size")
+    sh, sw = (kh, kw) if stride is None else pair2(stride, "stride")
     win = np.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(2, 3))[:, :, ::sh, ::sw]
     n, c, ho, wo = win.shape[:4]
     flat = win.reshape(n, c, ho, wo, kh * kw)

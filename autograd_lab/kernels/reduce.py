@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import PARALLEL_MIN_SIZE, THRESHOLDS, big_enough, jit_pair, num_threads, prange
-from .activation import _float_array
+from .activation import float_array
 
 
 def _sum_rows_k(x, nblocks, out):
@@ -37,7 +37,7 @@ def sum_rows(x: np.ndarray, parallel: bool = True) -> np.ndarray:
     """x.sum(axis=0) for a 2-d array (float64 accumulators, result in x's dtype).
 
     ``parallel=False`` keeps it serial, e.g. between multi-threaded BLAS calls."""
-    x = _float_array(x)
+    x = float_array(x)
     if x.ndim != 2:
         raise ValueError(f"x must be 2-d, got shape {x.shape}")
     blocks = num_threads() if parallel and x.size >= PARALLEL_MIN_SIZE and x.shape[0] >= 8 else 1

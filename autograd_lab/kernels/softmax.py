@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import JIT_OPTIONS, REDUCE_OPTIONS, THRESHOLDS, big_enough, fast_exp, jit_pair, njit, num_threads, prange
-from .activation import _float_array
+from .activation import float_array
 
 
 # ------------------------------------------------------------------ raw kernels
@@ -180,7 +180,7 @@ def _run(pair, shape: tuple[int, int], *args) -> None:
 
 
 def _rows(x: np.ndarray, name: str = "x") -> np.ndarray:
-    x = _float_array(x, name)
+    x = float_array(x, name)
     if x.ndim != 2:
         raise ValueError(f"{name} must be 2-d (rows, classes), got shape {x.shape}; "
                          f"reshape it, e.g. {name}.reshape(-1, {name}.shape[-1])")

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..factories import Generator, _rng
+from ..factories import Generator, numpy_rng
 from ..grad_mode import no_grad
 from ..variable import Variable
 
@@ -40,7 +40,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 def uniform_(tensor: Variable, a: float = 0.0, b: float = 1.0, *, seed: int | None = None,
              generator: Generator | None = None) -> Variable:
     """Fill with samples from U(a, b), in place."""
-    rng = _rng(seed, generator)
+    rng = numpy_rng(seed, generator)
     with no_grad():
         tensor.data[...] = rng.uniform(a, b, size=tensor.shape)
     return tensor
@@ -49,7 +49,7 @@ def uniform_(tensor: Variable, a: float = 0.0, b: float = 1.0, *, seed: int | No
 def normal_(tensor: Variable, mean: float = 0.0, std: float = 1.0, *, seed: int | None = None,
             generator: Generator | None = None) -> Variable:
     """Fill with samples from N(mean, std^2), in place."""
-    rng = _rng(seed, generator)
+    rng = numpy_rng(seed, generator)
     with no_grad():
         tensor.data[...] = rng.normal(mean, std, size=tensor.shape)
     return tensor
@@ -123,7 +123,7 @@ def kaiming_normal_(tensor: Variable, a: float = 0.0, mode: str = "fan_in", nonl
 def trunc_normal_(tensor: Variable, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   *, seed: int | None = None, generator: Generator | None = None) -> Variable:
     """N(mean, std^2) with values outside [a, b] drawn again, in place."""
-    rng = _rng(seed, generator)
+    rng = numpy_rng(seed, generator)
     out = rng.normal(mean, std, size=tensor.shape)
     bad = (out < a) | (out > b)
     while bad.any():

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from .. import functional as F
-from ..factories import Generator, _rng
+from ..factories import Generator, numpy_rng
 from ..ops.shape import flatten
 from ..variable import Variable
 from .init import default_init_
@@ -46,7 +46,7 @@ class Linear(Module):
         self.in_features, self.out_features = int(in_features), int(out_features)
         self.weight = Parameter(np.empty((out_features, in_features), dtype=dtype))
         self.bias = Parameter(np.empty(out_features, dtype=dtype)) if bias else None
-        default_init_(self.weight, self.bias, _rng(seed, generator))
+        default_init_(self.weight, self.bias, numpy_rng(seed, generator))
 
     def forward(self, x: Variable) -> Variable:
         return F.linear(x, self.weight, self.bias)
@@ -76,7 +76,7 @@ class Conv2d(Module):
         shape = (out_channels, self.in_channels // self.groups) + self.kernel_size
         self.weight = Parameter(np.empty(shape, dtype=dtype))
         self.bias = Parameter(np.empty(out_channels, dtype=dtype)) if bias else None
-        default_init_(self.weight, self.bias, _rng(seed, generator))
+        default_init_(self.weight, self.bias, numpy_rng(seed, generator))
 
     def forward(self, x: Variable) -> Variable:
         return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding,
@@ -323,7 +323,7 @@ class Embedding(Module):
                                  f"(-{num_embeddings} to {self.num_embeddings - 1}); got {padding_idx}")
             padding_idx = int(padding_idx) % self.num_embeddings
         self.padding_idx = padding_idx
-        rng = _rng(seed, generator)
+        rng = numpy_rng(seed, generator)
         table = np.asarray(rng.standard_normal((num_embeddings, embedding_dim)), dtype=dtype)
         if padding_idx is not None:
             table[padding_idx] = 0

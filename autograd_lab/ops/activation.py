@@ -15,7 +15,7 @@ from ..grad_mode import is_grad_enabled
 from ..variable import Variable
 from ._util import normalize_axis, variable_arg, wrap
 
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # dtypes: `in` then matches by identity
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # dtypes: `in` then matches by identity
 
 
 class _LazyKernels:
@@ -34,10 +34,10 @@ K = _LazyKernels()
 
 
 def _is_float(a: np.ndarray) -> bool:
-    return a.dtype in _FLOATS
+    return a.dtype in FLOATS
 
 
-def _float_data(x: Variable) -> np.ndarray:
+def float_data(x: Variable) -> np.ndarray:
     """x's data, as float64 unless it is float32 or float64 already."""
     return x.data if _is_float(x.data) else x.data.astype(np.float64)
 
@@ -73,7 +73,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = K.sigmoid_fwd(_float_data(x))
+        out = K.sigmoid_fwd(float_data(x))
         out = wrap(out.astype(_result_dtype(x.data), copy=False))
         ctx.save_for_backward(out)
         return out
@@ -91,7 +91,7 @@ class Tanh(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = K.tanh_fwd(_float_data(x))
+        out = K.tanh_fwd(float_data(x))
         out = wrap(out.astype(_result_dtype(x.data), copy=False))
         ctx.save_for_backward(out)
         return out
@@ -155,7 +155,7 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        out = wrap(_rowwise(K.softmax_fwd, dim, _float_data(x)))
+        out = wrap(_rowwise(K.softmax_fwd, dim, float_data(x)))
         ctx.save_for_backward(out)
         return out
 
@@ -174,7 +174,7 @@ class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        out = wrap(_rowwise(K.log_softmax_fwd, dim, _float_data(x)))
+        out = wrap(_rowwise(K.log_softmax_fwd, dim, float_data(x)))
         ctx.save_for_backward(out)
         return out
 

@@ -191,11 +191,11 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        from .unary import Piecewise, _sign
+        from .unary import Piecewise, sign_array
 
         # sign(x) as a recorded op of zero derivative: under create_graph the gradient depends on
         # x, as PyTorch's grad * x.sgn() does (its second derivative is zero, not refused)
-        return grad * Piecewise.apply(x, _sign).to(grad.dtype)
+        return grad * Piecewise.apply(x, sign_array).to(grad.dtype)
 
 
 class Clamp(Function):

@@ -19,12 +19,12 @@ from ..variable import Variable
 from ._util import raw, variable_arg, wrap
 from .elementwise import exp, log, select, where
 from .linalg import matmul
-from .reduce import Max, _resolve, sum
-from .shape import GetItem, _check_dim, broadcast_to, getitem, reshape, transpose
+from .reduce import Max, resolve_axes, sum
+from .shape import GetItem, check_dim, broadcast_to, getitem, reshape, transpose
 
 
 def _dim(dim: int, ndim: int) -> int:
-    _check_dim(dim, ndim)
+    check_dim(dim, ndim)
     return dim % builtins_max(ndim, 1)
 
 
@@ -47,7 +47,7 @@ def cumsum(x: Variable, dim: int) -> Variable:
     """Running sums along ``dim``."""
     x = variable_arg(x, "cumsum")
     if x.ndim == 0:
-        _check_dim(dim, 0)
+        check_dim(dim, 0)
         return x * 1
     return Cumsum.apply(x, _dim(dim, x.ndim))
 
@@ -90,7 +90,7 @@ def cumprod(x: Variable, dim: int) -> Variable:
     """Running products along ``dim``."""
     x = variable_arg(x, "cumprod")
     if x.ndim == 0:
-        _check_dim(dim, 0)
+        check_dim(dim, 0)
         return x * 1
     return Cumprod.apply(x, _dim(dim, x.ndim))
 
@@ -150,7 +150,7 @@ def prod(x: Variable, dim: int | None = None, keepdim: bool = False) -> Variable
 def logsumexp(x: Variable, dim: Any, keepdim: bool = False) -> Variable:
     """log(sum(exp(x))) along ``dim``, shifted by the maximum so that it does not overflow."""
     x = variable_arg(x, "logsumexp")
-    axes, keep = _resolve(x, None, dim, False, keepdim)
+    axes, keep = resolve_axes(x, None, dim, False, keepdim)
     m = Max.apply(x.detach(), axes, True).data
     m = np.where(np.isfinite(m), m, 0)  # a row of -inf gives -inf, not nan
     shift = wrap(m)
@@ -527,9 +527,9 @@ def topk(x: Variable, k: int, dim: int = -1, largest: bool = True, sorted: bool 
 
 
 def _topk_type() -> type:
-    from .reduce import _named
+    from .reduce import values_indices_type
 
-    return _named("topk")
+    return values_indices_type("topk")
 
 
 _TOPK = _topk_type()
@@ -582,11 +582,11 @@ class _PadZeros(Function):
 
 
 def _scatter(x: Variable, dim: int, index: Any, src: Any, add: bool, name: str) -> Variable:
-    from .indexing import _index_array
+    from .indexing import index_array
 
     x = variable_arg(x, name)
     d = _dim(dim, x.ndim)
-    idx = _index_array(index, name)
+    idx = index_array(index, name)
     if idx.ndim != x.ndim:
         raise ShapeError(f"{name}: index must have as many dimensions as self ({x.ndim}), got {idx.ndim}")
     if idx.size and (idx.min() < 0 or idx.max() >= x.shape[d]):

@@ -26,7 +26,7 @@ def _dim(dim: int, ndim: int, fn: str) -> int:
 builtin_max = max
 
 
-def _index_array(index: Any, fn: str) -> np.ndarray:
+def index_array(index: Any, fn: str) -> np.ndarray:
     idx = np.asarray(raw(index))
     if idx.dtype.kind not in "iu":
         raise TypeError(f"{fn}: index must hold integers, got dtype {idx.dtype}")
@@ -67,7 +67,7 @@ def gather(x: Variable, dim: int, index: Any) -> Variable:
     """Values of ``x`` at ``index`` along ``dim`` (``torch.gather``); index has x's number of dims."""
     x = variable_arg(x, "gather")
     dim = _dim(dim, x.ndim, "gather")
-    idx = _index_array(index, "gather")
+    idx = index_array(index, "gather")
     if idx.ndim != x.ndim:
         raise ShapeError(f"gather: index must have as many dimensions as the input ({x.ndim}), got {idx.ndim}")
     if idx.size and (idx.min() < -x.shape[dim] or idx.max() >= x.shape[dim]):
@@ -87,7 +87,7 @@ def index_select(x: Variable, dim: int, index: Any) -> Variable:
     """The slices of ``x`` at the (1-d) ``index`` along ``dim``."""
     x = variable_arg(x, "index_select")
     dim = _dim(dim, x.ndim, "index_select")
-    idx = _index_array(index, "index_select")
+    idx = index_array(index, "index_select")
     if idx.ndim > 1:
         raise ShapeError(f"index_select: index must be 0-d or 1-d, got shape {idx.shape}")
     return x[(slice(None),) * dim + (idx.reshape(-1),)]
@@ -116,7 +116,7 @@ def index_add(x: Variable, dim: int, index: Any, source: Any, *, alpha: float = 
     """``x`` with ``alpha * source`` added at ``index`` along ``dim`` (repeated indices add up)."""
     x = variable_arg(x, "index_add")
     dim = _dim(dim, x.ndim, "index_add")
-    idx = _index_array(index, "index_add").reshape(-1)
+    idx = index_array(index, "index_add").reshape(-1)
     src = source if isinstance(source, Variable) else Variable(source)
     expected = x.shape[:dim] + (idx.size,) + x.shape[dim + 1:]
     if src.shape != expected:

@@ -11,7 +11,7 @@ from ..function import Function
 from ..grad_mode import is_grad_enabled
 from ..variable import Variable
 from ._util import wrap
-from .activation import Sigmoid, Softmax, _float_data
+from .activation import Sigmoid, Softmax, float_data
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -66,7 +66,7 @@ class CrossEntropy(Function):
     @staticmethod
     def forward(ctx, x, target, reduction):
         ctx.save_for_backward(x)
-        return wrap(cross_entropy_arrays(ctx, _float_data(x), target, reduction))
+        return wrap(cross_entropy_arrays(ctx, float_data(x), target, reduction))
 
     @staticmethod
     def backward(ctx, grad):
@@ -82,7 +82,7 @@ class CrossEntropy(Function):
             if ctx.reduction == "none":
                 g = g.reshape(x.shape[:1] + (1,) + x.shape[2:]) if x.ndim > 1 else g.reshape((1,))
             return g * (Softmax.apply(x, dim) - Variable(onehot)), None, None
-        return cross_entropy_grad_arrays(ctx, grad.data, _float_data(x)), None, None
+        return cross_entropy_grad_arrays(ctx, grad.data, float_data(x)), None, None
 
 
 def cross_entropy_arrays(ctx, data, target, reduction):

@@ -9,7 +9,7 @@ from ..function import Function
 from ..grad_mode import is_grad_enabled
 from ..kernels.blas import serial_blas
 from ._util import wrap
-from .activation import _FLOATS, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh  # noqa: F401
+from .activation import FLOATS, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh  # noqa: F401
 from .conv import Conv2d, MaxPool2d  # noqa: F401
 from .loss import CrossEntropy, MSELoss  # noqa: F401
 
@@ -60,7 +60,7 @@ def linear_grads_arrays(g, x, w, need_x, need_w, need_b):
             gx = (g @ w) if need_x else None
             gw = (g2.T @ x.reshape(-1, x.shape[-1])) if need_w else None
     if need_b:
-        gb = K.sum_rows(g2, parallel=False) if g2.dtype in _FLOATS else g2.sum(axis=0)
+        gb = K.sum_rows(g2, parallel=False) if g2.dtype in FLOATS else g2.sum(axis=0)
     return gx, gw, gb
 
 

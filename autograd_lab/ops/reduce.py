@@ -104,7 +104,7 @@ class Min(Function):
         return _extreme_backward(ctx, grad), None, None, None
 
 
-def _resolve(x: Variable, axis: Any, dim: Any, keepdims: bool, keepdim: bool | None) -> tuple:
+def resolve_axes(x: Variable, axis: Any, dim: Any, keepdims: bool, keepdim: bool | None) -> tuple:
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None  # PyTorch's dim=() reduces over every dim (numpy's axis=() over none)
     axes = normalize_axis(axis, dim, x.ndim)
@@ -115,7 +115,7 @@ def sum(x: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = Non
         keepdim: bool | None = None) -> Variable:
     """Sum over ``axis`` (int, tuple or None for all)."""
     x = variable_arg(x, "sum")
-    axes, keep = _resolve(x, axis, dim, keepdims, keepdim)
+    axes, keep = resolve_axes(x, axis, dim, keepdims, keepdim)
     return Sum.apply(x, axes, keep)
 
 
@@ -124,7 +124,7 @@ def mean(x: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = No
     """Mean over ``axis``: the sum divided by the number of elements summed."""
     x = variable_arg(x, "mean")
     _floating(x, "mean")
-    axes, keep = _resolve(x, axis, dim, keepdims, keepdim)
+    axes, keep = resolve_axes(x, axis, dim, keepdims, keepdim)
     with np.errstate(invalid="ignore"):  # the mean of nothing is nan, as in PyTorch
         return Mean.apply(x, axes, keep)
 
@@ -134,12 +134,12 @@ class _ValuesIndices(NamedTuple):
     indices: Variable
 
 
-def _named(name: str) -> type:
+def values_indices_type(name: str) -> type:
     """PyTorch's ``torch.return_types.max``/``min``: a named tuple of (values, indices)."""
     return type(name, (_ValuesIndices,), {"__module__": "autograd_lab.return_types", "__slots__": ()})
 
 
-MaxResult, MinResult = _named("max"), _named("min")
+MaxResult, MinResult = values_indices_type("max"), values_indices_type("min")
 
 
 def _extreme(x: Variable, args: tuple, axis: Any, keepdims: bool, dim: Any, keepdim: bool | None,
@@ -171,16 +171,16 @@ def _extreme(x: Variable, args: tuple, axis: Any, keepdims: bool, dim: Any, keep
         if isinstance(dim, (tuple, list)):
             raise TypeError(f"{name}(dim=...) takes one int dim; for several dims use a{name}(x, dim=(...))")
         return _extreme_along(x, int(dim), bool(keepdim or keepdims), name)
-    axes, keep = _resolve(x, axis, None, keepdims, keepdim)
+    axes, keep = resolve_axes(x, axis, None, keepdims, keepdim)
     # x.max() with no dim selects (PyTorch's evenly_distribute_backward); numpy's axis= is amax
     return (Max if name == "max" else Min).apply(x, axes, keep, axis is None)
 
 
 def _extreme_along(x: Variable, dim: int, keepdim: bool, name: str) -> Any:
     from .indexing import TakeAlong
-    from .shape import _check_dim
+    from .shape import check_dim
 
-    _check_dim(dim, x.ndim)
+    check_dim(dim, x.ndim)
     result = MaxResult if name == "max" else MinResult
     if x.ndim == 0:
         return result(reshape(x, ()), Variable(np.asarray(0, dtype=np.int64)))
@@ -212,14 +212,14 @@ def min(x: Variable, *args: Any, axis: Any = None, keepdims: bool = False, dim: 
 def amax(x: Variable, dim: Any = (), keepdim: bool = False) -> Variable:
     """Largest values over ``dim`` (an int, a tuple, or () for all); ties share the gradient."""
     x = variable_arg(x, "amax")
-    axes, keep = _resolve(x, None, dim if dim != () else None, False, keepdim)
+    axes, keep = resolve_axes(x, None, dim if dim != () else None, False, keepdim)
     return Max.apply(x, axes, keep)
 
 
 def amin(x: Variable, dim: Any = (), keepdim: bool = False) -> Variable:
     """Smallest values over ``dim``; ties share the gradient."""
     x = variable_arg(x, "amin")
-    axes, keep = _resolve(x, None, dim if dim != () else None, False, keepdim)
+    axes, keep = resolve_axes(x, None, dim if dim != () else None, False, keepdim)
     return Min.apply(x, axes, keep)
 
 
@@ -266,7 +266,7 @@ def norm(x: Variable, p: Any = "fro", dim: Any = None, keepdim: bool = False, *,
          keepdims: bool = False) -> Variable:
     """The p-norm over ``dim`` (all elements by default): 2 ('fro'), any p > 0, inf or -inf."""
     x = variable_arg(x, "norm")
-    axes, keep = _resolve(x, axis, dim, keepdims, keepdim)
+    axes, keep = resolve_axes(x, axis, dim, keepdims, keepdim)
     if p in ("fro", 2, 2.0):
         return Norm2.apply(x, axes, keep)
     if p in (np.inf, float("inf")):
@@ -290,7 +290,7 @@ def var(x: Variable, dim: Any = None, unbiased: bool | None = None, keepdim: boo
     if unbiased is not None and correction is not None:
         raise TypeError("var: pass either unbiased= or correction=, not both")
     c = correction if correction is not None else (0 if unbiased is False else 1)
-    axes, keep = _resolve(x, axis, dim, keepdims, keepdim)
+    axes, keep = resolve_axes(x, axis, dim, keepdims, keepdim)
     _floating(x, "var")
     centred = x - mean(x, axes, True)
     # PyTorch divides by max(0, N - correction): no degrees of freedom left gives nan (or inf), not -0.0

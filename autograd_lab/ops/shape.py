@@ -89,7 +89,7 @@ def transpose(x: Variable, *axes: Any) -> Variable:
         return Transpose.apply(x, None)
     if len(axes) == 2:
         for a in axes:
-            _check_dim(a, x.ndim)
+            check_dim(a, x.ndim)
         if x.ndim == 0:  # PyTorch allows dims 0 and -1 on a 0-d Variable: nothing to swap
             return Transpose.apply(x, ())
         perm = list(range(x.ndim))
@@ -104,7 +104,7 @@ def transposed(x: Variable, axes: tuple | None) -> Variable:
     return as_view(Transpose.apply(x, axes), x, lambda a: np.transpose(a, axes))
 
 
-def _check_dim(dim: int, ndim: int) -> None:
+def check_dim(dim: int, ndim: int) -> None:
     """PyTorch's rule: a dim lies in [-ndim, ndim - 1], where a 0-d Variable counts as 1-d."""
     n = builtins_max(ndim, 1)
     if not -n <= dim < n:
@@ -299,8 +299,8 @@ def stack(xs: Sequence[Any], axis: int = 0, *, dim: int | None = None) -> Variab
 def flatten(x: Variable, start_dim: int = 0, end_dim: int = -1) -> Variable:
     x = variable_arg(x, "flatten")
     shape = x.shape
-    _check_dim(start_dim, x.ndim)
-    _check_dim(end_dim, x.ndim)
+    check_dim(start_dim, x.ndim)
+    check_dim(end_dim, x.ndim)
     s, e = start_dim % max(x.ndim, 1), end_dim % max(x.ndim, 1)
     if s > e:
         raise ShapeError(f"flatten() has invalid args: start_dim ({start_dim}) cannot come after "
@@ -311,7 +311,7 @@ def flatten(x: Variable, start_dim: int = 0, end_dim: int = -1) -> Variable:
 
 def unsqueeze(x: Variable, dim: int) -> Variable:
     x = variable_arg(x, "unsqueeze")
-    _check_dim(dim, x.ndim + 1)  # a new axis may go anywhere in [-ndim - 1, ndim]
+    check_dim(dim, x.ndim + 1)  # a new axis may go anywhere in [-ndim - 1, ndim]
     dim = dim % (x.ndim + 1)
     return reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
 
@@ -320,7 +320,7 @@ def squeeze(x: Variable, dim: int | None = None) -> Variable:
     x = variable_arg(x, "squeeze")
     if dim is None:
         return reshape(x, tuple(s for s in x.shape if s != 1))
-    _check_dim(dim, x.ndim)
+    check_dim(dim, x.ndim)
     if x.ndim == 0:
         return x
     dim = dim % x.ndim

@@ -330,7 +330,7 @@ def square(x: Variable) -> Variable:
     return x * x
 
 
-def _sign(d: np.ndarray) -> np.ndarray:
+def sign_array(d: np.ndarray) -> np.ndarray:
     """numpy's sign, but 0 at NaN as torch.sign gives."""
     out = np.sign(d)
     if out.dtype.kind == "f":
@@ -360,4 +360,4 @@ def trunc(x: Variable) -> Variable:
 
 def sign(x: Variable) -> Variable:
     """sign(x), elementwise (0 at 0 and at NaN); its gradient is zero (almost everywhere)."""
-    return Piecewise.apply(variable_arg(x, "sign"), _sign)
+    return Piecewise.apply(variable_arg(x, "sign"), sign_array)
