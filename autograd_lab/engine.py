@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .errors import BackwardError, ShapeError
-from .function import AccumulateGrad, Node
+from .node import AccumulateGrad, Node
 from .grad_mode import STATE
 from .primitives import Add, Cast, sum_to
 from .variable import Variable

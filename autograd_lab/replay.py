@@ -52,7 +52,8 @@ import numpy as np
 from . import function
 from .engine import accumulate_leaf, add_gradients, checked_grad, materialize, one_per_input, topological_order
 from .errors import AutogradLabError
-from .function import AccumulateGrad, call_forward, interned, NO_EDGE, PlainCtx, wrap_outputs
+from .function import call_forward, interned, NO_EDGE, wrap_outputs
+from .node import AccumulateGrad, PlainCtx
 from .grad_mode import STATE
 from .variable import Variable
 

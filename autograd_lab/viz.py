@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Ellipse, FancyArrowPatch, FancyBboxPatch, Patch
 from matplotlib.lines import Line2D
 
-from .function import AccumulateGrad
+from .node import AccumulateGrad
 from .variable import Variable
 
 __all__ = ["draw_graph", "plot_history"]
