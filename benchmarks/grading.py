@@ -43,8 +43,8 @@ import threading
 import time
 from pathlib import Path
 
-from autograd_lab.course.grading import grade
-from autograd_lab.course.notebooks import (checkout_root, exercises, list_notebooks,
+from autograd_lab.course.grading.batch import grade
+from autograd_lab.course.authoring.notebooks import (checkout_root, exercises, list_notebooks,
                                            nbgrader_meta, read_notebook, write_notebook)
 
 KINDS = ("honest", "partial", "honest", "late", "partial", "broken", "honest", "copied",
@@ -287,7 +287,7 @@ def _record(rows, per_job, canary_jobs, seconds, jobs, cores_used, peak_mb, load
 def _time_term(out: Path, subs: Path) -> None:
     """Run the term's steps once on the graded class and print how long they took."""
     try:
-        from autograd_lab.course.term import run_term
+        from autograd_lab.course.grading.term import run_term
     except ImportError:  # an older checkout (--baseline) has no term
         return
     start = time.perf_counter()

@@ -213,7 +213,7 @@ def test_view_tracking_benchmark_times_every_op_and_puts_tracking_back():
 
 def test_the_grading_benchmark_builds_a_terms_class_of_every_kind(tmp_path):
     from benchmarks.grading import build_term_class
-    from autograd_lab.course.notebooks import read_notebook
+    from autograd_lab.course.authoring.notebooks import read_notebook
     subs, kinds = build_term_class(tmp_path, 10, ["00_welcome", "01_derivatives"])
     assert sorted(set(kinds.values())) == ["broken", "copied", "honest", "late", "partial"]
     late = [s for s, k in kinds.items() if k == "late"][0]
