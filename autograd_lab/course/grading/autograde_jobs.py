@@ -82,7 +82,7 @@ def _sandbox_execute_class() -> type:
     from nbgrader.preprocessors import NbGraderPreprocessor
     from traitlets import Any as AnyTrait
 
-    class SandboxExecute(NbGraderPreprocessor):  # type: ignore[misc, valid-type]
+    class SandboxExecute(NbGraderPreprocessor):
         """nbgrader's Execute step, run in the job's sandbox; outputs checked on the way back."""
 
         settings = AnyTrait(None).tag(config=True)

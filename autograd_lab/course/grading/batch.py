@@ -51,7 +51,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import Any, TextIO
 from dataclasses import astuple, dataclass, fields, replace
 from pathlib import Path
 
@@ -143,7 +143,7 @@ def read_grades(out: Path) -> dict[tuple[str, str], list[Row]]:
                               "--regrade once; later runs can use --regrade.")
         table: dict[tuple[str, str], list[Row]] = {}
         for line in reader:
-            values = {n: line.get(n, OPTIONAL_COLUMNS.get(n)) for n in names}
+            values: dict[str, Any] = {n: line.get(n, OPTIONAL_COLUMNS.get(n)) for n in names}
             for n in ("student", "notebook", "exercise", "reason", "flags"):
                 text = values[n]  # undo csv_cell's guard against formulas
                 values[n] = text[1:] if text.startswith("'") and text[1:].startswith(
@@ -496,8 +496,10 @@ def _run_batch(course: Course, plan: _Plan, submitted: dict[tuple[str, str], Pre
                log: Callable[[str], None], label: Callable[[str], str],
                progress: Progress | None = None, flags: dict | None = None) -> dict:
     """Write each prepared notebook into ``course`` and run its job; return the rows."""
-    pending, rows = [], {}
+    pending: list[Job] = []
+    rows: dict = {}
     for (student, n), sub in submitted.items():
+        assert sub.nb is not None  # only "ok" submissions come here, each with its notebook
         write_notebook(sub.nb, course.submitted(student, n))
         code_cells = sum(c.cell_type == "code" for c in plan.released[n].cells)
         pending.append(Job(student, n, course.root / f"result-{len(pending)}.json",
@@ -712,6 +714,7 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
             else:
                 sub = load(submissions / student / f"{n}.ipynb")
             if sub.status == "ok":
+                assert sub.nb is not None  # an "ok" submission always holds its notebook
                 try:
                     flags[(student, n)] = scan_notebook(sub.nb)
                     restore_graded_cells(sub, plan.released[n])

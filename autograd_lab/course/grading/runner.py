@@ -131,7 +131,8 @@ def main(path: str, timeout: int, processes: int) -> int:
     os.dup2(log.fileno(), 2)
     # jsonschema (under nbformat) would load rfc3987_syntax, 2 s per job, for "iri" format checks
     # that nothing here makes (python-jsonschema/jsonschema#1428); without it, jobs start sooner
-    sys.modules.setdefault("rfc3987_syntax", None)
+    # (None in sys.modules makes an import of that name fail, as importlib documents)
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import DeadKernelError
@@ -141,6 +142,7 @@ def main(path: str, timeout: int, processes: int) -> int:
         raise_on_iopub_timeout=True, error_on_timeout=ERROR_ON_TIMEOUT, kernel_name="python3",
         extra_arguments=["--HistoryManager.hist_file=:memory:"],
         resources={"metadata": {"path": os.getcwd()}}, on_cell_executed=_record_error)
+    outcome: dict[str, object]
     try:
         client.execute()
         outcome = {"ok": True}

@@ -126,7 +126,7 @@ def _is_stub(error: NotebookNode | None, exercise: str) -> bool:
     if error is None or error.get("ename") != "NotImplementedError":
         return False
     match = _STUB.match(strip_ansi(str(error.get("evalue", ""))))
-    return bool(match) and match.group(1) == exercise
+    return match is not None and match.group(1) == exercise
 
 
 def own_cell_error(cell: NotebookNode, error: NotebookNode) -> str:

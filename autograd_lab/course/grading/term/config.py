@@ -30,6 +30,7 @@ One TOML file beside the submissions (``course.toml`` by default)::
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -178,11 +179,11 @@ def load_config(path: Path | None) -> TermConfig:
     if path is None:
         return TermConfig()
     path = Path(path)
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # Python 3.10: the same parser, from PyPI
+    else:  # Python 3.10: the same parser, from PyPI
         try:
-            import tomli as tomllib  # type: ignore[no-redef]
+            import tomli as tomllib
         except ImportError:
             raise CourseError("Reading the course config needs a TOML parser: on Python 3.10 "
                               "install it with pip install tomli (3.11 has one).") from None
