@@ -33,11 +33,14 @@ import contextlib
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
-__all__ = ["Checker", "data_of", "format_value", "library", "named", "shaped_mistakes"]
+if TYPE_CHECKING:  # the chapter 00 checkers run without the library
+    from autograd_lab import Variable
+
+__all__ = ["Checker", "data_of", "format_value", "grad_data", "library", "named", "shaped_mistakes"]
 
 
 def format_value(value: Any, digits: int = 6) -> str:
@@ -122,7 +125,7 @@ class Checker:
 
     # -- failing ---------------------------------------------------------
     def fail(self, problem: str, *, expected: Any = None, received: Any = None,
-             hint: str | None = None) -> None:
+             hint: str | None = None) -> NoReturn:
         """Raise ``AssertionError`` naming the exercise, the case, what went wrong and a hint."""
         raise self.error(problem, expected=expected, received=received, hint=hint)
 
@@ -146,9 +149,9 @@ class Checker:
             self.fail(problem, expected=expected, received=received, hint=hint)
 
     # -- calling the learner's code -------------------------------------
-    def call(self, fn: Callable[..., Any], *args: Any, hint: str | None = None,
-             **kwargs: Any) -> Any:
-        """Call the learner's ``fn``; a stub or a crash becomes a clear message.
+    def call(self, fn: object, *args: Any, hint: str | None = None, **kwargs: Any) -> Any:
+        """Call the learner's ``fn`` (whatever they passed); not callable, a stub or a crash
+        becomes a clear message.
 
         ``hint`` replaces the generic hint shown when ``fn`` raises.
         """
@@ -254,6 +257,14 @@ def library() -> Any:
     """The ``autograd_lab`` package, imported late: the chapter 00 checkers need no library."""
     import autograd_lab
     return autograd_lab
+
+
+def grad_data(v: Variable) -> np.ndarray:
+    """``v.grad.data`` of one of the library's Variables in a checker's own reference
+    computation, whose backward has just filled it (no gradient there is a bug of the checker)."""
+    grad = v.grad
+    assert grad is not None, "the reference computation left no gradient"
+    return grad.data
 
 
 def data_of(value: Any) -> Any:

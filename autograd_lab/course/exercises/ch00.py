@@ -26,12 +26,12 @@ def ch00_center_rows(center_rows: Callable[[np.ndarray], np.ndarray], *,
                      seed: int = 0, hidden: bool = False) -> None:
     """Check ``center_rows(X)``: subtract from each row of a 2-D array that row's mean."""
     ck = Checker("ch00-center-rows", seed=seed, hidden=hidden)
-    shapes = [(3, 5), (4, 4), (1, 6), (5, 1)]
+    shapes: list[tuple[int, ...]] = [(3, 5), (4, 4), (1, 6), (5, 1)]
     if hidden:
         shapes += [tuple(int(n) for n in ck.rng.integers(2, 9, size=2)) for _ in range(2)]
     for shape in shapes:
         with ck.case(f"a {shape} array"):
-            X = np.round(ck.rng.normal(2.0, 3.0, size=shape), 2)
+            X: np.ndarray = np.round(ck.rng.normal(2.0, 3.0, size=shape), 2)
             before = X.copy()
             got = ck.call(center_rows, X)
             ck.check(isinstance(got, np.ndarray), "the result is not a numpy array.",
@@ -72,7 +72,7 @@ def ch00_pairwise_sq_dists(pairwise_sq_dists: Callable[[np.ndarray, np.ndarray],
         A = np.array([[0.0, 0.0], [1.0, 1.0]])
         B = np.array([[1.0, 0.0], [3.0, 4.0], [0.0, 0.0]])
         _check_pairwise(ck, pairwise_sq_dists, A, B)
-    sizes = [(3, 4, 2), (5, 2, 3), (1, 3, 1)]
+    sizes: list[tuple[int, ...]] = [(3, 4, 2), (5, 2, 3), (1, 3, 1)]
     if hidden:
         sizes += [tuple(int(n) for n in ck.rng.integers(1, 8, size=3)) for _ in range(2)]
     for n, m, d in sizes:

@@ -189,7 +189,7 @@ def ch01_gradcheck(gradcheck: Callable[..., bool], *, seed: int = 0,
                 x = rng.normal(size=shape)
                 other = (2, 3) if bad != (2, 3) else (0, 0)
 
-                def df_bad(x: np.ndarray, bad: tuple[int, int] = bad, other: tuple = other):
+                def df_bad(x: np.ndarray, bad: tuple[int, ...] = bad, other: tuple = other):
                     grad = dsinx(x)
                     grad[bad] += 0.5
                     grad[other] += 0.01

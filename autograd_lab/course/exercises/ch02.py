@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from autograd_lab import Variable, no_grad, ones, tensor
-from ._common import Checker, format_value
+from ._common import Checker, format_value, grad_data
 
 __all__ = ["ch02_variable_class", "ch02_propagation_rule", "ch02_hand_gradients",
            "ch02_find_leaves"]
@@ -28,7 +28,7 @@ def _attr(ck: Checker, obj: Any, name: str, hint: str) -> Any:
         raise
 
 
-def _prop(ck: Checker, cls: type, obj: Any, name: str, hint: str) -> Any:
+def _prop(ck: Checker, cls: type[Any], obj: Any, name: str, hint: str) -> Any:
     """``obj.name`` for an attribute that must be a property (read without brackets)."""
     ck.check(isinstance(getattr(cls, name, None), property), f"{name} is not a property.",
              expected=f"v.{name} read without brackets", received=type(
@@ -93,7 +93,7 @@ def _len_hint(got: Any, shape: tuple[int, ...]) -> str:
     return "len() is the length of the first axis, as for a numpy array or a list of rows."
 
 
-def ch02_variable_class(Variable: type, *, seed: int = 0, hidden: bool = False) -> None:
+def ch02_variable_class(Variable: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
     """Check mygrad's ``Variable(data, requires_grad=False)``: ``data`` (a float ndarray),
     ``grad`` and ``grad_fn`` (None at first), ``requires_grad``; properties ``is_leaf``,
     ``shape``, ``ndim``, ``dtype``; ``numpy()`` (the array itself), ``len()``, ``item()`` and a repr like PyTorch's."""
@@ -284,8 +284,8 @@ def _example(w1: float, w2: float, w3: float) -> dict[str, np.ndarray]:
     for v in (l1, l2, l3, l4):
         v.retain_grad()
     l4.mean().backward()
-    out = {name: v.grad.data for name, v in zip(["l1", "l2", "l3", "l4"], [l1, l2, l3, l4])}
-    out.update({name: v.grad.data for name, v in zip(["w1", "w2", "w3"], ws)})
+    out = {name: grad_data(v) for name, v in zip(["l1", "l2", "l3", "l4"], [l1, l2, l3, l4])}
+    out.update({name: grad_data(v) for name, v in zip(["w1", "w2", "w3"], ws)})
     return out
 
 
@@ -294,7 +294,7 @@ def ch02_hand_gradients(hand_gradients: Callable[..., dict], *, seed: int = 0,
     """Check ``hand_gradients(w1, w2, w3)``: a dict of d loss / d l4, l3, l2, l1 ((2, 2) arrays)
     and d loss / d w1, w2, w3 (numbers) for the chapter's example with input = ones(2, 2)."""
     ck = Checker("ch02-hand-gradients", seed=seed, hidden=hidden)
-    points = [(2.0, 3.0, 4.0), (1.0, -1.0, 0.5)]
+    points: list[tuple[float, ...]] = [(2.0, 3.0, 4.0), (1.0, -1.0, 0.5)]
     if hidden:
         points += [tuple(float(v) + 0.0 for v in np.round(ck.rng.uniform(-3, 3, size=3), 2))
                    for _ in range(3)]

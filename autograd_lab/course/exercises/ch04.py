@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Checker
+from ._common import Checker, grad_data
 
 __all__ = ["ch04_topological_sort", "ch04_backward", "ch04_reused_node", "ch04_second_backward",
            "ch04_topological_order", "ch04_hooks", "ch04_engine_backward", "mygrad_engine"]
@@ -589,7 +589,7 @@ def ch04_reused_node(reused_node_grads: Callable[[float, float], dict], *, seed:
     """Check ``reused_node_grads(x, y)`` for h = x*y; a = h + x; out = h*a: a dict with the
     gradients of out with respect to "a", "h", "x" and "y"."""
     ck = Checker("ch04-reused-node", seed=seed, hidden=hidden)
-    points = [(2.0, 3.0), (-1.0, 0.5), (0.5, -2.0)]
+    points: list[tuple[float, ...]] = [(2.0, 3.0), (-1.0, 0.5), (0.5, -2.0)]
     if hidden:
         points += [tuple(round(float(v), 3) for v in ck.rng.uniform(-3, 3, size=2))
                    for _ in range(4)]
@@ -674,7 +674,7 @@ def _mg(pkg: ModuleType, value: Any, requires_grad: bool = False) -> Any:
     return pkg.Variable(np.asarray(value, dtype=np.float64), requires_grad=requires_grad)
 
 
-def _scale_function(pkg: ModuleType, backward: Callable[..., Any]) -> type:
+def _scale_function(pkg: ModuleType, backward: Callable[..., Any]) -> type[Any]:
     """A Function of ``pkg``: Scale.apply(x, factor=2.0) = x * factor, with the given backward."""
     def forward(ctx: Any, x: Any, factor: Any = 2.0) -> Any:
         ctx.factor = getattr(factor, "data", factor)
@@ -1189,7 +1189,7 @@ def _engine_backward_cases(ck: Checker, backward: Callable[..., Any], pkg: Modul
                 else:
                     loss.backward()
             for k in range(3):
-                _grad_close(ck, mine[k], ref[k].grad.data, f"w{k + 1}.grad", grads_hint)
+                _grad_close(ck, mine[k], grad_data(ref[k]), f"w{k + 1}.grad", grads_hint)
 
 
 # -- exercise ch04-hooks: retain_grad, register_hook and _run_hooks ----------------------------
@@ -1261,8 +1261,8 @@ def _scaling_hook(pkg: ModuleType, factor: float, as_array: bool = False) -> Cal
     return scale
 
 
-def ch04_hooks(register_hook: Callable[..., Any], retain_grad: Callable[[Any], Any],
-               run_hooks: Callable[[Any, Any], Any], mygrad: ModuleType | None = None, *,
+def ch04_hooks(register_hook: Callable[..., Any] | None, retain_grad: Callable[[Any], Any] | None,
+               run_hooks: Callable[[Any, Any], Any] | None, mygrad: ModuleType | None = None, *,
                seed: int = 0, hidden: bool = False) -> None:
     """Check mygrad's ``register_hook(v, fn)`` (a list of hooks per Variable in ``v._hooks``, and
     a handle whose ``remove()`` takes one off), ``retain_grad(v)`` (``v._retains_grad = True``)
@@ -1281,7 +1281,8 @@ def ch04_hooks(register_hook: Callable[..., Any], retain_grad: Callable[[Any], A
         ck.close(_values(got), 2.0, what="the gradient _run_hooks returned")
     with ck.case("_run_hooks: hooks in order; a result replaces the gradient, None keeps it"):
         start = float(np.round(rng.uniform(1.0, 3.0), 2))
-        v, seen = _mg(pkg, 1.0, True), []
+        v = _mg(pkg, 1.0, True)
+        seen: list[Any] = []
         v._hooks = [_hook_recorder(seen), _scaling_hook(pkg, 2.0), _hook_recorder(seen),
                     _scaling_hook(pkg, 3.0, as_array=True)]
         got = ck.call(run_hooks, v, _mg(pkg, start))

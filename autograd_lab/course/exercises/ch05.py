@@ -22,7 +22,7 @@ class GradcheckFailed(AssertionError):
     """A backward disagrees with central differences (mygrad's gradcheck, see below)."""
 
 
-def numeric_gradcheck(Variable: type, fn: Callable[..., Any], inputs: tuple, *,
+def numeric_gradcheck(Variable: type[Any], fn: Callable[..., Any], inputs: tuple, *,
                       eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
                       seed: int = 0) -> bool:
     """gradcheck for any library with autograd_lab's API (``Variable``, ``backward``).
@@ -123,7 +123,7 @@ _REFERENCE_HELPERS: dict[str, Callable[..., Any]] = {"_kept_shape": _kept_shape_
 class _ReferenceFunction:
     """``Name.apply(...)`` as the course computes it, with nothing recorded."""
 
-    def __init__(self, Variable: type, fn: Callable[..., Any]) -> None:
+    def __init__(self, Variable: type[Any], fn: Callable[..., Any]) -> None:
         self.Variable, self.fn = Variable, fn
 
     def apply(self, *inputs: Any) -> Any:
@@ -131,7 +131,7 @@ class _ReferenceFunction:
         return self.Variable(np.asarray(self.fn(*args)))
 
 
-def _reference_methods(Variable: type) -> dict[str, Any]:
+def _reference_methods(Variable: type[Any]) -> dict[str, Any]:
     """Variable's operators and methods as the course computes them (nothing recorded)."""
     def ref(name: str) -> Callable[..., Any]:
         return _ReferenceFunction(Variable, _REFERENCE[name]).apply
@@ -171,7 +171,7 @@ def _reference_methods(Variable: type) -> dict[str, Any]:
     }
 
 
-def _reference_backward(Variable: type) -> Callable[..., None]:
+def _reference_backward(Variable: type[Any]) -> Callable[..., None]:
     """``Variable.backward`` as the course's engine does it, on nodes the course's apply made
     (``ctx.inputs``, ``ctx.function``): each node once, in reverse topological order, leaves'
     gradients accumulated."""
@@ -291,7 +291,8 @@ def ch05_reshape_transpose(Reshape: Any, Transpose: Any, *, seed: int = 0,
     element came from. Called by hand with a correct ctx and the course's apply and Mul, so
     only these two classes are judged."""
     ck = Checker("ch05-reshape-transpose", seed=seed, hidden=hidden)
-    reshapes = [((2, 3), (3, 2)), ((2, 3, 4), (6, 4)), ((6,), (2, 3))]
+    reshapes: list[tuple[tuple[int, ...], tuple[int, ...]]] = [((2, 3), (3, 2)), ((2, 3, 4), (6, 4)),
+                                                                ((6,), (2, 3))]
     transposes: list[tuple[tuple[int, ...], Any]] = [((2, 3), None), ((2, 3, 4), (1, 2, 0)),
                                                      ((2, 3, 4), None)]
     if hidden:
@@ -436,9 +437,10 @@ def ch05_unbroadcast_function(Unbroadcast: Any, sum_to: Callable[[Any, tuple], A
     from .ch03 import _course_apply
     ck = Checker("ch05-unbroadcast-function", seed=seed, hidden=hidden)
     ns = getattr(getattr(Unbroadcast, "forward", None), "__globals__", None)
-    ck.check(ns is not None and "Variable" in ns, "Unbroadcast has no forward that sees Variable.",
-             hint="Define class Unbroadcast(Function) with static forward and backward in the "
-                  "%%mygrad cell above, run it, then this check.")
+    if ns is None or "Variable" not in ns:
+        ck.fail("Unbroadcast has no forward that sees Variable.",
+                hint="Define class Unbroadcast(Function) with static forward and backward in the "
+                     "%%mygrad cell above, run it, then this check.")
     pairs = [((3, 4), (4,)), ((4, 3), (4, 1)), ((2, 3, 4), (3, 1))]
     if hidden:
         pairs += [((5,), ()), ((2, 1, 3), (1, 1, 3))]
@@ -738,7 +740,8 @@ def _ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) -
     ck = Checker("ch05-matmul-backward", seed=seed, hidden=hidden)
     al = _library_of(MatMul)
     rng = ck.rng
-    cases = [(4, 4, 4), (2, 3, 4), (1, 5, 1), (3, 1, 2)]  # square first: wrong formulas still run
+    # square first: wrong formulas still run
+    cases: list[tuple[int, ...]] = [(4, 4, 4), (2, 3, 4), (1, 5, 1), (3, 1, 2)]
     if hidden:
         cases += [tuple(int(s) for s in rng.integers(1, 6, size=3)) for _ in range(3)]
     shape_hint = ("Read the formula off the shapes: a is (n, k), b is (k, m), grad is (n, m). "
@@ -1246,7 +1249,7 @@ class _RecordedNode:
         return node.vjp(np.asarray(grad_output.data))
 
 
-def _recording(Variable: type, forward: Callable[..., np.ndarray],
+def _recording(Variable: type[Any], forward: Callable[..., np.ndarray],
                vjp: Callable[..., tuple]) -> Any:
     """A stand-in Function whose ``apply`` computes with numpy and records a node."""
     def apply(*inputs: Any) -> Any:
@@ -1268,9 +1271,10 @@ def ch05_matmul_vectors(matmul: Callable[[Any, Any], Any], *, seed: int = 0,
     MatMul, Reshape and engine stand in for the learner's, so only matmul is judged."""
     ck = Checker("ch05-matmul-vectors", seed=seed, hidden=hidden)
     ns = getattr(matmul, "__globals__", None)
-    ck.check(ns is not None and "Variable" in ns, "matmul is not a function of your library.",
-             received=matmul, hint="Pass the function itself: check.ch05_matmul_vectors(matmul), "
-                                   "after running the %%mygrad cell above.")
+    if ns is None or "Variable" not in ns:
+        ck.fail("matmul is not a function of your library.",
+                received=matmul, hint="Pass the function itself: check.ch05_matmul_vectors(matmul), "
+                                      "after running the %%mygrad cell above.")
     Variable = ns["Variable"]
     shapes = [((3,), (3, 2)), ((2, 3), (3,)), ((4,), (4,)), ((2, 3), (3, 4))]
     if hidden:
@@ -1289,7 +1293,7 @@ def ch05_matmul_vectors(matmul: Callable[[Any, Any], Any], *, seed: int = 0,
     ck.done()
 
 
-def _matmul_vector_case(ck: Checker, matmul: Callable[[Any, Any], Any], Variable: type,
+def _matmul_vector_case(ck: Checker, matmul: Callable[[Any, Any], Any], Variable: type[Any],
                         sa: tuple[int, ...], sb: tuple[int, ...]) -> None:
     with ck.case(f"a {sa} @ b {sb}"):
         A, B = np.round(ck.rng.normal(size=sa), 3), np.round(ck.rng.normal(size=sb), 3)

@@ -310,8 +310,9 @@ def _version_check_cases(ck: Checker, mygrad: Any, hidden: bool) -> None:
     rng = ck.rng
     Context = getattr(mygrad, "Context", None)
     with ck.case("Context has save_for_backward and a saved_tensors property"):
-        ck.check(isinstance(Context, type), "mygrad has no class Context.",
-                 received=Context, hint="Pass the package: check.ch06_version_check(mygrad).")
+        if not isinstance(Context, type):
+            ck.fail("mygrad has no class Context.",
+                    received=Context, hint="Pass the package: check.ch06_version_check(mygrad).")
         ck.check(isinstance(Context.__dict__.get("saved_tensors"), property),
                  "Context.saved_tensors is not a property.",
                  received=Context.__dict__.get("saved_tensors"),
@@ -716,8 +717,9 @@ def ch06_detach(detach: Any, requires_grad_: Any, *, seed: int = 0,
     and linked by hand (``grad_fn`` set to a stand-in node), so no other exercise is involved."""
     ck = Checker("ch06-detach", seed=seed, hidden=hidden)
     Variable = getattr(detach, "__globals__", {}).get("Variable")
-    ck.check(isinstance(Variable, type), "detach cannot see Variable.",
-             hint="Run the chapter's first cell, then the cell above, then this check again.")
+    if not isinstance(Variable, type):
+        ck.fail("detach cannot see Variable.",
+                hint="Run the chapter's first cell, then the cell above, then this check again.")
     counter = _counter_of(ck, detach)
     rng = ck.rng
     with ck.case("_counter(v): [0] for a new Variable, the same list every call, one each"):
@@ -809,10 +811,12 @@ def ch06_inplace_ops(Variable: Any, *, seed: int = 0, hidden: bool = False) -> N
              "install the methods on Variable) and pass the class: "
              "check.ch06_inplace_ops(Variable).")
     GradMode = getattr(Variable.add_, "__globals__", {}).get("GradMode")
-    ck.check(GradMode is not None, "the in-place methods cannot see GradMode.",
-             hint="Run the chapter's first cell, then the cells above, then this check.")
-    ops = {"add_": np.add, "sub_": np.subtract, "mul_": np.multiply,
-           "__iadd__": np.add, "__isub__": np.subtract, "__imul__": np.multiply}
+    if GradMode is None:
+        ck.fail("the in-place methods cannot see GradMode.",
+                hint="Run the chapter's first cell, then the cells above, then this check.")
+    ops: dict[str, Callable[..., Any]] = {
+        "add_": np.add, "sub_": np.subtract, "mul_": np.multiply,
+        "__iadd__": np.add, "__isub__": np.subtract, "__imul__": np.multiply}
     scope = Variable.add_.__globals__
     own_rules = scope.get("_check_inplace", _MISSING)
     counters = _counter_namespaces(Variable)
@@ -1023,10 +1027,10 @@ def ch06_inplace_rules(check_inplace: Any, *, seed: int = 0, hidden: bool = Fals
     ck = Checker("ch06-inplace-rules", seed=seed, hidden=hidden)
     scope = getattr(check_inplace, "__globals__", {})
     Variable, GradMode = scope.get("Variable"), scope.get("GradMode")
-    ck.check(isinstance(Variable, type) and GradMode is not None,
-             "_check_inplace cannot see Variable and GradMode.",
-             hint="Run the chapter's first cell (it imports them from mygrad), then the cell "
-                  "above, then this check.")
+    if not isinstance(Variable, type) or GradMode is None:
+        ck.fail("_check_inplace cannot see Variable and GradMode.",
+                hint="Run the chapter's first cell (it imports them from mygrad), then the cell "
+                     "above, then this check.")
     rng = ck.rng
 
     class Node:

@@ -13,11 +13,11 @@ import inspect
 import textwrap
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
-from ._common import Checker
+from ._common import Checker, grad_data
 
 __all__ = ["ch07_affine_relu_forward", "ch07_affine_relu_backward", "ch07_softmax_rows", "ch07_cross_entropy_rows",
            "ch07_column_sums", "ch07_column_sums_wrapper", "ch07_softmax_ce_function",
@@ -55,10 +55,10 @@ def _check_kernel(ck: Checker, fn: Any, name: str, parallel: bool = False) -> No
         if not _jit_enabled():
             return  # NUMBA_DISABLE_JIT=1: njit returns the plain Python function
         options = getattr(fn, "targetoptions", None)
-        ck.check(hasattr(fn, "py_func") and isinstance(options, dict),
-                 f"{name} is a plain Python function, not a numba kernel.",
-                 hint=f"Put {decorator} on the line above `def {name}(...)` and run the cell "
-                      "again.")
+        if not hasattr(fn, "py_func") or not isinstance(options, dict):
+            ck.fail(f"{name} is a plain Python function, not a numba kernel.",
+                    hint=f"Put {decorator} on the line above `def {name}(...)` and run the cell "
+                         "again.")
         if parallel:
             ck.check(bool(options.get("parallel")), f"{name} is compiled without parallel=True.",
                      hint="Use @njit(parallel=True): without it, prange is just range and the "
@@ -132,7 +132,7 @@ class _Arrays:
             return self.ndim(node.value)
         return 0
 
-    def _is_np(self, func: ast.AST) -> bool:
+    def _is_np(self, func: ast.AST) -> TypeGuard[ast.Attribute]:
         return (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
                 and func.value.id in self.np_names)
 
@@ -398,7 +398,7 @@ def _backward_autograd(x: np.ndarray, a: float, b: float, g: np.ndarray
     av = al.Variable(np.array(a), requires_grad=True)
     bv = al.Variable(np.array(b), requires_grad=True)
     ((av * xv + bv).relu() * al.Variable(g)).sum().backward()
-    return xv.grad.data, float(av.grad.data), float(bv.grad.data)
+    return grad_data(xv), float(grad_data(av)), float(grad_data(bv))
 
 
 def ch07_affine_relu_backward(affine_relu_backward: Callable[..., Any], *, seed: int = 0,
@@ -638,8 +638,9 @@ def ch07_column_sums_wrapper(column_sums: Callable[..., Any], *, seed: int = 0,
     ck = Checker("ch07-column-sums-wrapper", seed=seed, hidden=hidden)
     rng = ck.rng
     space = getattr(column_sums, "__globals__", None)
-    ck.check(callable(column_sums) and space is not None, "column_sums is not a Python function.",
-             received=column_sums, hint="Pass the function column_sums itself.")
+    if not callable(column_sums) or space is None:
+        ck.fail("column_sums is not a Python function.",
+                received=column_sums, hint="Pass the function column_sums itself.")
     missing = [name for name in _WRAPPER_NAMES if name not in space]
     ck.check(not missing, f"column_sums cannot see {', '.join(missing)}.",
              hint="Run the given lines of the cell (PARALLEL_MIN_SIZE, _column_sums_serial) and "
@@ -728,7 +729,7 @@ _SCE_RULE = ("forward runs cross_entropy_rows on a C-contiguous copy of logits.d
              "ctx.grad times grad_output, and None for the targets.")
 
 
-def ch07_softmax_ce_function(SoftmaxCrossEntropy: type, Variable: type, *, seed: int = 0,
+def ch07_softmax_ce_function(SoftmaxCrossEntropy: type[Any], Variable: type[Any], *, seed: int = 0,
                              hidden: bool = False) -> None:
     """Check ``SoftmaxCrossEntropy``, the Function behind ``softmax_cross_entropy``: its
     forward gives the mean cross-entropy of (N, C) logits by the fused kernel, and the gradient
@@ -807,7 +808,7 @@ _RELU_RULE = ("forward saves x and runs affine_relu_forward (a = 1, b = 0) on x.
               "grad_x in x's shape.")
 
 
-def ch07_relu_function(ReLU: type, Variable: type, *, seed: int = 0, hidden: bool = False) -> None:
+def ch07_relu_function(ReLU: type[Any], Variable: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
     """Check ``ReLU``, the Function behind ``Variable.relu``: values max(x, 0) in x's shape and
     dtype, and the gradient grad_output * (x > 0) (0 at x = 0), on 1-d, 2-d and transposed
     inputs; with ``create_graph=True`` the given recorded branch gives the same gradient."""
@@ -840,8 +841,9 @@ def ch07_relu_function(ReLU: type, Variable: type, *, seed: int = 0, hidden: boo
             g = np.round(rng.uniform(0.5, 2.0, size=shape), 2).astype(dtype)
             ck.call(y.backward, Variable(g), hint=_RELU_RULE)
             gx = None if x.grad is None else np.asarray(x.grad.data)
-            ck.check(gx is not None, "x.grad is None after backward.",
-                     hint="backward returns the gradient of x.")
+            if gx is None:
+                ck.fail("x.grad is None after backward.",
+                        hint="backward returns the gradient of x.")
             ck.check(gx.shape == shape, f"x.grad has shape {gx.shape}, x has shape {shape}.",
                      expected=shape, received=gx.shape,
                      hint="The backward kernel writes a flat grad_x: reshape it to x's shape.")

@@ -18,7 +18,7 @@ __all__ = ["ch08_module", "ch08_sequential", "ch08_dropout", "ch08_linear", "ch0
 
 
 # -- ch08-module ----------------------------------------------------------------------------
-def ch08_module(MyModule: type, Parameter: type, *, seed: int = 0, hidden: bool = False) -> None:
+def ch08_module(MyModule: type[Any], Parameter: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
     """Check Module's parameter walk: assigning a ``Parameter`` (or a ``Module``) to an
     attribute registers it under that name, in assignment order; assigning anything else to the
     name unregisters it; ``named_modules()`` yields ``("", self)`` then every module inside, with
@@ -36,13 +36,13 @@ def ch08_module(MyModule: type, Parameter: type, *, seed: int = 0, hidden: bool 
 
     def build(kind: str) -> Any:
         """A small model, built through the learner's __setattr__."""
-        class Leaf(MyModule):  # type: ignore[misc, valid-type]
+        class Leaf(MyModule):
             def __init__(self, *params: Any) -> None:
                 super().__init__()
                 for i, p in enumerate(params):
                     setattr(self, f"p{i}", p)
 
-        class Tree(MyModule):  # type: ignore[misc, valid-type]
+        class Tree(MyModule):
             def __init__(self) -> None:
                 super().__init__()
                 self.scale = param(1)
@@ -172,31 +172,31 @@ def ch08_module(MyModule: type, Parameter: type, *, seed: int = 0, hidden: bool 
                  "one entry per parameter, under its dotted name.", expected=want,
                  received=list(state) if isinstance(state, dict) else state,
                  hint="Build the dict from self.named_parameters(): {name: p.data.copy()}.")
-        params = dict(model.named_parameters())
-        ck.check(all(isinstance(v, np.ndarray) and np.array_equal(v, params[k].data)
+        by_name = dict(model.named_parameters())
+        ck.check(all(isinstance(v, np.ndarray) and np.array_equal(v, by_name[k].data)
                      for k, v in state.items()), "state_dict() does not hold the parameters' "
                  "values as numpy arrays.", hint="Store p.data.copy(), the numpy array, not "
                  "the Parameter itself.")
         before = {k: v.copy() for k, v in state.items()}
-        for p in params.values():
+        for p in by_name.values():
             p.data += 1.0
         ck.check(all(np.array_equal(state[k], before[k]) for k in state), "changing the "
                  "parameters after state_dict() changed the saved arrays too.",
                  hint="Save copies (p.data.copy()): a state_dict is a snapshot, and the "
                       "optimizer changes p.data in place at every step.")
-        arrays = {k: p.data for k, p in params.items()}
+        arrays = {k: p.data for k, p in by_name.items()}
         ck.call(lambda: model.load_state_dict(before), hint="load_state_dict(state) copies "
                 "state[name] into each parameter: p.data[...] = state[name].")
-        ck.check(all(np.array_equal(p.data, before[k]) for k, p in params.items()),
+        ck.check(all(np.array_equal(p.data, before[k]) for k, p in by_name.items()),
                  "after load_state_dict the parameters do not hold the loaded values.",
                  hint="Copy each state[name] into the parameter of that name.")
-        ck.check(all(p.data is arrays[k] for k, p in params.items()), "load_state_dict "
+        ck.check(all(p.data is arrays[k] for k, p in by_name.items()), "load_state_dict "
                  "replaced the parameters' arrays instead of copying into them.",
                  hint="Copy in place, p.data[...] = state[name]: an optimizer built before "
                       "the load holds these arrays' owners, and p.data = state[name] would "
                       "also tie the model to the dict, so training would change the saved "
                       "state.")
-        for p in params.values():
+        for p in by_name.values():
             p.data += 1.0
         ck.check(all(np.array_equal(state[k], before[k]) for k in state), "training after "
                  "load_state_dict changed the state_dict it was loaded from.",
@@ -216,7 +216,7 @@ def ch08_module(MyModule: type, Parameter: type, *, seed: int = 0, hidden: bool 
 
 
 # -- ch08-sequential ------------------------------------------------------------------------
-def ch08_sequential(MySequential: type, Module: type, *, seed: int = 0,
+def ch08_sequential(MySequential: type[Any], Module: type[Any], *, seed: int = 0,
                     hidden: bool = False) -> None:
     """Check Sequential: ``Sequential(m0, m1, ...)`` registers its modules under the names
     ``"0"``, ``"1"``, ... (through Module's ``__setattr__``); ``forward(x)`` feeds ``x`` through
@@ -228,7 +228,7 @@ def ch08_sequential(MySequential: type, Module: type, *, seed: int = 0,
     ck = Checker("ch08-sequential", seed=seed, hidden=hidden)
     rng = ck.rng
 
-    class Affine(Module):  # type: ignore[misc, valid-type]
+    class Affine(Module):
         def __init__(self, a: float, b: float) -> None:
             super().__init__()
             self.a, self.b = a, b
@@ -284,7 +284,7 @@ def ch08_sequential(MySequential: type, Module: type, *, seed: int = 0,
 
 
 # -- ch08-dropout ---------------------------------------------------------------------------
-def ch08_dropout(MyDropout: type, *, seed: int = 0, hidden: bool = False) -> None:
+def ch08_dropout(MyDropout: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
     """Check Dropout (inverted dropout, as PyTorch): in training mode each element is zeroed
     with probability ``p`` and the others are scaled by ``1 / (1 - p)``, as a differentiable
     product (the gradient is the same mask and scale); ``p = 0`` and evaluation mode give the
@@ -345,8 +345,8 @@ def ch08_dropout(MyDropout: type, *, seed: int = 0, hidden: bool = False) -> Non
 
 
 # -- ch08-linear ----------------------------------------------------------------------------
-def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False,
-                Module: type | None = None, manual_seed: Callable[[int], None] | None = None
+def ch08_linear(MyLinear: type[Any], *, seed: int = 0, hidden: bool = False,
+                Module: type[Any] | None = None, manual_seed: Callable[[int], None] | None = None
                 ) -> None:
     """Check a Linear layer: a Module whose Parameters ``weight`` (out, in) and ``bias``
     (out,) are registered by assignment, drawn from U(-1/sqrt(in), 1/sqrt(in)), and whose
@@ -360,7 +360,7 @@ def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False,
     al = library()
     mine = Module is not None
     nn = al.nn
-    Base = Module if mine else nn.Module
+    Base = Module if Module is not None else nn.Module
     Variable = _variable_class(MyLinear) if mine else al.Variable
     rng = ck.rng
     init_hint = ("Call super().__init__() first, then assign Parameter objects to self.weight "
@@ -497,7 +497,7 @@ def ch08_linear(MyLinear: type, *, seed: int = 0, hidden: bool = False,
     ck.done()
 
 
-def _variable_class(layer_class: type) -> Any:
+def _variable_class(layer_class: type[Any]) -> Any:
     """The Variable class of the library a learner's layer class was written with."""
     import sys
     module = sys.modules.get(layer_class.__module__)
@@ -608,10 +608,10 @@ def _sgd_simulations(start: list[np.ndarray], lr: float, momentum: float, wd: fl
                     p = params[i]
                     d = g if kind in ("wd_after", "no_wd") else g + wd * p
                     if momentum:
-                        if bufs[i] is None or kind == "no_memory":
+                        b = bufs[i]
+                        if b is None or kind == "no_memory":
                             bufs[i] = d.copy() if kind != "ema" else (1 - momentum) * d
                         else:
-                            b = bufs[i]
                             bufs[i] = momentum * b + ((1 - momentum) * d if kind == "ema" else d)
                         d = bufs[i]
                     if kind == "wd_after":
@@ -622,7 +622,7 @@ def _sgd_simulations(start: list[np.ndarray], lr: float, momentum: float, wd: fl
     return run
 
 
-def ch08_sgd_momentum(SGDMomentum: type, *, seed: int = 0, hidden: bool = False) -> None:
+def ch08_sgd_momentum(SGDMomentum: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
     """Check ``SGDMomentum(params, lr, momentum=0.0, weight_decay=0.0)`` with ``step()`` and
     ``zero_grad()``, step by step against ``autograd_lab.optim.SGD`` (PyTorch's rule:
     g += wd * p; b = g on the first step, else b = momentum * b + g; p -= lr * b)."""
@@ -719,7 +719,7 @@ def _adam_simulations(start: list[np.ndarray], lr: float, betas: tuple[float, fl
     return run
 
 
-def ch08_adam(MyAdam: type, *, seed: int = 0, hidden: bool = False) -> None:
+def ch08_adam(MyAdam: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
     """Check ``MyAdam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8)`` with ``step()`` and
     ``zero_grad()``, step by step against ``autograd_lab.optim.Adam``: per parameter,
     t += 1; m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g*g;
@@ -737,7 +737,8 @@ def ch08_adam(MyAdam: type, *, seed: int = 0, hidden: bool = False) -> None:
                        hint=f"The constructor is {MyAdam.__name__}(params, lr=1e-3, "
                             "betas=(0.9, 0.999), eps=1e-8); keep params as a list.")
 
-    configs = [("default hyper-parameters, 1 step", dict(), 1),
+    configs: list[tuple[str, dict[str, Any], int]] = [
+               ("default hyper-parameters, 1 step", dict(), 1),
                ("lr=0.01, 10 steps", dict(lr=0.01), 10),
                ("betas=(0.5, 0.9) and eps=0.1, 4 steps", dict(lr=0.1, betas=(0.5, 0.9), eps=0.1),
                 4)]
@@ -852,12 +853,12 @@ def ch08_training_loop(training_loop: Callable[..., Any], *, seed: int = 0,
     ck.done()
 
 
-def _linear_setup(nn: Any, opt_cls: type, kw: dict) -> tuple[Any, Any]:
+def _linear_setup(nn: Any, opt_cls: type[Any], kw: dict) -> tuple[Any, Any]:
     model = nn.Linear(3, 1, dtype=np.float64, seed=3)
     return model, opt_cls(model.parameters(), **kw)
 
 
-def _mlp_setup(nn: Any, opt_cls: type, kw: dict) -> tuple[Any, Any]:
+def _mlp_setup(nn: Any, opt_cls: type[Any], kw: dict) -> tuple[Any, Any]:
     model = nn.Sequential(nn.Linear(3, 8, dtype=np.float64, seed=4), nn.Tanh(),
                           nn.Linear(8, 1, dtype=np.float64, seed=5))
     return model, opt_cls(model.parameters(), **kw)
@@ -909,18 +910,19 @@ def mygrad_nn(pkg: Any) -> None:
         a = ck.call(init_uniform, (4, 5), 0.25)
         pkg.manual_seed(3)
         b = ck.call(init_uniform, (4, 5), 0.25, np.float64)
-        want = np.random.default_rng(3).uniform(-0.25, 0.25, size=(4, 5))
+        drawn = np.random.default_rng(3).uniform(-0.25, 0.25, size=(4, 5))
         ck.check(a.shape == (4, 5) and a.dtype == np.float32 and b.dtype == np.float64,
                  "init_uniform gives the wrong shape or dtype.", expected="(4, 5) float32, float64",
                  received=f"{a.shape} {a.dtype}, {b.dtype}")
-        ck.close(b, want, atol=0, what="init_uniform((4, 5), 0.25) after manual_seed(3)",
+        ck.close(b, drawn, atol=0, what="init_uniform((4, 5), 0.25) after manual_seed(3)",
                  hint="Return _generator.uniform(-bound, bound, size=shape).astype(dtype).")
     with ck.case("Linear's bias gradient: your column_sums with USE_KERNELS, numpy without; "
                  "the same numbers"):
         flag, kernel = getattr(nn, "USE_KERNELS", None), getattr(nn, "column_sums", None)
-        ck.check(flag is not None and kernel is not None, "mygrad/nn.py has no USE_KERNELS "
-                 "flag or does not see column_sums.", hint="Run chapter 08's Linear cell "
-                 "again: it defines the flag and AddBias, whose backward calls column_sums.")
+        if flag is None or kernel is None:
+            ck.fail("mygrad/nn.py has no USE_KERNELS "
+                    "flag or does not see column_sums.", hint="Run chapter 08's Linear cell "
+                    "again: it defines the flag and AddBias, whose backward calls column_sums.")
         rng = np.random.default_rng(5)
         x = rng.normal(size=(9, 4)).astype(np.float32)
         g = rng.normal(size=(9, 3)).astype(np.float32)
@@ -959,7 +961,8 @@ def mygrad_optim(pkg: Any) -> None:
     al = library()
     ck = Checker("mygrad-optim")
     rng = np.random.default_rng(3)
-    cases = [("SGD, momentum 0.9, weight decay 0.1", pkg.optim.SGD, al.optim.SGD,
+    cases: list[tuple[str, Any, Any, dict[str, Any]]] = [
+             ("SGD, momentum 0.9, weight decay 0.1", pkg.optim.SGD, al.optim.SGD,
               dict(lr=0.1, momentum=0.9, weight_decay=0.1)),
              ("SGD, nesterov", pkg.optim.SGD, al.optim.SGD,
               dict(lr=0.1, momentum=0.9, nesterov=True)),

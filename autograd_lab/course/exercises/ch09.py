@@ -149,7 +149,7 @@ def ch09_log_softmax(log_softmax: Callable[[Any], Any], *, seed: int = 0,
 
 # -- ch09-cross-entropy -------------------------------------------------------------------
 def ch09_cross_entropy(cross_entropy: Callable[[Any, np.ndarray], Any], *, seed: int = 0,
-                       hidden: bool = False, Variable: type | None = None) -> None:
+                       hidden: bool = False, Variable: type[Any] | None = None) -> None:
     """Check ``cross_entropy(logits, targets)``: the mean over the batch of -log p[target] for
     logits (N, C) and integer targets (N,), equal to ``F.cross_entropy`` in value and gradient,
     also for logits in the thousands. ``Variable`` is the class the logits are made of (the
@@ -204,7 +204,7 @@ def ch09_cross_entropy(cross_entropy: Callable[[Any, np.ndarray], Any], *, seed:
 
 # -- ch09-class-indices ---------------------------------------------------------------------
 def ch09_class_indices(class_indices: Callable[[Any, Any], Any], *, seed: int = 0,
-                       hidden: bool = False, Variable: type | None = None) -> None:
+                       hidden: bool = False, Variable: type[Any] | None = None) -> None:
     """Check ``_class_indices(targets, logits)``: for logits of shape (N, C) and targets (an
     array, a list or a Variable) of shape (N,) holding whole numbers in 0..C-1, return them as
     an integer array; anything else raises ``ValueError`` saying what was expected: logits that
@@ -275,8 +275,8 @@ def ch09_class_indices(class_indices: Callable[[Any, Any], Any], *, seed: int = 
 
 
 # -- ch09-dataloader ------------------------------------------------------------------------
-def ch09_dataloader(DataLoader: type, *, seed: int = 0, hidden: bool = False,
-                    Variable: type | None = None) -> None:
+def ch09_dataloader(DataLoader: type[Any], *, seed: int = 0, hidden: bool = False,
+                    Variable: type[Any] | None = None) -> None:
     """Check ``DataLoader(X, y, batch_size, shuffle, seed, drop_last)``: ``len(loader)`` is the
     number of batches an epoch yields (the last partial batch counts unless ``drop_last``);
     iterating yields ``(Variable of inputs, array of labels)`` pairs that cover every sample once
@@ -614,7 +614,8 @@ def ch09_train_step(train_step: Callable[..., float], *, seed: int = 0,
     import autograd_lab.nn as nn
     from autograd_lab.optim import SGD, Adam
     rng = ck.rng
-    configs = [("SGD with momentum", lambda ps: SGD(ps, lr=0.1, momentum=0.9), 4)]
+    configs: list[tuple[str, Callable[[Any], Any], int]] = [
+        ("SGD with momentum", lambda ps: SGD(ps, lr=0.1, momentum=0.9), 4)]
     if hidden:
         configs += [("Adam", lambda ps: Adam(ps, lr=0.01), 5),
                     ("plain SGD", lambda ps: SGD(ps, lr=0.3), 3)]
@@ -667,7 +668,7 @@ class _Probe:
     """A model that remembers, for each call, its mode, whether a graph was recorded and how
     many samples came; its logits are x @ w with a w that requires grad."""
 
-    def __init__(self, Variable: type, w: np.ndarray) -> None:
+    def __init__(self, Variable: type[Any], w: np.ndarray) -> None:
         self.w = Variable(w.copy(), requires_grad=True)
         self.training = True
         self.calls: list[tuple[bool, bool, int]] = []
@@ -709,7 +710,8 @@ class _ProbeOptimizer:
     """Records the learning rate and the model's mode at each step; shrinks w a little, by lr."""
 
     def __init__(self, model: _Probe, lr: float) -> None:
-        self.model, self.lr, self.steps = model, lr, []
+        self.model, self.lr = model, lr
+        self.steps: list[tuple[float, bool]] = []
 
     def zero_grad(self) -> None:
         pass
@@ -722,7 +724,7 @@ class _ProbeOptimizer:
 class _Batches:
     """A loader over fixed batches in order: X, y and (Variable of inputs, labels) pairs."""
 
-    def __init__(self, Variable: type, X: np.ndarray, y: np.ndarray, batch_size: int) -> None:
+    def __init__(self, Variable: type[Any], X: np.ndarray, y: np.ndarray, batch_size: int) -> None:
         self.Variable, self.X, self.y, self.batch_size = Variable, X, y, batch_size
 
     def __iter__(self) -> Any:
@@ -744,7 +746,7 @@ _RESTORE = ("Remember the mode before (was_training = model.training) and put it
             "it, one that came in training mode goes back to training.")
 
 
-def ch09_fit(fit: Callable[..., Any], evaluate: Callable[..., Any], *, Variable: type,
+def ch09_fit(fit: Callable[..., Any], evaluate: Callable[..., Any], *, Variable: type[Any],
              seed: int = 0, hidden: bool = False) -> None:
     """Check ``evaluate(model, X, y, loss_fn, batch_size)`` and ``fit(model, loader, optimizer,
     epochs, loss_fn, test, log_every, lr_schedule)`` on a probe model that records its mode and
@@ -998,7 +1000,7 @@ def mygrad_data(pkg: Any) -> None:
             ck.check(all(np.array_equal(xb.data, x[yb]) for xb, yb in got),
                      "inputs and labels were separated.")
             epochs.append(labels)
-        ck.check(not np.array_equal(*epochs), "two epochs came in the same order.",
+        ck.check(not np.array_equal(epochs[0], epochs[1]), "two epochs came in the same order.",
                  hint="Draw each epoch's order from one generator made in __init__.")
     with ck.case("fit and evaluate learn a separable toy problem"):
         rng = np.random.default_rng(0)
@@ -1026,9 +1028,12 @@ def mygrad_data(pkg: Any) -> None:
                  "the DataLoader does not apply its transform to the inputs.",
                  hint="Run chapter 09's DataLoader cell again.")
         opt = pkg.optim.SGD(model.parameters(), lr=0.1)
-        rates = []
-        ck.call(pkg.fit, model, pkg.DataLoader(xs, ys, batch_size=32), opt, 3,
-                lr_schedule=lambda e: rates.append(e) or 0.01 * (e + 1))
+        rates: list[int] = []
+
+        def schedule(epoch: int) -> float:
+            rates.append(epoch)
+            return 0.01 * (epoch + 1)
+        ck.call(pkg.fit, model, pkg.DataLoader(xs, ys, batch_size=32), opt, 3, lr_schedule=schedule)
         ck.check(rates == [0, 1, 2] and abs(opt.lr - 0.03) < 1e-12,
                  "fit does not set optimizer.lr = lr_schedule(epoch) before each epoch.",
                  received=rates, hint="Run chapter 09's fit cell again.")

@@ -331,7 +331,7 @@ def mygrad_conv(pkg: Any) -> None:
         mine = [pkg.Variable(a.copy(), requires_grad=True) for a in arrays]
         ref = [al.Variable(a.copy(), requires_grad=True) for a in arrays]
         y = ck.call(conv.conv2d, *mine, stride=2, padding=1)
-        y_ref = F.conv2d(*ref, stride=2, padding=1)
+        y_ref = F.conv2d(ref[0], ref[1], ref[2], stride=2, padding=1)
         ck.close(data_of(y), y_ref.data, what="conv2d output")
         g = rng.normal(size=y_ref.shape)
         ck.call(y.backward, pkg.Variable(g))

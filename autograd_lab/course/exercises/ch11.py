@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from autograd_lab import BackwardError, Function, GradcheckError, Variable, grad, gradcheck, gradgradcheck, tensor
+from autograd_lab import (BackwardError, Function, GradcheckError, Variable, grad, gradcheck,
+                          gradgradcheck, tensor)
 from ._common import Checker, data_of, named
 
 __all__ = ["Problem", "quadratic", "linear_plus_lse", "lse_quartic", "tanh_net", "rosenbrock", "exp_minus_linear",
@@ -123,11 +124,18 @@ def _array(ck: Checker, got: Any, what: str, n_shape: tuple[int, ...]) -> Any:
     return got
 
 
+def _dx(output: Variable, x: Variable, **kwargs: Any) -> np.ndarray:
+    """d output / d x with the library's ``grad`` (which raises rather than leave x without one)."""
+    dx = grad(output, x, **kwargs)[0]
+    assert dx is not None, "grad gave no gradient for x"
+    return dx.data
+
+
 def _fd_hvp(f: ScalarFn, x: np.ndarray, v: np.ndarray, eps: float = 1e-5) -> np.ndarray:
     """(∇f(x + εv) − ∇f(x − εv)) / 2ε with the library's gradient."""
     def g(at: np.ndarray) -> np.ndarray:
         xv = tensor(at, requires_grad=True)
-        return grad(f(xv), xv)[0].data
+        return _dx(f(xv), xv)
     return (g(x + eps * v) - g(x - eps * v)) / (2 * eps)
 
 
@@ -334,7 +342,7 @@ _VARIABLE_OPS = ("Write backward with Variable operations on Variables (grad_out
                  "Variable operations are recorded when create_graph=True.")
 
 
-def _saved_copy_hint(MyTanh: type, data: np.ndarray) -> str | None:
+def _saved_copy_hint(MyTanh: type[Any], data: np.ndarray) -> str | None:
     """If forward saved a new Variable holding tanh(x) instead of its output y, say so.
 
     Such a copy is a leaf with no grad_fn: the first derivative is right, but under
@@ -357,7 +365,7 @@ def _saved_copy_hint(MyTanh: type, data: np.ndarray) -> str | None:
     return None
 
 
-def ch11_tanh_function(MyTanh: type, *, seed: int = 0, hidden: bool = False) -> None:
+def ch11_tanh_function(MyTanh: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
     """Check ``MyTanh``: forward gives tanh(x); backward is written with Variable operations,
     so that gradients of gradients are right (gradgradcheck passes)."""
     ck = Checker("ch11-tanh-function", seed=seed, hidden=hidden)
@@ -429,7 +437,7 @@ def ch11_tanh_function(MyTanh: type, *, seed: int = 0, hidden: bool = False) -> 
             x = tensor(xd, requires_grad=True)
             z = tensor(W) @ x + tensor(c)
             g = ck.call(grad, ck.call(MyTanh.apply, z).sum(), x, create_graph=True)[0]
-            rows = [grad(g[i], x, retain_graph=True)[0].data for i in range(2)]
+            rows = [_dx(g[i], x, retain_graph=True) for i in range(2)]
             ck.close(np.stack(rows), ref.hessian(xd), atol=1e-9, what="Hessian",
                      hint=cut_hint or _VARIABLE_OPS)
     ck.done()
@@ -482,7 +490,7 @@ def mygrad_higher(pkg: Any) -> None:
 
 
 # -- ch11-grad ------------------------------------------------------------------------------
-def ch11_grad(my_grad: Callable[..., Any], MyVariable: type, *, seed: int = 0,
+def ch11_grad(my_grad: Callable[..., Any], MyVariable: type[Any], *, seed: int = 0,
               hidden: bool = False) -> None:
     """Check ``grad(outputs, inputs, create_graph=False)``: one gradient per input, the sums over
     every path (a Variable used twice gets both contributions), without touching any ``.grad``;

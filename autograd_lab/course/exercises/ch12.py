@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from autograd_lab import Function, Variable, gradcheck, tensor, where
-from ._common import Checker
+from ._common import Checker, grad_data
 
 __all__ = ["log_cosh_reference", "bakery_loss_reference", "bakery_loss_composite",
            "ch12_log_cosh", "ch12_loss_forward", "ch12_bakery_function", "ch12_train_step",
@@ -123,8 +123,8 @@ def ch12_log_cosh(log_cosh: Callable[[np.ndarray], np.ndarray], *, seed: int = 0
     with ck.case("huge |r|: no overflow, no warning, |r| - log 2"):
         r = np.array(big)
         got = _number(ck, _overflow_free(ck, log_cosh, r, hint=_STABLE_HINT), "result")
-        ck.check(np.all(np.isfinite(np.asarray(got, dtype=float))), "log_cosh returned inf or nan for a "
-                 "large |r|.", expected=log_cosh_reference(r), received=got, hint=_STABLE_HINT)
+        ck.check(bool(np.all(np.isfinite(np.asarray(got, dtype=float)))),
+                 "log_cosh returned inf or nan for a large |r|.", expected=log_cosh_reference(r), received=got, hint=_STABLE_HINT)
         ck.close(got, log_cosh_reference(r), atol=1e-9, rtol=1e-12, what="log cosh", hint=_STABLE_HINT)
     with ck.case("log cosh(0) = 0, and tiny r give r²/2 to 12 digits"):
         r = np.array([0.0, 1e-8, -1e-8, 1e-12, -1e-12, 1e-4, -3e-3])
@@ -260,11 +260,13 @@ def _is_function(ck: Checker, cls: Any, lib: SimpleNamespace, name: str = "Baker
 
 
 def _grad_of(ck: Checker, v: Variable, what: str) -> np.ndarray:
-    ck.check(v.grad is not None, f"{what} got no gradient.", hint=_BACKWARD_HINT)
-    return v.grad.data
+    grad = v.grad
+    if grad is None:
+        ck.fail(f"{what} got no gradient.", hint=_BACKWARD_HINT)
+    return grad.data
 
 
-def ch12_bakery_function(BakeryLoss: type, *, seed: int = 0, hidden: bool = False,
+def ch12_bakery_function(BakeryLoss: type[Any], *, seed: int = 0, hidden: bool = False,
                          pkg: Any = None) -> None:
     """Check ``BakeryLoss.apply(y, t, alpha, reduction)``: forward values as the numpy
     reference, a hand-written backward that agrees with gradcheck and with the engine's gradient of
@@ -298,7 +300,7 @@ def ch12_bakery_function(BakeryLoss: type, *, seed: int = 0, hidden: bool = Fals
             # the engine's gradient of the same formula, built from Variable operations
             y2, t2 = tensor(yd, requires_grad=True), tensor(td, requires_grad=True)
             bakery_loss_composite(y2, t2, alpha, reduction).backward(tensor(go))
-            want = y2.grad.data
+            want = grad_data(y2)
             gy = _grad_of(ck, y, "y")
             r = yd - td
             n = r.size if reduction == "mean" else 1
@@ -384,6 +386,7 @@ def ch12_train_step(train_step: Callable[..., float], *, seed: int = 0, hidden: 
         X, t = _regression(ck, n, d)
         init = int(ck.rng.integers(1000))
         ref = nn.Linear(d, 1, dtype=np.float64, seed=init)
+        assert ref.bias is not None  # a Linear has a bias unless made with bias=False
         if pkg is None:
             model = nn.Linear(d, 1, dtype=np.float64, seed=init)
             opt = optim.SGD(model.parameters(), lr=lr)
@@ -438,7 +441,7 @@ def pinball_reference(y: np.ndarray, t: np.ndarray, tau: float = 0.75,
     return per_item.sum() if reduction == "sum" else per_item.mean()
 
 
-def ch12_pinball(PinballLoss: type, *, seed: int = 0, pkg: Any = None) -> None:
+def ch12_pinball(PinballLoss: type[Any], *, seed: int = 0, pkg: Any = None) -> None:
     """Check ``PinballLoss.apply(y, t, tau=0.75, reduction="mean")``: values, gradients of y and
     t against the derivative (−tau where y < t, 1 − tau where y > t) and central differences
     away from the kink, the three reductions, and the defaults."""
