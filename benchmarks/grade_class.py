@@ -21,9 +21,9 @@ term's steps (late work, export, similarity, report) run once on the result and 
 checkout (e.g. the code before a change; this script runs there in a child process), then
 with this one, and prints the ratio: before and after in one run, on one machine state.
 
-    python benchmarks/grading.py --jobs 2                      # 30 students x 13 notebooks
-    python benchmarks/grading.py --students 2 --notebooks 00_welcome 01_derivatives --jobs 1
-    python benchmarks/grading.py --mix keycopy --notebooks 00_welcome 01_derivatives \\
+    python benchmarks/grade_class.py --jobs 2                      # 30 students x 13 notebooks
+    python benchmarks/grade_class.py --students 2 --notebooks 00_welcome 01_derivatives --jobs 1
+    python benchmarks/grade_class.py --mix keycopy --notebooks 00_welcome 01_derivatives \\
         --jobs 2 --baseline ../old-checkout
 """
 from __future__ import annotations
