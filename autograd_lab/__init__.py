@@ -34,7 +34,7 @@ __version__ = "0.1.0"
 
 # Higher layers load on first use (al.nn, al.functional, …): `import autograd_lab` stays fast and
 # compiles no numba kernel.
-_LAZY_SUBMODULES = ("functional", "nn", "optim", "data", "viz", "train", "kernels", "exercises", "autograd")
+_LAZY_SUBMODULES = ("functional", "nn", "optim", "data", "viz", "train", "kernels", "autograd")
 
 
 def __getattr__(name: str):

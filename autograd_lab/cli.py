@@ -32,14 +32,14 @@ def positive_float(text: str) -> float:
 
 
 def _start(args: argparse.Namespace) -> int:
-    from .course.start import start
+    from .course.learner.start import start
     return start(args.dir, course=args.course, open_browser=not args.no_browser, port=args.port,
                  ip=args.ip, jupyter_args=args.passthrough, update_notebooks=args.update)
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .course.notebooks import CourseError
-    from .course.selfcheck import (ChapterScore, check_notebook_and_library, format_course,
+    from .course.authoring.notebooks import CourseError
+    from .course.learner.check import (ChapterScore, check_notebook_and_library, format_course,
                                    format_table, notebooks_to_check)
     paths = notebooks_to_check(args.notebook)
     if len(paths) == 1 and not any(Path(p).is_dir() for p in args.notebook):
@@ -67,8 +67,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _release(args: argparse.Namespace) -> int:
-    from .course.notebooks import checkout_root, default_dir
-    from .course.release import release
+    from .course.authoring.notebooks import checkout_root, default_dir
+    from .course.authoring.release import release
     solutions = args.solutions or default_dir("solutions")
     out = args.out or checkout_root() / "course"
     for path in release(solutions, out):
@@ -77,23 +77,23 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from .course.grading import grade, needs_review
-    from .course.sandbox import Limits
+    from .course.grading.batch import grade, needs_review
+    from .course.grading.sandbox import Limits
     try:
         limits = Limits(memory_mb=args.memory, cpu_seconds=args.cpu_time,
                         file_mb=args.file_size, processes=args.processes)
     except ValueError as err:
-        from .course.notebooks import CourseError
+        from .course.authoring.notebooks import CourseError
         raise CourseError(str(err)) from None
     if args.nbgrader_assignment:  # SUBMISSIONS is an nbgrader course root after `collect`
         from functools import partial
-        from .course.nbgrader_course import grade_collected
+        from .course.grading.nbgrader_root import grade_collected
         grade = partial(grade_collected, assignment=args.nbgrader_assignment)
     rows = grade(args.submissions, args.out, solutions=args.solutions, timeout=args.timeout,
                  jobs=args.jobs, notebooks=args.notebooks, isolation=args.isolation,
                  limits=limits, run_as=args.run_as, regrade=args.regrade, progress=sys.stderr,
                  log=lambda message: print(message, file=sys.stderr, flush=True))
-    from .course.submissions import shown
+    from .course.grading.submissions import shown
     students = dict.fromkeys(r.student for r in rows)
     print(f"graded {len(students)} student(s): {args.out / 'grades.csv'}, feedback in "
           f"{args.out / 'feedback'}")
@@ -114,7 +114,7 @@ def _grade(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from .course.library import export
+    from .course.learner.export import export
     for path in export(args.notebooks, args.to, modules=args.modules):
         print(f"wrote {path}")
     return 0
@@ -138,8 +138,8 @@ def add_export(sub: argparse._SubParsersAction) -> None:
 
 
 def _ownership(args: argparse.Namespace) -> int:
-    from .course.notebooks import default_dir
-    from .course.ownership import format_table, key_table, learner_table
+    from .course.authoring.notebooks import default_dir
+    from .course.learner.ownership import format_table, key_table, learner_table
     if args.notebooks:
         course = args.course or default_dir("course")
         print(f"code lines of mygrad you wrote (not in the released notebooks of {course}):")
@@ -261,7 +261,7 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=int, default=None,
                    help="notebooks graded at the same time (default: the cores this process "
                    "may use, no more than the available memory divided by --memory)")
-    from .course.sandbox import Limits
+    from .course.grading.sandbox import Limits
     limits = Limits()
     p.add_argument("--isolation", choices=("auto", "bubblewrap", "process"), default="auto",
                    help="how each notebook is kept apart: a bubblewrap sandbox (read-only "
@@ -305,12 +305,12 @@ def add_train(sub: argparse._SubParsersAction) -> None:
 
 
 def add_nbgrader_source(sub: argparse._SubParsersAction) -> None:
-    from .course.nbgrader_course import add_nbgrader_source as add
+    from .course.grading.nbgrader_root import add_nbgrader_source as add
     add(sub)
 
 
 def add_term(sub: argparse._SubParsersAction) -> None:
-    from .course.term.cli import add_term_parser
+    from .course.grading.term.cli import add_term_parser
     add_term_parser(sub)
 
 
@@ -338,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # It only checks the "iri" formats, which nothing here asks for: without it, every command
     # starts 2 s sooner.
     sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # None: import fails
-    from .course.notebooks import CourseError
+    from .course.authoring.notebooks import CourseError
     argv = list(sys.argv[1:] if argv is None else argv)
     passthrough: list[str] = []
     if "--" in argv:  # e.g. `start ... -- --ServerApp.base_url=/x/`: the rest is not ours

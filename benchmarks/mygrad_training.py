@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 import autograd_lab as al
-from autograd_lab.course.library import MODULES, PACKAGE, REFERENCE_ROOT
-from autograd_lab.course.loader import build_package
+from autograd_lab.course.learner.export import MODULES, PACKAGE, REFERENCE_ROOT
+from autograd_lab.course.learner.loader import build_package
 from autograd_lab.data import load_digits
 
 from .training import _limit_threads, _torch

@@ -14,8 +14,8 @@ import linecache
 import sys
 import textwrap
 
-from autograd_lab.course.library import PACKAGE, REFERENCE_ROOT
-from autograd_lab.course.loader import _forget_package, build_package
+from autograd_lab.course.learner.export import PACKAGE, REFERENCE_ROOT
+from autograd_lab.course.learner.loader import _forget_package, build_package
 
 CORE = ["variable", "function", "engine", "ops", "grad_mode", "kernels"]
 """The key's modules that ``mygrad/kernels.py`` needs, in the course's order."""

@@ -40,7 +40,7 @@ def assert_calls_own_checker(cell: dict) -> str:
     source = "".join(cell["source"])
     checker = meta["grade_id"].replace("-", "_")
     assert meta["points"] > 0 and meta["locked"] and meta["schema_version"] == 3
-    assert "from autograd_lab.exercises import check" in source
+    assert "from autograd_lab.course.exercises import check" in source
     assert re.search(rf"check\.{checker}\(", source), meta["grade_id"]
     assert "### BEGIN HIDDEN TESTS" in source and "hidden=True" in source
     return checker

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from autograd_lab.course.library import MODULES, PACKAGE, REFERENCE_ROOT
-from autograd_lab.course.loader import _forget_package, build_package
+from autograd_lab.course.learner.export import MODULES, PACKAGE, REFERENCE_ROOT
+from autograd_lab.course.learner.loader import _forget_package, build_package
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import nbformat
 
-from autograd_lab.course.grading import Row, write_csv
-from autograd_lab.course.notebooks import (
+from autograd_lab.course.grading.batch import Row, write_csv
+from autograd_lab.course.authoring.notebooks import (
     checkout_root,
     nbgrader_meta,
     read_notebook,

@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from autograd_lab.course.library import DIR_ENV, PACKAGE, REFERENCE_ROOT
+from autograd_lab.course.learner.export import DIR_ENV, PACKAGE, REFERENCE_ROOT
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,7 +31,7 @@ def execute(notebook: Path, timeout: int = 600) -> None:
     import nbformat
     from nbclient import NotebookClient
 
-    from autograd_lab.course.notebooks import notebook_text
+    from autograd_lab.course.authoring.notebooks import notebook_text
     nb = nbformat.read(notebook, as_version=4)
     with tempfile.TemporaryDirectory() as tmp:
         os.environ[DIR_ENV] = str(reference_folder(Path(tmp)))

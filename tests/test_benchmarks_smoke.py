@@ -204,8 +204,8 @@ def test_view_tracking_benchmark_times_every_op_and_puts_tracking_back():
 
 
 def test_the_grading_benchmark_builds_a_terms_class_of_every_kind(tmp_path):
-    from benchmarks.grading import build_term_class
-    from autograd_lab.course.notebooks import read_notebook
+    from benchmarks.grade_class import build_term_class
+    from autograd_lab.course.authoring.notebooks import read_notebook
     subs, kinds = build_term_class(tmp_path, 10, ["00_welcome", "01_derivatives"])
     assert sorted(set(kinds.values())) == ["broken", "copied", "honest", "late", "partial"]
     late = [s for s, k in kinds.items() if k == "late"][0]
@@ -222,7 +222,7 @@ def test_the_grading_benchmark_builds_a_terms_class_of_every_kind(tmp_path):
 
 
 def test_the_grading_projection_scales_the_measured_rate_with_the_cores():
-    from benchmarks.grading import project
+    from benchmarks.grade_class import project
     # 60 jobs in 10 minutes on 2 cores: 3 jobs per minute per core
     hours = dict(project(600.0, 60, 2, students=300, notebooks=13))
     assert hours[2] == pytest.approx(3900 / 6 / 60)
@@ -234,7 +234,7 @@ def test_the_grading_benchmark_runs_on_a_tiny_class(tmp_path, capsys):
     pytest.importorskip("nbgrader")
     import json
 
-    from benchmarks.grading import main
+    from benchmarks.grade_class import main
     record = tmp_path / "run.json"
     main(["--students", "2", "--notebooks", "00_welcome", "01_derivatives", "--jobs", "2",
           "--json", str(record), "--jobs-log", str(tmp_path / "jobs.jsonl")])

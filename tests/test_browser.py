@@ -18,7 +18,7 @@ import urllib.request
 import nbformat
 import pytest
 
-from autograd_lab.course.notebooks import checkout_root, write_notebook
+from autograd_lab.course.authoring.notebooks import checkout_root, write_notebook
 from tests.test_start import URL, Started, alive, free_port, jupyter_pids
 from tests._console import cli_env
 

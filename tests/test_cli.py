@@ -10,16 +10,16 @@ import nbformat
 import pytest
 
 from autograd_lab import cli
-from autograd_lab.course import start as start_module
-from autograd_lab.course.notebooks import write_notebook
-from autograd_lab.course.selfcheck import ExerciseResult, format_table
+from autograd_lab.course.learner import start as start_module
+from autograd_lab.course.authoring.notebooks import write_notebook
+from autograd_lab.course.learner.check import ExerciseResult, format_table
 from tests.fixtures import course_nb
 
 
 @pytest.fixture(scope="module")
 def student() -> nbformat.NotebookNode:
     pytest.importorskip("nbgrader")
-    from autograd_lab.course.release import release_notebook
+    from autograd_lab.course.authoring.release import release_notebook
     return release_notebook(course_nb.key_notebook(), course_nb.NAME)
 
 
@@ -95,7 +95,7 @@ def test_check_scores_a_solved_notebook(tmp_path, student, capsys) -> None:
 
 
 def test_check_reports_stubs_timeouts_and_a_dead_kernel(tmp_path, student, capsys) -> None:
-    from autograd_lab.course.selfcheck import check_notebook
+    from autograd_lab.course.learner.check import check_notebook
     nb = course_nb.solved(student, center="    while True:\n        pass")
     dead = nbformat.v4.new_code_cell("import os\nos._exit(1)")
     nb.cells.insert(nb.cells.index(course_nb.find_cell(nb, "ch00-center-rows")) + 1, dead)
@@ -139,7 +139,7 @@ def test_start_copies_without_overwriting_and_launches(tmp_path, monkeypatch, ca
 
 
 def test_start_finds_the_checkout_course_folder(tmp_path, monkeypatch) -> None:
-    from autograd_lab.course.notebooks import checkout_root, list_notebooks
+    from autograd_lab.course.authoring.notebooks import checkout_root, list_notebooks
     if not list_notebooks(checkout_root() / "course"):
         pytest.skip("course/ has no notebooks yet")
     monkeypatch.setattr(start_module, "launch_jupyter", lambda *a, **k: 0)
@@ -157,7 +157,7 @@ def test_start_without_course_notebooks_says_how_to_fix(tmp_path, capsys) -> Non
 
 
 def test_missing_checkout_folder_is_explained(monkeypatch, tmp_path) -> None:
-    from autograd_lab.course import notebooks
+    from autograd_lab.course.authoring import notebooks
     monkeypatch.setattr(notebooks, "checkout_root", lambda: tmp_path)
     with pytest.raises(notebooks.CourseError, match="pip install -e"):
         notebooks.default_dir("course")

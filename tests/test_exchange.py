@@ -2,7 +2,7 @@
 
 nbgrader's own commands (release_assignment, fetch_assignment, submit, collect) run as each of
 those users, with the exchange classes of ``deploy/jupyterhub/nbgrader_config.py``, against an
-exchange laid out by ``autograd_lab.course.exchange.setup_exchange`` under a temporary folder.
+exchange laid out by ``autograd_lab.course.grading.exchange.setup_exchange`` under a temporary folder.
 The three attacks of the world-writable exchange are tried for real and must fail; an honest
 submission must be collected.
 
@@ -43,7 +43,7 @@ from nbgrader.apps.releaseassignmentapp import ReleaseAssignmentApp  # noqa: E40
 from nbgrader.apps.releasefeedbackapp import ReleaseFeedbackApp  # noqa: E402
 from nbgrader.apps.submitapp import SubmitApp  # noqa: E402
 
-from autograd_lab.course import exchange as ex  # noqa: E402
+from autograd_lab.course.grading import exchange as ex  # noqa: E402
 
 # Modules the commands import lazily, loaded here, before a child gives up root: a child may not
 # be able to read the environment's files (a Python under /root) once it is another user.
@@ -350,7 +350,7 @@ def test_instructor_commands_refuse_a_world_writable_exchange(site) -> None:
     kind, status, log = users["instructor"].run(_app, ReleaseAssignmentApp, ASSIGNMENT, cwd=course)
     assert kind == "ok" and status != 0, log
     assert "not safe between users" in log and "mode 0777" in log
-    assert "autograd_lab.course.exchange setup" in log
+    assert "autograd_lab.course.grading.exchange setup" in log
     assert not (exchange / COURSE / "outbound" / ASSIGNMENT).exists()
     assert ex.layout_problems(exchange, COURSE, users["instructor"].uid)
     exchange.chmod(0o755)
@@ -402,7 +402,7 @@ def test_nbgraders_own_collect_falls_for_both_attacks(site) -> None:
 def test_deploy_config_selects_every_exchange_class() -> None:
     from traitlets.config import Config
 
-    from autograd_lab.course.notebooks import checkout_root
+    from autograd_lab.course.authoring.notebooks import checkout_root
 
     path = checkout_root() / "deploy" / "jupyterhub" / "nbgrader_config.py"
     config = Config()

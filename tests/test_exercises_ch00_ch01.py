@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograd_lab.exercises import check
-from autograd_lab.exercises._common import Checker, format_value
+from autograd_lab.course.exercises import check
+from autograd_lab.course.exercises._common import Checker, format_value
 
 from ._checker_helpers import (SEEDS, assert_all_passed, assert_calls_own_checker, failure,
                               graded_cells, solution_cells)
@@ -67,7 +67,7 @@ def run(checker, fn, seed=0, hidden=False):
 
 # -- the check namespace -------------------------------------------------------------
 def test_check_namespace_resolves_lazily_and_lists_checkers():
-    assert check.ch01_central_difference.__module__ == "autograd_lab.exercises.ch01"
+    assert check.ch01_central_difference.__module__ == "autograd_lab.course.exercises.ch01"
     names = dir(check)
     for name in ["ch00_center_rows", "ch00_pairwise_sq_dists", "ch01_central_difference",
                  "ch01_numerical_gradient", "ch01_gradcheck"]:
@@ -85,7 +85,7 @@ def test_check_namespace_unknown_names(name, words):
 def test_check_namespace_is_read_only():
     with pytest.raises(AttributeError, match="read-only"):
         check.ch01_gradcheck = lambda *a, **k: None
-    assert check.ch01_gradcheck.__module__ == "autograd_lab.exercises.ch01"
+    assert check.ch01_gradcheck.__module__ == "autograd_lab.course.exercises.ch01"
 
 
 # -- _common ------------------------------------------------------------------------------
@@ -300,7 +300,7 @@ def test_graded_cells_call_their_own_checker(name):
 def test_the_how_to_in_common_docstring_works(capsys):
     import textwrap
 
-    from autograd_lab.exercises import _common
+    from autograd_lab.course.exercises import _common
     example = textwrap.dedent(_common.__doc__.split("Writing one::")[1].split("``seed``")[0])
     namespace: dict = {}
     exec(example, namespace)  # the documented checker must itself be a working checker

@@ -10,9 +10,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from autograd_lab.course.library import PACKAGE, REFERENCE_ROOT, parse_sections
-from autograd_lab.course.loader import build_package
-from autograd_lab.exercises import check, ch02, ch03
+from autograd_lab.course.learner.export import PACKAGE, REFERENCE_ROOT, parse_sections
+from autograd_lab.course.learner.loader import build_package
+from autograd_lab.course.exercises import check, ch02, ch03
 
 from ._checker_helpers import SEEDS, failure
 from ._oracle import require_torch
@@ -611,7 +611,7 @@ def test_mygrad_variable_check_fails_a_variable_without_repr(tmp_path):
 @pytest.mark.parametrize("w", [(2.0, 3.0, 4.0), (1.0, -1.0, 0.5), (-2.23, 0.0, 0.61)])
 def test_ch02_reference_gradients_match_pytorch(w):
     torch = require_torch()
-    from autograd_lab.exercises.ch02 import _example
+    from autograd_lab.course.exercises.ch02 import _example
     ws = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in w]
     l1 = torch.ones(2, 2, dtype=torch.float64) * ws[0]
     l2, l3 = l1 + ws[1], l1 * ws[2]
@@ -629,7 +629,7 @@ def test_ch02_reference_gradients_match_pytorch(w):
 def _markdown(name: str) -> str:
     from pathlib import Path
 
-    from autograd_lab.course.notebooks import read_notebook
+    from autograd_lab.course.authoring.notebooks import read_notebook
     path = Path(__file__).resolve().parents[1] / "solutions" / name
     return "\n".join(c.source for c in read_notebook(path).cells if c.cell_type == "markdown")
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import autograd_lab as al
-from autograd_lab.exercises import check
-from autograd_lab.exercises import ch04
+from autograd_lab.course.exercises import check
+from autograd_lab.course.exercises import ch04
 
 from ._checker_helpers import SEEDS, failure
 from ._oracle import require_torch
@@ -484,8 +484,8 @@ def test_backward_that_updates_a_leaf_per_consumer_is_not_blamed_for_revisits(ca
 
 # -- mygrad's engine: topological_order and backward on the learner's Variables ----------------
 
-from autograd_lab.course.library import REFERENCE_ROOT  # noqa: E402
-from autograd_lab.course.loader import build_package, choose_modules  # noqa: E402
+from autograd_lab.course.learner.export import REFERENCE_ROOT  # noqa: E402
+from autograd_lab.course.learner.loader import build_package, choose_modules  # noqa: E402
 
 from ._checker_helpers import (assert_calls_own_checker, assert_has_heading_and_solution,  # noqa: E402
                                graded_cells, solution_cells)

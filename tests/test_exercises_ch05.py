@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import autograd_lab as al
-from autograd_lab.course.library import REFERENCE_ROOT
-from autograd_lab.course.loader import build_package, choose_modules
-from autograd_lab.exercises import ch05, check
+from autograd_lab.course.learner.export import REFERENCE_ROOT
+from autograd_lab.course.learner.loader import build_package, choose_modules
+from autograd_lab.course.exercises import ch05, check
 
 from ._checker_helpers import SEEDS, assert_all_passed, failure
 from ._oracle import require_torch

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import autograd_lab as al
-from autograd_lab.exercises import check
+from autograd_lab.course.exercises import check
 
 from ._checker_helpers import (SEEDS, assert_all_passed, assert_calls_own_checker,
                               assert_has_heading_and_solution, failure, graded_cells,

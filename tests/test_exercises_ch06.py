@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 import autograd_lab as al
-from autograd_lab.course.library import MODULES, PACKAGE, REFERENCE_ROOT, export
-from autograd_lab.course.loader import build_package
-from autograd_lab.exercises import check
-from autograd_lab.exercises.ch06 import (RULES, SNIPPETS, VISIBLE_SNIPPETS, mygrad_grad_mode,
+from autograd_lab.course.learner.export import MODULES, PACKAGE, REFERENCE_ROOT, export
+from autograd_lab.course.learner.loader import build_package
+from autograd_lab.course.exercises import check
+from autograd_lab.course.exercises.ch06 import (RULES, SNIPPETS, VISIBLE_SNIPPETS, mygrad_grad_mode,
                                          snippet_raises)
 
 from ._checker_helpers import (ROOT, SEEDS, assert_all_passed, assert_calls_own_checker,
@@ -693,7 +693,7 @@ def test_chapter_06_closes_with_the_learners_own_table():
 
 
 def test_the_closing_summary_counts_the_learners_notebooks_or_says_why_not(tmp_path):
-    from autograd_lab.course.ownership import closing_summary, key_table, summarise
+    from autograd_lab.course.learner.ownership import closing_summary, key_table, summarise
     text = closing_summary(range(2, 7), ROOT / "solutions", ROOT / "course")
     key = summarise(key_table([ROOT / "solutions"]), range(2, 7))
     assert text.startswith(f"You wrote {key.learner} of the {key.total} code lines")
@@ -702,7 +702,7 @@ def test_the_closing_summary_counts_the_learners_notebooks_or_says_why_not(tmp_p
 
 
 def test_the_closing_count_is_zero_for_untouched_copies_and_the_solutions_for_the_key():
-    from autograd_lab.course.ownership import key_table, learner_table, summarise
+    from autograd_lab.course.learner.ownership import key_table, learner_table, summarise
     course = ROOT / "course"
     untouched = summarise(learner_table([course], course), range(2, 7))
     assert untouched.learner == 0 and untouched.total > 0

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from numba import config, njit, prange
 
-from autograd_lab.course.loader import _forget_package
-from autograd_lab.exercises import ch07, check
+from autograd_lab.course.learner.loader import _forget_package
+from autograd_lab.course.exercises import ch07, check
 
 from ._ch07_key import KEY, build_key, edited, with_range
 from ._checker_helpers import failure

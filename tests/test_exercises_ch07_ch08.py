@@ -17,7 +17,7 @@ from numba import config, njit
 import autograd_lab as al
 import autograd_lab.functional as F
 from autograd_lab import nn
-from autograd_lab.exercises import ch07, check
+from autograd_lab.course.exercises import ch07, check
 
 from ._ch07_key import KEY, plain, with_range
 from ._checker_helpers import (SEEDS, assert_all_passed, assert_calls_own_checker,

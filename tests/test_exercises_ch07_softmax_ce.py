@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograd_lab.exercises import check
+from autograd_lab.course.exercises import check
 
 from ._ch07_key import KEY
 from ._checker_helpers import SEEDS, failure

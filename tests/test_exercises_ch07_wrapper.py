@@ -10,7 +10,7 @@ import numba
 import numpy as np
 import pytest
 
-from autograd_lab.exercises import check
+from autograd_lab.course.exercises import check
 
 from ._ch07_key import KEY as kernels
 from ._checker_helpers import SEEDS, failure

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograd_lab.exercises import check
+from autograd_lab.course.exercises import check
 
 from . import _mygrad_key
 

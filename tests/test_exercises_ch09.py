@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import autograd_lab as al
-from autograd_lab.exercises import ch09, check
+from autograd_lab.course.exercises import ch09, check
 
 from ._checker_helpers import ROOT, SEEDS, assert_all_passed
 from ._mygrad_key import mygrad  # noqa: F401  (a fixture)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import autograd_lab as al
-from autograd_lab.exercises import check
+from autograd_lab.course.exercises import check
 
 from ._checker_helpers import SEEDS, assert_all_passed, failure
 from ._oracle import require_torch

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograd_lab.exercises import check
+from autograd_lab.course.exercises import check
 
 from . import _mygrad_key
 from ._checker_helpers import SEEDS, assert_all_passed

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from autograd_lab.course.library import MODULES, PACKAGE, REFERENCE_ROOT
-from autograd_lab.course.loader import _forget_package, build_package
-from autograd_lab.exercises import ch10
+from autograd_lab.course.learner.export import MODULES, PACKAGE, REFERENCE_ROOT
+from autograd_lab.course.learner.loader import _forget_package, build_package
+from autograd_lab.course.exercises import ch10
 from ._oracle import require_torch
 
 

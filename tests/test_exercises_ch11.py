@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import autograd_lab as al
-from autograd_lab.course.library import MODULES, PACKAGE, REFERENCE_ROOT, write_init
-from autograd_lab.course.loader import _forget_package, build_package
-from autograd_lab.exercises import ch11, check
+from autograd_lab.course.learner.export import MODULES, PACKAGE, REFERENCE_ROOT, write_init
+from autograd_lab.course.learner.loader import _forget_package, build_package
+from autograd_lab.course.exercises import ch11, check
 
 from ._checker_helpers import SEEDS, failure
 from ._oracle import require_torch

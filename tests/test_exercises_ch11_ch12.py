@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import autograd_lab as al
-from autograd_lab.exercises import ch11, ch12, check
+from autograd_lab.course.exercises import ch11, ch12, check
 from autograd_lab.gradcheck import numerical_jacobian
 
 from ._checker_helpers import SEEDS, assert_all_passed, failure

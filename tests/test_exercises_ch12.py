@@ -9,10 +9,10 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from autograd_lab.course.library import MODULES, PACKAGE, REFERENCE_ROOT
-from autograd_lab.course.loader import _forget_package, build_package
-from autograd_lab.exercises import ch12
-from autograd_lab.exercises.ch12 import bakery_loss_reference
+from autograd_lab.course.learner.export import MODULES, PACKAGE, REFERENCE_ROOT
+from autograd_lab.course.learner.loader import _forget_package, build_package
+from autograd_lab.course.exercises import ch12
+from autograd_lab.course.exercises.ch12 import bakery_loss_reference
 
 
 @pytest.fixture(scope="module")

@@ -73,7 +73,7 @@ def test_mypy_sees_the_operators(tmp_path):
 
 def _function_classes() -> list[type]:
     for info in pkgutil.walk_packages(al.__path__, "autograd_lab."):
-        if info.name.startswith(("autograd_lab.course", "autograd_lab.exercises", "autograd_lab.cli",
+        if info.name.startswith(("autograd_lab.course", "autograd_lab.course.exercises", "autograd_lab.cli",
                                  "autograd_lab.__main__")):
             continue
         importlib.import_module(info.name)
@@ -81,7 +81,7 @@ def _function_classes() -> list[type]:
     while todo:
         cls = todo.pop()
         if cls.__module__.startswith("autograd_lab.") and not cls.__module__.startswith(
-                ("autograd_lab.exercises", "autograd_lab.course")):
+                ("autograd_lab.course.exercises", "autograd_lab.course")):
             found.append(cls)
         todo.extend(cls.__subclasses__())
     return found

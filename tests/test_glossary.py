@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from autograd_lab.course.notebooks import read_notebook
-from autograd_lab.course.release import GLOSSARY, release
+from autograd_lab.course.authoring.notebooks import read_notebook
+from autograd_lab.course.authoring.release import GLOSSARY, release
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = ROOT / "solutions" / GLOSSARY

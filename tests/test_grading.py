@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("nbgrader")
 
-from autograd_lab.course.grading import grade  # noqa: E402
-from autograd_lab.course.notebooks import CourseError, write_notebook  # noqa: E402
-from autograd_lab.course.release import release_notebook  # noqa: E402
+from autograd_lab.course.grading.batch import grade  # noqa: E402
+from autograd_lab.course.authoring.notebooks import CourseError, write_notebook  # noqa: E402
+from autograd_lab.course.authoring.release import release_notebook  # noqa: E402
 from tests.fixtures import RUN_AS, course_nb  # noqa: E402
 
 TIMEOUT = 10
@@ -127,7 +127,7 @@ def test_out_folder_with_other_files_is_refused(tmp_path: Path) -> None:
 
 
 def test_an_empty_default_key_folder_is_named_in_the_error(tmp_path: Path, monkeypatch) -> None:
-    from autograd_lab.course import grading
+    from autograd_lab.course.grading import batch as grading
     (tmp_path / "key").mkdir()
     monkeypatch.setattr(grading, "default_dir", lambda name: tmp_path / "key")
     with pytest.raises(CourseError, match=re.escape(f"{tmp_path / 'key'} holds no notebooks")):
@@ -146,12 +146,12 @@ def test_prelude_sends_warnings_to_stdout_so_nbgrader_does_not_zero_the_cell(cap
     import warnings
 
     import autograd_lab
-    from autograd_lab.course.autograde import PRELUDE
+    from autograd_lab.course.grading.autograde_jobs import PRELUDE
     # The prelude takes the checkers out of sys.modules and imports them afresh. Put the old ones
     # back afterwards, so the tests that run later in this process patch the modules the checkers use.
-    for name in [n for n in sys.modules if n.startswith("autograd_lab.exercises")]:
+    for name in [n for n in sys.modules if n.startswith("autograd_lab.course.exercises")]:
         monkeypatch.setitem(sys.modules, name, sys.modules[name])
-    monkeypatch.setattr(autograd_lab, "exercises", autograd_lab.exercises)
+    monkeypatch.setattr(autograd_lab.course, "exercises", autograd_lab.course.exercises)
     saved = warnings.showwarning
     try:
         exec(PRELUDE, {})

@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("nbgrader")
 
-from autograd_lab.course.sandbox import RunAs, process_problem  # noqa: E402
+from autograd_lab.course.grading.sandbox import RunAs, process_problem  # noqa: E402
 from tests.fixtures import RUN_AS, course_nb  # noqa: E402
 from tests.test_grading_hostile import build_class, marker_processes  # noqa: E402
 

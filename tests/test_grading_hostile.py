@@ -18,16 +18,16 @@ import pytest
 
 pytest.importorskip("nbgrader")
 
-from autograd_lab.course.grading import grade  # noqa: E402
-from autograd_lab.course.notebooks import write_notebook  # noqa: E402
-from autograd_lab.course.release import release_notebook  # noqa: E402
-from autograd_lab.course.sandbox import PACKAGE, Limits, bubblewrap_problem  # noqa: E402
+from autograd_lab.course.grading.batch import grade  # noqa: E402
+from autograd_lab.course.authoring.notebooks import write_notebook  # noqa: E402
+from autograd_lab.course.authoring.release import release_notebook  # noqa: E402
+from autograd_lab.course.grading.sandbox import PACKAGE, Limits, bubblewrap_problem  # noqa: E402
 from tests.fixtures import RUN_AS, course_nb, hostile_nb  # noqa: E402
 
 pytestmark = pytest.mark.notebooks
 TIMEOUT = 20
 LIMITS = Limits()  # the defaults: 2 GB of address space, so a 3 GB allocation fails
-CHECKER = PACKAGE / "exercises" / "ch00.py"
+CHECKER = PACKAGE / "course" / "exercises" / "ch00.py"
 
 
 def _digest(paths: list[Path]) -> dict[str, str]:

@@ -9,7 +9,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 from numba import config
 
-from autograd_lab.course import sandbox
+from autograd_lab.course.grading import sandbox
 from autograd_lab.kernels import activation as A
 
 pytestmark = pytest.mark.notebooks
@@ -50,7 +50,7 @@ def test_a_job_loads_the_kernels_the_package_compiled(package_cache, isolation: 
 def test_the_copy_leaves_a_small_tmp_to_the_notebook(package_cache, tmp_path, monkeypatch) -> None:
     """With a small --file-size the job's /tmp is small, and its room is the notebook's: the runner
     copies the kernels only where they take at most a quarter of the free space."""
-    from autograd_lab.course import runner
+    from autograd_lab.course.grading import runner
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "small"))
     statvfs = runner.os.statvfs

@@ -15,8 +15,8 @@ import pytest
 
 pytest.importorskip("nbgrader")
 
-from autograd_lab.course.grading import grade, read_grades, write_csv  # noqa: E402
-from autograd_lab.course.notebooks import (checkout_root, nbgrader_meta,  # noqa: E402
+from autograd_lab.course.grading.batch import grade, read_grades, write_csv  # noqa: E402
+from autograd_lab.course.authoring.notebooks import (checkout_root, nbgrader_meta,  # noqa: E402
                                            read_notebook, write_notebook)
 from tests.fixtures import RUN_AS  # noqa: E402
 
@@ -124,7 +124,7 @@ def test_grades_csv_feedback_and_a_regrade_carry_the_share_and_the_time(graded):
 
 
 def test_the_self_check_scores_the_same_share(graded):
-    from autograd_lab.course.selfcheck import check_notebook, format_table
+    from autograd_lab.course.learner.check import check_notebook, format_table
     root, _ = graded
     results = {r.exercise: r for r in check_notebook(
         root / "submissions" / "integers" / f"{NB}.ipynb")}
@@ -142,7 +142,7 @@ def test_a_regrade_keeps_the_seconds_of_the_rows_it_keeps(graded, tmp_path):
     kept = [r for r in rows.values()]
     write_csv(kept, out)
     before = {(r.student, r.exercise): r.seconds for rs in read_grades(out).values() for r in rs}
-    from autograd_lab.course.grading import grade as regrade
+    from autograd_lab.course.grading.batch import grade as regrade
     again = regrade(root / "submissions", out, timeout=60, jobs=1, run_as=RUN_AS, regrade=True)
     assert {(r.student, r.exercise): r.seconds for r in again} == before  # nothing re-run
 

@@ -16,10 +16,10 @@ import pytest
 
 pytest.importorskip("nbgrader")
 
-from autograd_lab.course import grading  # noqa: E402
-from autograd_lab.course.notebooks import CourseError, read_notebook, write_notebook  # noqa: E402
-from autograd_lab.course.release import release_notebook  # noqa: E402
-from autograd_lab.course.sandbox import Limits  # noqa: E402
+from autograd_lab.course.grading import batch as grading  # noqa: E402
+from autograd_lab.course.authoring.notebooks import CourseError, read_notebook, write_notebook  # noqa: E402
+from autograd_lab.course.authoring.release import release_notebook  # noqa: E402
+from autograd_lab.course.grading.sandbox import Limits  # noqa: E402
 from tests.fixtures import RUN_AS, course_nb  # noqa: E402
 
 FIRST, SECOND = course_nb.NAME, "01_fixture"

@@ -16,8 +16,8 @@ import pytest
 
 pytest.importorskip("nbgrader")
 
-from autograd_lab.course.grading import grade  # noqa: E402
-from autograd_lab.course.sandbox import Limits, bubblewrap_problem  # noqa: E402
+from autograd_lab.course.grading.batch import grade  # noqa: E402
+from autograd_lab.course.grading.sandbox import Limits, bubblewrap_problem  # noqa: E402
 from tests.fixtures import RUN_AS, course_nb  # noqa: E402
 from tests.test_grading_trust import TIMEOUT, _graded_text, _key, _put, _student  # noqa: E402
 
@@ -65,14 +65,14 @@ def test_a_fork_bomb_graded_as_root_with_run_as_stays_under_processes(tmp_path) 
 
 BREAK_AFTER_FIRST_BATCH = """import os, sys
 from pathlib import Path
-from autograd_lab.course.grading import grade
-from autograd_lab.course.notebooks import CourseError
+from autograd_lab.course.grading.batch import grade
+from autograd_lab.course.authoring.notebooks import CourseError
 subs, key, first, second, package, run_as = sys.argv[1:]
 settings = dict(solutions=Path(key), timeout=int(os.environ["TIMEOUT"]), jobs=1,
                 run_as=run_as or None, log=print)
 grade(Path(subs), Path(first), **settings)
 # the environment breaks under a running grader: the jobs' runner is gone (a reinstall, a pull)
-os.remove(os.path.join(package, "course", "runner.py"))
+os.remove(os.path.join(package, "course", "grading", "runner.py"))
 try:
     grade(Path(subs), Path(second), **settings)
 except CourseError as err:
@@ -117,7 +117,7 @@ def test_a_process_limit_above_the_hard_limit_keeps_the_hard_limit() -> None:
     """--processes larger than the grader's own hard limit (ulimit -Hu) made every job crash,
     since an unprivileged runner cannot raise it."""
     code = ("import resource, sys\n"
-            "from autograd_lab.course.runner import limit_processes\n"
+            "from autograd_lab.course.grading.runner import limit_processes\n"
             "resource.setrlimit(resource.RLIMIT_NPROC, (500, 500))\n"
             "limit_processes(100000)\n"
             "print(resource.getrlimit(resource.RLIMIT_NPROC))\n"

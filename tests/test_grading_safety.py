@@ -11,13 +11,13 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from autograd_lab.course.notebooks import (CourseError, checkout_root, read_notebook,
+from autograd_lab.course.authoring.notebooks import (CourseError, checkout_root, read_notebook,
                                            write_notebook)
-from autograd_lab.course.sandbox import (LIB, PACKAGE, Limits, SandboxError, bubblewrap_command,
+from autograd_lab.course.grading.sandbox import (LIB, PACKAGE, Limits, SandboxError, bubblewrap_command,
                                          choose_isolation, merge_outputs)
-from autograd_lab.course.sanitize import (MAX_CELL_CHARS, MAX_IMAGE_CHARS, MAX_OUTPUTS_PER_CELL,
+from autograd_lab.course.grading.sanitize import (MAX_CELL_CHARS, MAX_IMAGE_CHARS, MAX_OUTPUTS_PER_CELL,
                                           cap_outputs, sanitize)
-from autograd_lab.course.tamper import scan_notebook, scan_source
+from autograd_lab.course.grading.tamper import scan_notebook, scan_source
 from tests.fixtures import RUN_AS, course_nb
 
 KEY_AND_COURSE = sorted((checkout_root() / "solutions").glob("*.ipynb")) + sorted(
@@ -41,14 +41,14 @@ def test_there_are_notebooks_to_scan() -> None:
     ("get_ipython().input_transformers_post.append(f)", "IPython input transformers"),
     ("import sys\nsys.meta_path.insert(0, F())", "sys.meta_path"),
     ("import sys\nsys.path_hooks.append(h)", "sys.path_hooks"),
-    ("import sys as s\ns.modules['autograd_lab.exercises'] = m", "sys.modules"),
+    ("import sys as s\ns.modules['autograd_lab.course.exercises'] = m", "sys.modules"),
     ("import builtins\nbuiltins.print = p", "builtins"),
     ("__builtins__.len = f", "interpreter internals"),
-    ("import autograd_lab.exercises.ch00 as c\nc.ch00_x = None", "checkers' modules"),
-    ("import autograd_lab as al\nal.exercises.ch00.ch00_x = None", "patching a module"),
+    ("import autograd_lab.course.exercises.ch00 as c\nc.ch00_x = None", "checkers' modules"),
+    ("import autograd_lab as al\nal.course.exercises.ch00.ch00_x = None", "patching a module"),
     ("check = None", "rebinding `check`"),
     ("def check(*a):\n    pass", "rebinding `check`"),
-    ("from autograd_lab.exercises import check as c\ncheck = c", "rebinding `check`"),
+    ("from autograd_lab.course.exercises import check as c\ncheck = c", "rebinding `check`"),
     ("check.ch00_center_rows = lambda *a: None", "patching a module or the checkers"),
     ("setattr(check, 'ch00_x', None)", "patching a module or the checkers"),
     ("globals()['check'] = None", "editing namespaces by name"),
@@ -88,7 +88,7 @@ def test_the_scan_fires_on_what_no_exercise_needs(source: str, words: str) -> No
 
 
 @pytest.mark.parametrize("source", [
-    "import numpy as np\nfrom autograd_lab.exercises import check\ncheck.ch00_center_rows(f)",
+    "import numpy as np\nfrom autograd_lab.course.exercises import check\ncheck.ch00_center_rows(f)",
     "with open('notes.txt', 'w') as fh:\n    fh.write('x')\nprint(open('/etc/hostname').read())",
     "%timeit f(x)\n%matplotlib inline\ny = s.replace('a', 'b')\nz = a.copy()",
     "%%mygrad variable\nclass Variable:\n    def __init__(self, data):\n        self.data = data",
@@ -166,7 +166,7 @@ def test_cap_cuts_long_text() -> None:
 @pytest.mark.parametrize("score, want", [(100, 3.0), (-2, 0.0), (1.5, 1.5), (None, 0.0),
                                          (float("nan"), 0.0), ("x", 0.0), (3, 3.0)])
 def test_scores_are_clamped_to_the_keys_points(score, want) -> None:
-    from autograd_lab.course.autograde import clamp
+    from autograd_lab.course.grading.autograde_jobs import clamp
     assert clamp(score, 3) == want
 
 
@@ -201,7 +201,7 @@ def test_limits_must_be_positive() -> None:
 
 
 def test_isolation_choice_is_checked(monkeypatch) -> None:
-    from autograd_lab.course import sandbox
+    from autograd_lab.course.grading import sandbox
     with pytest.raises(ValueError, match="isolation must be one of auto, bubblewrap, process"):
         choose_isolation("docker")
     monkeypatch.setattr(sandbox, "bubblewrap_problem", lambda: "bwrap is missing")
@@ -226,15 +226,15 @@ def test_the_sandbox_mounts_the_package_alone() -> None:
 
 
 def test_folders_the_sandbox_would_show_are_known(tmp_path) -> None:
-    from autograd_lab.course.sandbox import visible_in_sandbox
+    from autograd_lab.course.grading.sandbox import visible_in_sandbox
     assert visible_in_sandbox(Path(sys.prefix) / "lib")
-    assert visible_in_sandbox(PACKAGE / "exercises")
+    assert visible_in_sandbox(PACKAGE / "course" / "exercises")
     assert not visible_in_sandbox(checkout_root() / "solutions")
     assert not visible_in_sandbox(tmp_path)
 
 
 def test_a_key_inside_the_sandboxs_view_is_refused(tmp_path, monkeypatch) -> None:
-    from autograd_lab.course import grading
+    from autograd_lab.course.grading import batch as grading
     monkeypatch.setattr(grading, "choose_isolation", lambda wanted, user=None: "bubblewrap")
     monkeypatch.setattr(grading, "visible_in_sandbox", lambda path: path == tmp_path / "key")
     (tmp_path / "subs" / "ann").mkdir(parents=True)
@@ -250,7 +250,7 @@ def test_a_key_inside_the_sandboxs_view_is_refused(tmp_path, monkeypatch) -> Non
 def test_alembic_is_found_next_to_the_interpreter(monkeypatch) -> None:
     import shutil
 
-    from autograd_lab.course.grading import nbgrader_helpers
+    from autograd_lab.course.grading.batch import nbgrader_helpers
     bindir = os.path.dirname(sys.executable)
     if not shutil.which("alembic", path=bindir):
         pytest.skip("alembic is not installed next to this interpreter")
@@ -260,7 +260,7 @@ def test_alembic_is_found_next_to_the_interpreter(monkeypatch) -> None:
 
 
 def test_a_missing_alembic_is_named(monkeypatch, tmp_path) -> None:
-    from autograd_lab.course.grading import nbgrader_helpers
+    from autograd_lab.course.grading.batch import nbgrader_helpers
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
     with pytest.raises(CourseError, match="nbgrader needs its `alembic` command"):
@@ -275,15 +275,15 @@ def test_a_missing_alembic_is_named(monkeypatch, tmp_path) -> None:
 ])
 def test_honest_code_of_the_chapters_is_not_flagged(source: str) -> None:
     """Methods named like builtins, reading sys.modules, setattr on self: what chapters 08-10 do."""
-    from autograd_lab.course.tamper import scan_source
+    from autograd_lab.course.grading.tamper import scan_source
     assert scan_source(source) == []
 
 
 @pytest.mark.parametrize("source", [
-    "import sys\nm = sys.modules\nm['autograd_lab.exercises.ch00'] = None",
-    "import sys\nsys.modules.pop('autograd_lab.exercises')",
+    "import sys\nm = sys.modules\nm['autograd_lab.course.exercises.ch00'] = None",
+    "import sys\nsys.modules.pop('autograd_lab.course.exercises')",
     "import builtins\nbuiltins.eval(text)",
 ])
 def test_writing_sys_modules_or_builtin_eval_is_still_flagged(source: str) -> None:
-    from autograd_lab.course.tamper import scan_source
+    from autograd_lab.course.grading.tamper import scan_source
     assert scan_source(source) != []

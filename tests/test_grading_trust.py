@@ -23,13 +23,13 @@ import pytest
 
 pytest.importorskip("nbgrader")
 
-from autograd_lab.course import grading  # noqa: E402
-from autograd_lab.course.autograde import Course, Job, JobSettings, run_jobs  # noqa: E402
-from autograd_lab.course.grading import Row, grade  # noqa: E402
-from autograd_lab.course.notebooks import CourseError, write_notebook  # noqa: E402
-from autograd_lab.course.release import release_notebook  # noqa: E402
-from autograd_lab.course.sandbox import Limits, RunAs, bubblewrap_problem  # noqa: E402
-from autograd_lab.course.sanitize import BLOCKED, safe_markdown, safe_target  # noqa: E402
+from autograd_lab.course.grading import batch as grading  # noqa: E402
+from autograd_lab.course.grading.autograde_jobs import Course, Job, JobSettings, run_jobs  # noqa: E402
+from autograd_lab.course.grading.batch import Row, grade  # noqa: E402
+from autograd_lab.course.authoring.notebooks import CourseError, write_notebook  # noqa: E402
+from autograd_lab.course.authoring.release import release_notebook  # noqa: E402
+from autograd_lab.course.grading.sandbox import Limits, RunAs, bubblewrap_problem  # noqa: E402
+from autograd_lab.course.grading.sanitize import BLOCKED, safe_markdown, safe_target  # noqa: E402
 from tests.fixtures import RUN_AS, course_nb  # noqa: E402
 
 pytestmark = pytest.mark.notebooks
@@ -346,7 +346,7 @@ def test_a_killed_job_leaves_no_notebook_behind(tmp_path) -> None:
 def test_a_link_in_submitted_is_refused_and_its_target_not_released(tmp_path, capsys) -> None:
     _needs_bubblewrap()
     from autograd_lab.cli import main
-    from autograd_lab.course.nbgrader_course import make_source
+    from autograd_lab.course.grading.nbgrader_root import make_source
     key = _key(tmp_path)
     course = tmp_path / "course"
     make_source(course / "source", solutions=key, groups=[f"a1={course_nb.NAME}"])

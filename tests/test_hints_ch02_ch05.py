@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograd_lab.exercises import check
+from autograd_lab.course.exercises import check
 
 from .test_isolation_ch02_06 import ch03_notebook
 from .test_isolation_ch02_ch05 import CH05_CHECKS, CLONE_MISTAKES, ch05_notebook

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograd_lab.exercises import check
+from autograd_lab.course.exercises import check
 
 from .test_exercises_ch04 import engine_package
 

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from autograd_lab.course.nbgrader_course import make_source
-from autograd_lab.course.notebooks import (checkout_root, exercises, nbgrader_meta,
+from autograd_lab.course.grading.nbgrader_root import make_source
+from autograd_lab.course.authoring.notebooks import (checkout_root, exercises, nbgrader_meta,
                                            read_notebook)
 from tests.fixtures import RUN_AS
 

@@ -3,7 +3,7 @@
 `tests/test_hub.py` runs the whole class on one Unix user; this test runs it the way
 `deploy/jupyterhub/` deploys it: an instructor and two students made with ``useradd``, the hub as
 root with JupyterHub's local process spawner (each student's server runs as that student), and
-the exchange laid out by ``autograd_lab.course.exchange setup`` with the checking classes of the
+the exchange laid out by ``autograd_lab.course.grading.exchange setup`` with the checking classes of the
 deploy config. The instructor releases; each student fetches, edits and submits through the
 nbgrader endpoints of their own server, behind the hub's proxy, as JupyterLab's assignment list
 does; one student then forges a hand-in in the other's name, from her own Unix account; the
@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from autograd_lab.course import exchange as ex
-from autograd_lab.course.notebooks import checkout_root
+from autograd_lab.course.grading import exchange as ex
+from autograd_lab.course.authoring.notebooks import checkout_root
 from tests.test_hub import ASSIGNMENT, BUDGET, COURSE, Clock, Hub, _submissions, hub_config
 
 pytestmark = pytest.mark.hub

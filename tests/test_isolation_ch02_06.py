@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from autograd_lab.exercises import check
+from autograd_lab.course.exercises import check
 
 from .test_exercises_ch06 import (DETACH_MISTAKES, INPLACE_MISTAKES, PREDICTIONS,
                                   SWITCH_MISTAKES, key_cell, mutated, reference_package,
@@ -139,8 +139,8 @@ def ch03_cells() -> list[tuple[str | None, str]]:
 def ch03_notebook(broken: str | None, replacements: list[tuple[str, str]]) -> dict[str, Any]:
     """What the chapter 03 notebook holds when exercise ``broken`` has the mistake
     ``replacements``: the course's Variable, then the chapter's cells, run in one namespace."""
-    from autograd_lab.course.library import PACKAGE, REFERENCE_ROOT
-    from autograd_lab.course.loader import build_package
+    from autograd_lab.course.learner.export import PACKAGE, REFERENCE_ROOT
+    from autograd_lab.course.learner.loader import build_package
     pkg = build_package({"variable": REFERENCE_ROOT / PACKAGE / "variable.py"})
     namespace = dict(vars(pkg.variable))
     for exercise, source in ch03_cells():
@@ -412,8 +412,8 @@ def test_the_newer_chapter_03_exercises_name_the_cause(exercise, replacements, w
 def ch05_namespace(broken: str | None, replacements: list[tuple[str, str]]) -> dict[str, Any]:
     """The chapter 05 cells of Sub, Div, Pow and Log (one of them made wrong), run on the
     course's mygrad of chapters 02-04 with the chapter's own sum_to."""
-    from autograd_lab.course.library import MODULES, PACKAGE, REFERENCE_ROOT
-    from autograd_lab.course.loader import build_package
+    from autograd_lab.course.learner.export import MODULES, PACKAGE, REFERENCE_ROOT
+    from autograd_lab.course.learner.loader import build_package
 
     from .test_exercises_ch06 import solution_cells
     files = {m.name: REFERENCE_ROOT / PACKAGE / f"{m.name}.py" for m in MODULES if m.chapter <= 5}

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from autograd_lab.exercises import check
+from autograd_lab.course.exercises import check
 
 from ._checker_helpers import solution_cells
 
@@ -157,8 +157,8 @@ def ch05_notebook(broken: str | None, replacements: list[tuple[str, str]],
     exercise cell of the chapter (``broken`` made wrong by ``replacements``). ``earlier`` maps
     a module of chapters 02-04 to mistakes made in the course's copy of it, as a learner whose
     earlier exercise fails would have it."""
-    from autograd_lab.course.library import MODULES, PACKAGE, REFERENCE_ROOT
-    from autograd_lab.course.loader import build_package
+    from autograd_lab.course.learner.export import MODULES, PACKAGE, REFERENCE_ROOT
+    from autograd_lab.course.learner.loader import build_package
     files = {m.name: REFERENCE_ROOT / PACKAGE / f"{m.name}.py" for m in MODULES if m.chapter <= 5}
     if earlier:
         import tempfile

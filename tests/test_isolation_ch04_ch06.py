@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from autograd_lab.exercises import check
+from autograd_lab.course.exercises import check
 
 from . import test_exercises_ch04 as t4
 from .test_hints_ch04_ch06 import ENGINE_MISTAKES, HOOKS_MISTAKES, ORDER_INPUT_MISTAKES

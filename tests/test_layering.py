@@ -3,7 +3,8 @@
     grad_mode ← variable ← node ← function ← primitives ← engine   (the autograd core; numpy only)
     kernels/  imports nothing of ours
     ops/      → the core, kernels
-    course/   never imported by the core
+    course/   never imported by the library; inside it, learner/ and grading/ use authoring/ and
+              exercises/, never each other, and exercises/ uses the library only
 
 Imports are read from the source (every ``import`` statement, also those inside functions), so a
 lazy import that would close a cycle at run time counts as much as one at the top of a module.
@@ -108,6 +109,44 @@ def test_the_course_tooling_is_never_imported_by_the_library():
     users = {m: sorted(t for t in ts if _layer(t) == "course") for m, ts in GRAPH.items()
              if _layer(m) not in ("course", "cli", "__main__")}
     assert not {m: ts for m, ts in users.items() if ts}
+
+
+def _room(module: str) -> str:
+    """``learner``, ``grading``, ``authoring`` or ``exercises`` for a module of course/."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 else "course"
+
+
+# what each room of course/ may import of course/ besides itself (docs/architecture.md)
+COURSE_ALLOWED = {
+    "learner": {"autograd_lab.course.authoring", "autograd_lab.course.authoring.notebooks",
+                "autograd_lab.course.exercises", "autograd_lab.course.exercises._parts"},
+    "grading": {"autograd_lab.course.authoring", "autograd_lab.course.authoring.notebooks",
+                "autograd_lab.course.authoring.release",
+                "autograd_lab.course.exercises", "autograd_lab.course.exercises._parts"},
+    "authoring": set(),
+    "exercises": set(),
+}
+
+
+@pytest.mark.parametrize("room", sorted(COURSE_ALLOWED))
+def test_each_room_of_the_course_imports_only_what_it_may(room):
+    bad = {}
+    for module, targets in GRAPH.items():
+        if _layer(module) != "course" or _room(module) != room:
+            continue
+        wrong = sorted(t for t in targets if _layer(t) == "course" and t != "autograd_lab.course"
+                       and _room(t) != room and t not in COURSE_ALLOWED[room])
+        if wrong:
+            bad[module] = wrong
+    assert not bad, f"imports against the rooms of course/ in docs/architecture.md: {bad}"
+
+
+def test_the_library_namespace_holds_only_the_library():
+    """The course's checkers and tools live under course/, not beside the library's modules."""
+    top = {m.split(".")[1] for m in MODULES if m != ROOT}
+    assert "exercises" not in top and "course" in top
+    assert set(COURSE_ALLOWED) <= {_room(m) for m in MODULES if _layer(m) == "course"}
 
 
 def test_no_import_cycle():

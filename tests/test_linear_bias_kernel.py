@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograd_lab.exercises import ch08
+from autograd_lab.course.exercises import ch08
 
 from . import _mygrad_key
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograd_lab.course.library import MODULES, PACKAGE, REFERENCE_ROOT
+from autograd_lab.course.learner.export import MODULES, PACKAGE, REFERENCE_ROOT
 from autograd_lab.data import load_digits
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,8 +12,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograd_lab.course import library, loader
-from autograd_lab.course.library import (DIR_ENV, MODULES, PACKAGE, REFERENCE_ROOT, LibraryError,
+from autograd_lab.course.learner import export as library, loader
+from autograd_lab.course.learner.export import (DIR_ENV, MODULES, PACKAGE, REFERENCE_ROOT, LibraryError,
                                          export, parse_sections, write_section)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +84,7 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-u
     from IPython.core.interactiveshell import InteractiveShell
     monkeypatch.setenv(DIR_ENV, str(tmp_path))
     sh = InteractiveShell.instance()
-    from autograd_lab.course.magic import register
+    from autograd_lab.course.learner.magic import register
     register(sh)
     yield sh
     sh.user_ns.pop("Thing", None)

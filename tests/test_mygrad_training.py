@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograd_lab.course.library import MODULES, PACKAGE, REFERENCE_ROOT, export
+from autograd_lab.course.learner.export import MODULES, PACKAGE, REFERENCE_ROOT, export
 from autograd_lab.data import load_digits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,7 +146,7 @@ def test_exported_modules_of_chapters_08_and_09_equal_the_key_library(tmp_path):
 
 def test_the_benchmark_row_runs_side_by_side():
     """benchmarks/mygrad_training.py times the three contenders (no timed assertion here)."""
-    from autograd_lab.course.loader import _forget_package
+    from autograd_lab.course.learner.loader import _forget_package
     from benchmarks.mygrad_training import bench, render
     try:
         rows = bench(repeats=1, with_torch=False)

@@ -14,10 +14,10 @@ import pytest
 pytest.importorskip("nbgrader")
 
 from autograd_lab.cli import main  # noqa: E402
-from autograd_lab.course.nbgrader_course import (add_nbgrader_source, collected,  # noqa: E402
+from autograd_lab.course.grading.nbgrader_root import (add_nbgrader_source, collected,  # noqa: E402
                                                  make_source, parse_groups)
-from autograd_lab.course.notebooks import CourseError, write_notebook  # noqa: E402
-from autograd_lab.course.release import release_notebook  # noqa: E402
+from autograd_lab.course.authoring.notebooks import CourseError, write_notebook  # noqa: E402
+from autograd_lab.course.authoring.release import release_notebook  # noqa: E402
 from tests.fixtures import RUN_AS, course_nb  # noqa: E402
 
 KEY = ["00_welcome", "01_derivatives", "02_variable_graph"]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from autograd_lab.course.library import DIR_ENV
+from autograd_lab.course.learner.export import DIR_ENV
 from tests.execute_key import reference_folder
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autograd_lab.course.notebooks import (RAISES_TAG, exercises, is_grade_cell, is_solution_cell,
+from autograd_lab.course.authoring.notebooks import (RAISES_TAG, exercises, is_grade_cell, is_solution_cell,
                                            list_notebooks, nbgrader_meta, read_notebook,
                                            strip_ansi)
 
@@ -34,7 +34,7 @@ needs_notebooks = pytest.mark.skipif(not SOLUTIONS, reason="no notebooks in solu
 @pytest.mark.parametrize("name", NAMES)
 def test_course_copy_is_the_release_of_the_key(name: str) -> None:
     pytest.importorskip("nbgrader")
-    from autograd_lab.course.release import released_text
+    from autograd_lab.course.authoring.release import released_text
     target = COURSE / name
     assert target.exists(), f"course/{name} is missing: run `autograd-lab release`"
     assert target.read_text(encoding="utf-8") == released_text(ROOT / "solutions" / name), (
@@ -95,7 +95,7 @@ def test_key_follows_the_exercise_conventions(name: str) -> None:
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     pytest.importorskip("nbgrader")
-    from autograd_lab.course.grading import grade
+    from autograd_lab.course.grading.batch import grade
     root = tmp_path_factory.mktemp("course_grading")
     for student, folder in (("key", ROOT / "solutions"), ("untouched", COURSE)):
         (root / "subs" / student).mkdir(parents=True)

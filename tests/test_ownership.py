@@ -7,7 +7,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograd_lab.course.ownership import (Row, format_table, is_code, key_table, learner_lines,
+from autograd_lab.course.learner.ownership import (Row, format_table, is_code, key_table, learner_lines,
                                            learner_table, split_key_cell)
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograd_lab.course.ownership import Row, key_table, split_key_cell, summarise
+from autograd_lab.course.learner.ownership import Row, key_table, split_key_cell, summarise
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ("variable", "function", "engine", "ops", "grad_mode")

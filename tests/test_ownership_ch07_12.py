@@ -1,13 +1,13 @@
 """How much of the library chapters 07-12 write the learner writes, measured on the key.
 
-The measure is the course's own (``autograd_lab.course.ownership.key_table``): code lines of the
+The measure is the course's own (``autograd_lab.course.learner.ownership.key_table``): code lines of the
 key's ``%%mygrad`` cells inside solution regions, per module. The goal of the course is at least
 35 % over the modules of chapters 07-12 together and none under 25 %; both are held here."""
 from __future__ import annotations
 
 import pytest
 
-from autograd_lab.course.ownership import key_table
+from autograd_lab.course.learner.ownership import key_table
 
 from ._checker_helpers import ROOT
 

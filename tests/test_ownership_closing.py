@@ -1,6 +1,6 @@
 """Chapter 12's closing page: which lines of the learner's mygrad they wrote and which were given.
 
-The marks come from ``autograd_lab.course.ownership`` (the learner's notebooks against the released
+The marks come from ``autograd_lab.course.learner.ownership`` (the learner's notebooks against the released
 copies), the same comparison as the counts, so the listing and the table cannot disagree.
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograd_lab.course.library import LibraryError
-from autograd_lab.course.ownership import (MINE, format_marked, learner_lines, learner_modules,
+from autograd_lab.course.learner.export import LibraryError
+from autograd_lab.course.learner.ownership import (MINE, format_marked, learner_lines, learner_modules,
                                            learner_table, mark_lines, marked_module)
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -43,7 +43,7 @@ def test_environment_yml_matches_pyproject():
 
 # lower layers never import higher ones (docs/architecture.md: grad_mode <- variable <- engine)
 LAYERS = ["errors", "grad_mode", "variable", "node", "function", "engine"]
-FORBIDDEN_FOR_CORE = {"ops", "functional", "nn", "optim", "data", "viz", "exercises", "course", "cli",
+FORBIDDEN_FOR_CORE = {"ops", "functional", "nn", "optim", "data", "viz", "course", "cli",
                       "kernels", "train", "train_command", "replay", "array_forms"}
 
 
@@ -85,6 +85,6 @@ def test_kernels_import_nothing_of_ours():
 def test_course_tooling_is_not_imported_by_the_library():
     for path in (ROOT / "autograd_lab").rglob("*.py"):
         rel = path.relative_to(ROOT / "autograd_lab")
-        if rel.parts[0] in ("course", "cli.py", "exercises") or rel.name == "cli.py":
+        if rel.parts[0] in ("course", "cli.py") or rel.name == "cli.py":
             continue
         assert "autograd_lab.course" not in path.read_text() and "from .course" not in path.read_text(), rel

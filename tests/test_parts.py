@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from autograd_lab.exercises import _parts, check
-from autograd_lab.exercises._common import Checker
-from autograd_lab.exercises._parts import MARKER, Parts, PartsFailed, parts_score
-from autograd_lab.exercises.ch10 import PARTS as CH10_PARTS
+from autograd_lab.course.exercises import _parts, check
+from autograd_lab.course.exercises._common import Checker
+from autograd_lab.course.exercises._parts import MARKER, Parts, PartsFailed, parts_score
+from autograd_lab.course.exercises.ch10 import PARTS as CH10_PARTS
 
 
 def _conv2d_backward(grad, x, weight, stride=1, padding=0):

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from numba import config, njit, prange
 
-from autograd_lab.exercises import ch07, check
+from autograd_lab.course.exercises import ch07, check
 
 from ._ch07_key import KEY
 from ._checker_helpers import failure

@@ -11,11 +11,11 @@ pytest.importorskip("nbgrader")
 
 from nbgrader.utils import compute_checksum  # noqa: E402
 
-from autograd_lab.course.notebooks import (RAISES_TAG, CourseError, nbgrader_meta,  # noqa: E402
+from autograd_lab.course.authoring.notebooks import (RAISES_TAG, CourseError, nbgrader_meta,  # noqa: E402
                                            notebook_text, read_notebook, write_notebook)
-from autograd_lab.course.release import (cells_that_can_fail, release,  # noqa: E402
+from autograd_lab.course.authoring.release import (cells_that_can_fail, release,  # noqa: E402
                                          release_notebook, stub_for)
-from autograd_lab.course.submissions import Prepared, load, restore_graded_cells  # noqa: E402
+from autograd_lab.course.grading.submissions import Prepared, load, restore_graded_cells  # noqa: E402
 from tests.fixtures import course_nb  # noqa: E402
 from tests.fixtures.course_nb import find_cell  # noqa: E402
 
@@ -83,7 +83,7 @@ def test_cells_using_exercise_code_are_found_transitively() -> None:
     failing = {nb.cells[i].source for i in cells_that_can_fail(nb)}
     assert {demo[0], demo[1], demo[3]} <= failing
     assert demo[2] not in failing and demo[4] not in failing
-    assert "import numpy as np\nfrom autograd_lab.exercises import check" not in failing
+    assert "import numpy as np\nfrom autograd_lab.course.exercises import check" not in failing
 
 
 def test_release_is_byte_identical_and_leaves_the_key_alone(tmp_path) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograd_lab.course.notebooks import write_notebook
-from autograd_lab.course.selfcheck import ExerciseResult, check_notebook, format_table
+from autograd_lab.course.authoring.notebooks import write_notebook
+from autograd_lab.course.learner.check import ExerciseResult, check_notebook, format_table
 from tests._console import run_cli
 from tests.fixtures import course_nb
 
@@ -20,7 +20,7 @@ WRONG_CENTER = "    return X"  # forgets to subtract the row means
 @pytest.fixture(scope="module")
 def student() -> nbformat.NotebookNode:
     pytest.importorskip("nbgrader")
-    from autograd_lab.course.release import release_notebook
+    from autograd_lab.course.authoring.release import release_notebook
     return release_notebook(course_nb.key_notebook(), course_nb.NAME)
 
 
@@ -42,7 +42,7 @@ def rows(out: str) -> dict[str, str]:
 
 def message_of(nb: nbformat.NotebookNode, tmp_path, exercise: str) -> str:
     """The checker's own message for ``exercise``, read from the notebook run in-process."""
-    from autograd_lab.course.selfcheck import execute
+    from autograd_lab.course.learner.check import execute
     nb = nbformat.from_dict(nb)
     execute(nb, tmp_path, 60)
     cell = course_nb.find_cell(nb, exercise)
@@ -142,7 +142,7 @@ def test_check_reports_which_mygrad_modules_were_used_and_leaves_them_alone(tmp_
     """The learner's mygrad/ beside the notebook is used (on a copy) and reported."""
     import shutil
 
-    from autograd_lab.course.library import PACKAGE, REFERENCE_ROOT
+    from autograd_lab.course.learner.export import PACKAGE, REFERENCE_ROOT
     shutil.copy(ROOT / "course" / "03_function.ipynb", tmp_path)
     own = tmp_path / PACKAGE
     own.mkdir()
@@ -156,7 +156,7 @@ def test_check_reports_which_mygrad_modules_were_used_and_leaves_them_alone(tmp_
 
 # -- the course-wide score: `autograd-lab check FOLDER` or several notebooks -------------------
 def test_the_course_table_has_a_row_per_chapter_and_the_total() -> None:
-    from autograd_lab.course.selfcheck import ChapterScore, format_course
+    from autograd_lab.course.learner.check import ChapterScore, format_course
     done = ExerciseResult("a", 2, 2, True)
     failed = ExerciseResult("b", 0, 3, False, "X: y")
     stub = ExerciseResult("c", 0, 1, False, "stub", not_started=True)
@@ -173,8 +173,8 @@ def test_the_course_table_has_a_row_per_chapter_and_the_total() -> None:
 
 
 def test_a_folder_means_its_chapter_notebooks_in_order(tmp_path) -> None:
-    from autograd_lab.course.notebooks import CourseError
-    from autograd_lab.course.selfcheck import notebooks_to_check
+    from autograd_lab.course.authoring.notebooks import CourseError
+    from autograd_lab.course.learner.check import notebooks_to_check
     for name in ("10_conv.ipynb", "02_variable.ipynb", "notes.ipynb", "02_variable-copy.txt"):
         (tmp_path / name).write_text("{}")
     (tmp_path / "11_higher.ipynb").mkdir()

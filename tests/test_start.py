@@ -18,8 +18,8 @@ import nbformat
 import pytest
 
 from autograd_lab import cli
-from autograd_lab.course import start as start_module
-from autograd_lab.course.notebooks import write_notebook
+from autograd_lab.course.learner import start as start_module
+from autograd_lab.course.authoring.notebooks import write_notebook
 from tests._console import cli_env, console_script
 
 URL = re.compile(r"^\s+(http://\S+/lab\?token=\w+)\s*$", re.M)

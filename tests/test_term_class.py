@@ -11,9 +11,9 @@ import re
 import pytest
 
 from autograd_lab.cli import main
-from autograd_lab.course.notebooks import CourseError
-from autograd_lab.course.term import run_term
-from autograd_lab.course.term.export import CANVAS_FIXED, TOTALS_COLUMNS, safe_cell
+from autograd_lab.course.authoring.notebooks import CourseError
+from autograd_lab.course.grading.term import run_term
+from autograd_lab.course.grading.term.export import CANVAS_FIXED, TOTALS_COLUMNS, safe_cell
 from tests._term_class import (
     MANUAL_ID,
     NOTEBOOK,
@@ -131,7 +131,7 @@ def test_manual_items_pages_csv_and_merge_never_lose_a_score(term_class):
     assert len(manual) == 5 and {r["status"] for r in manual} == {"ungraded"}
 
     # the instructor fills two lines; which student is which is found again from the code
-    from autograd_lab.course.term.manual import answer_code, manual_items
+    from autograd_lab.course.grading.term.manual import answer_code, manual_items
     item = manual_items({NOTEBOOK: term_class["solutions"] / f"{NOTEBOOK}.ipynb"},
                         [NOTEBOOK])[0]
     salt = (folder / "salt.txt").read_text().strip()

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from autograd_lab.course.term import run_term
+from autograd_lab.course.grading.term import run_term
 from tests._term_class import MANUAL_ID, make_key, make_submissions
 
 pytest.importorskip("nbgrader")
@@ -21,7 +21,7 @@ def _rows(path):
 
 
 def test_term_after_a_real_grade_run_and_a_regrade(tmp_path):
-    from autograd_lab.course.grading import grade
+    from autograd_lab.course.grading.batch import grade
     solutions, course = make_key(tmp_path)
     subs = make_submissions(tmp_path, course)
     for student in ("bob", "dave", "erin"):

@@ -5,9 +5,9 @@ import datetime as dt
 
 import pytest
 
-from autograd_lab.course.notebooks import CourseError
-from autograd_lab.course.term.config import LateRule, load_config
-from autograd_lab.course.term.late import parse_timestamp, submission_time
+from autograd_lab.course.authoring.notebooks import CourseError
+from autograd_lab.course.grading.term.config import LateRule, load_config
+from autograd_lab.course.grading.term.late import parse_timestamp, submission_time
 
 UTC = dt.timezone.utc
 

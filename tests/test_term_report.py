@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from autograd_lab.course.term import run_term
+from autograd_lab.course.grading.term import run_term
 from tests._term_class import NOTEBOOK, make_key, make_submissions, write_run
 
 pytest.importorskip("matplotlib")
@@ -59,7 +59,7 @@ def test_partial_credit_is_counted_apart_from_full_points(report):
 
 
 def test_a_run_without_times_says_so(tmp_path):
-    from autograd_lab.course.term.report import notebook_page
+    from autograd_lab.course.grading.term.report import notebook_page
     rows = [{"student": "a", "notebook": NOTEBOOK, "exercise": "e", "points": "1",
              "max_points": "1", "status": "passed", "reason": ""}]
     page = notebook_page(NOTEBOOK, rows)

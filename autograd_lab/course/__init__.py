@@ -1,10 +1,13 @@
-"""Course tooling: release the student notebooks, check one, grade a class, and the learner's
-own library ``mygrad`` (the ``%%mygrad`` magic, ``autograd-lab export``, the chapter loader).
+"""Course tooling, one subpackage per role; the autograd library never imports it.
 
-Instructor commands live here (``autograd-lab release``, ``autograd-lab grade``),
-next to the learner's ``autograd-lab start`` and ``autograd-lab check``. Nothing in
-the autograd core imports this package. Releasing and grading need nbgrader
-(the ``instructor`` extra); starting and checking do not.
+* :mod:`.learner`: the learner's commands (``autograd-lab start``, ``check``, ``export``,
+  ``ownership``), the ``%%mygrad`` magic and each chapter's loader (:func:`load_mygrad`);
+* :mod:`.grading`: grading a class (``autograd-lab grade``, ``term``), its sandbox, nbgrader's side;
+* :mod:`.authoring`: releasing the student notebooks from the key, and the shared notebook helpers;
+* :mod:`.exercises`: the checkers the graded cells call;
+* ``reference/``: the key's ``mygrad``, written by ``autograd-lab export``.
+
+Releasing and grading need nbgrader (the ``instructor`` extra); the learner's tools do not.
 """
 from __future__ import annotations
 
@@ -12,6 +15,6 @@ from typing import Any
 
 
 def load_mygrad(chapter: int, **kwargs: Any) -> Any:
-    """Import the learner's ``mygrad`` for a chapter; see :mod:`autograd_lab.course.loader`."""
-    from .loader import load_mygrad as load
+    """Import the learner's ``mygrad`` for a chapter; see :mod:`autograd_lab.course.learner.loader`."""
+    from .learner.loader import load_mygrad as load
     return load(chapter, **kwargs)

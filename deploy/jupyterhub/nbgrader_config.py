@@ -9,15 +9,15 @@ c.CourseDirectory.course_id = "autograd_lab"
 # submit writes inbound/ (each submission owned by its student), collect reads inbound/,
 # release_feedback writes feedback/. It is NOT world-writable: root sets it up once, with the
 # instructor's Unix user name, and the classes below keep it so (see deploy/jupyterhub/README.md):
-#   python3 -m autograd_lab.course.exchange setup --root /srv/nbgrader/exchange \
+#   python3 -m autograd_lab.course.grading.exchange setup --root /srv/nbgrader/exchange \
 #       --course autograd_lab --instructor instructor
 c.Exchange.root = "/srv/nbgrader/exchange"
 
-# nbgrader's exchange with two changes (autograd_lab/course/exchange.py): the commands accept a
+# nbgrader's exchange with two changes (autograd_lab/course/grading/exchange.py): the commands accept a
 # root that only root may write, the instructor's commands refuse a layout others could change,
 # and collect takes an inbound folder only from the user who owns it, copying no link, FIFO,
 # device or hard link (each refused submission is logged with its reason).
-_EXCHANGE = "autograd_lab.course.exchange."
+_EXCHANGE = "autograd_lab.course.grading.exchange."
 c.ExchangeFactory.release_assignment = _EXCHANGE + "ExchangeReleaseAssignment"
 c.ExchangeFactory.release_feedback = _EXCHANGE + "ExchangeReleaseFeedback"
 c.ExchangeFactory.fetch_assignment = _EXCHANGE + "ExchangeFetchAssignment"

@@ -1,0 +1,1113 @@
+"""Checkers for chapter 03, Function: the learner's ``mygrad/function.py``.
+
+The exercises are parts of the learner's own library, so the checkers run them on the
+learner's classes: ``Variable`` and ``GradMode`` are read from the globals the learner's code
+runs in (the notebook, or the module ``mygrad.function``). There is no engine before chapter
+04, so backward formulas are called by hand, ``node.function.backward(node, grad)``, and
+compared with central differences of the learner's own forward.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import types
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn
+
+import numpy as np
+
+from ._common import Checker, format_value, swapped_names
+
+__all__ = ["ch03_context", "ch03_own_apply", "ch03_sum_to", "ch03_mul_function",
+           "ch03_neg_function", "ch03_exp_function", "ch03_relu_function", "ch03_reductions",
+           "ch03_find_the_bug", "ch03_clone_function"]
+
+_MISSING = object()
+
+
+# -- finding the learner's library ------------------------------------------------------------
+def _function_of(cls: Any, name: str) -> Any:
+    """The plain function behind ``cls.name`` (staticmethod, classmethod or plain)."""
+    for klass in getattr(cls, "__mro__", ()):
+        if name in vars(klass):
+            raw = vars(klass)[name]
+            return getattr(raw, "__func__", raw)
+    return None
+
+
+def _names(ck: Checker, cls: Any, method: str, wanted: tuple[str, ...]) -> dict[str, Any]:
+    """The globals ``cls.method`` runs in, checked to hold ``wanted`` (e.g. Variable)."""
+    fn = _function_of(cls, method)
+    ns = getattr(fn, "__globals__", None)
+    if ns is None:
+        ck.fail(f"{getattr(cls, '__name__', cls)} has no method {method}.",
+                hint=f"Define {method} inside the class, as in the cell above.")
+    missing = [n for n in wanted if n not in ns]
+    ck.check(not missing, f"the code of {cls.__name__}.{method} cannot see {missing}.",
+             hint="Run the chapter's first cell (load_mygrad) and the %%mygrad cells above "
+                  "this one, in order, then this check again.")
+    return ns
+
+
+def _is_function_class(ck: Checker, cls: Any, name: str, ns: dict[str, Any]) -> None:
+    function = ns.get("Function")
+    ck.check(isinstance(cls, type) and function is not None and issubclass(cls, function),
+             f"{name} is not a subclass of your Function.", expected=f"class {name}(Function)",
+             received=cls, hint=f"Write class {name}(Function): with static forward and "
+                                "backward, and pass the class itself (not an instance, not "
+                                ".apply).")
+
+
+@contextlib.contextmanager
+def _grad_mode_kept(GradMode: Any) -> Iterator[None]:
+    """Whatever the learner's apply does to grad mode, the notebook gets its old value back."""
+    before = getattr(GradMode, "enabled", True)
+    try:
+        yield
+    finally:
+        GradMode.enabled = before
+
+
+def _data(value: Any) -> Any:
+    return value.data if hasattr(value, "grad_fn") and hasattr(value, "data") else value
+
+
+def _numeric_grads(f: Callable[..., np.ndarray], arrays: list[np.ndarray], g: np.ndarray,
+                   eps: float = 1e-6) -> list[np.ndarray]:
+    """Central differences of sum(g * f(*arrays)) with respect to each array (float64)."""
+    grads = []
+    for i, a in enumerate(arrays):
+        grad = np.zeros_like(a, dtype=np.float64)
+        for idx in np.ndindex(a.shape):
+            plus = [x.copy() for x in arrays]
+            minus = [x.copy() for x in arrays]
+            plus[i][idx] += eps
+            minus[i][idx] -= eps
+            grad[idx] = np.sum(g * (f(*plus) - f(*minus))) / (2 * eps)
+        grads.append(grad)
+    return grads
+
+
+def _saved_nothing(node: Any) -> bool:
+    try:
+        return len(node.saved_tensors) == 0
+    except Exception:  # a broken Context: let the original error speak
+        return False
+
+
+def _backward(ck: Checker, cls: type[Any], node: Any, grad: Any, inputs: str) -> tuple:
+    """``cls.backward(node, grad)`` as a tuple; a crash names its real cause where it can."""
+    def call() -> Any:
+        return cls.backward(node, grad)
+    call.__name__ = f"{cls.__name__}.backward"
+    try:
+        result = call()
+    except NotImplementedError as err:
+        raise ck._not_done(err) from None
+    except Exception as err:
+        if _saved_nothing(node):
+            raise ck.error(
+                f"your {cls.__name__}.backward raised {type(err).__name__}: {err} -- because "
+                "ctx.saved_tensors is empty: forward saved nothing.",
+                hint=f"backward can only read what forward kept: call "
+                     f"ctx.save_for_backward({inputs}) in forward, before it returns.") from err
+        raise ck.error(f"your {cls.__name__}.backward raised {type(err).__name__}: {err}",
+                       hint="Read the traceback above to find the failing line.") from err
+    return result if isinstance(result, tuple) else (result,)
+
+
+def _check_node(ck: Checker, y: Any, cls: type[Any], Variable: type[Any]) -> Any:
+    ck.check(isinstance(y, Variable), f"{cls.__name__}.apply did not return a Variable.",
+             expected="a Variable", received=type(y).__name__,
+             hint="forward must return a Variable, e.g. Variable(np.maximum(x.data, 0)).")
+    want = cls.__name__ + "Backward"
+    node = getattr(y, "grad_fn", None)
+    name = type(node).__name__ if node is not None else None
+    ck.check(name == want, "the output's grad_fn is not the node of your Function.",
+             expected=f"<{want}>", received=f"<{name}>" if name else "None",
+             hint="Call the Function through .apply(...): apply records the node. Inside "
+                  "forward, compute and return a new Variable.")
+    return node
+
+
+# -- ch03-own-apply ----------------------------------------------------------------------------
+def _probe_functions(Function: type[Any], Variable: type[Any], GradMode: Any) -> types.SimpleNamespace:
+    """Functions built on the learner's Function, with plain numpy inside."""
+
+    class RefMul(Function):
+        """a * b"""
+
+        @staticmethod
+        def forward(ctx: Any, a: Any, b: Any) -> Any:
+            ctx.save_for_backward(a, b)
+            ctx.grad_mode_in_forward = GradMode.enabled
+            ctx.seen_in_forward = True
+            return Variable(a.data * b.data)
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> tuple:
+            a, b = ctx.saved_tensors
+            return Variable(grad.data * b.data), Variable(grad.data * a.data)
+
+    class RefScale(Function):
+        """x * k for a Python number k"""
+
+        @staticmethod
+        def forward(ctx: Any, x: Any, k: float) -> Any:
+            ctx.k = k
+            return Variable(x.data * k)
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> tuple:
+            return Variable(grad.data * ctx.k), None
+
+    class RefRaw(RefScale):
+        """x * k, returned as a plain numpy array"""
+
+        @staticmethod
+        def forward(ctx: Any, x: Any, k: float) -> Any:
+            ctx.k = k
+            return x.data * k
+
+    class RefSwitchesOn(Function):
+        """x, with grad mode switched on inside forward (to see when apply reads grad mode)"""
+
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            GradMode.enabled = True
+            return Variable(x.data.copy())
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            return grad
+
+    class RefFails(Function):
+        """a forward that raises"""
+
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            raise ValueError("this forward fails on purpose")
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            return grad
+
+    return types.SimpleNamespace(Mul=RefMul, Scale=RefScale, Raw=RefRaw,
+                                 SwitchesOn=RefSwitchesOn, Fails=RefFails)
+
+
+def _why_not_recorded(ck: Checker, out: Any, refs: types.SimpleNamespace, var: Callable,
+                      GradMode: Any) -> NoReturn:
+    """The output of a recorded call has no grad_fn: find out why, and say it."""
+    if getattr(out, "requires_grad", False):
+        ck.fail("the output requires grad but has no grad_fn.",
+                hint="After output.requires_grad = True, also set output.grad_fn = ctx, so "
+                     "the output remembers the node that made it.")
+    with _grad_mode_kept(GradMode):
+        probe = refs.SwitchesOn.apply(var((2,)))
+    if getattr(probe, "grad_fn", None) is not None:
+        ck.fail("apply did not record the node although grad mode was on when it was called.",
+                hint="apply reads grad mode while it is switched off for forward, so it always "
+                     "reads False. Read GradMode.enabled once, before switching it off, keep it "
+                     "in a variable (enabled = GradMode.enabled) and decide with that.")
+    ck.fail("apply did not record the node: the output has no grad_fn.",
+            hint="When grad mode was on and any(ctx.needs_input_grad): set "
+                 "output.requires_grad = True and output.grad_fn = ctx.")
+
+
+def ch03_own_apply(Function: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check mygrad's ``Function.apply``: a new node ``cls.Node()`` is forward's ``ctx``;
+    ``ctx.needs_input_grad`` has one bool per argument; forward runs with grad mode off (and
+    grad mode is restored, even if forward raises); a non-Variable result is wrapped; the node
+    is recorded as ``output.grad_fn`` (with ``ctx.inputs``) exactly when grad mode was on and
+    some input requires grad."""
+    ck = Checker("ch03-own-apply", seed=seed, hidden=hidden)
+    ck.check(isinstance(Function, type), "Function is not a class.", received=Function,
+             hint="Pass the class itself: check.ch03_own_apply(Function).")
+    ns = _names(ck, Function, "apply", ("Variable", "GradMode"))
+    Variable, GradMode = ns["Variable"], ns["GradMode"]
+    with _grad_mode_kept(GradMode):
+        GradMode.enabled = True
+        _own_apply_cases(ck, Function, Variable, GradMode)
+    ck.done()
+
+
+def _own_apply_cases(ck: Checker, Function: type[Any], Variable: type[Any], GradMode: Any) -> None:
+    rng = ck.rng
+    refs = _probe_functions(Function, Variable, GradMode)
+
+    def var(shape: tuple[int, ...], requires_grad: bool = True) -> Any:
+        return Variable(np.round(rng.normal(size=shape), 3), requires_grad=requires_grad)
+
+    def apply(cls: type[Any], *args: Any, hint: str | None = None) -> Any:
+        before = GradMode.enabled
+        out = ck.call(_renamed(cls.apply, "Function.apply"), *args, hint=hint)
+        after, GradMode.enabled = GradMode.enabled, before
+        if before and after is not True:
+            ck.fail("grad mode is still off after apply returned.",
+                    expected="GradMode.enabled == True again", received=after,
+                    hint="Put the value you read before forward back afterwards (in a finally: "
+                         "block, so it is restored even if forward raises).")
+        if not before and after is not False:
+            ck.fail("apply switched grad mode on although it was off before.",
+                    expected="GradMode.enabled == False after apply", received=after,
+                    hint="Restore the value you read before forward, not True.")
+        return out
+
+    with ck.case("forward's value comes back as a Variable"):
+        a, b = var((3,)), var((3,))
+        out = apply(refs.Mul, a, b)
+        ck.check(out is not None, "apply returned None.", hint="Return forward's output.")
+        ck.check(isinstance(out, Variable), "apply did not return a Variable.",
+                 received=type(out).__name__, hint="Return the output of forward.")
+        ck.close(out.data, a.data * b.data, what="output",
+                 hint="output = cls.forward(ctx, *inputs)")
+    with ck.case("forward runs with grad mode off; afterwards it is on again"):
+        out = apply(refs.Mul, var((2,)), var((2,)))
+        ctx = getattr(out, "grad_fn", None)
+        if ctx is None or not hasattr(ctx, "grad_mode_in_forward"):
+            _why_not_recorded(ck, out, refs, var, GradMode)
+        ck.check(ctx.grad_mode_in_forward is False, "grad mode was on inside forward.",
+                 expected="GradMode.enabled == False inside forward", received=True,
+                 hint="Switch it off around the call: GradMode.enabled = False, then forward, "
+                      "then switch it back.")
+    with ck.case("the node: grad_fn is forward's ctx, named after the Function"):
+        a, b = var((2, 2)), var((2, 2), requires_grad=False)
+        out = apply(refs.Mul, a, b)
+        node = getattr(out, "grad_fn", None)
+        if node is None:
+            _why_not_recorded(ck, out, refs, var, GradMode)
+        ck.check(getattr(node, "seen_in_forward", False),
+                 "the output's grad_fn is not the ctx that forward received.",
+                 hint="Make one node, ctx = cls.Node(), pass it to forward and record that same "
+                      "object: output.grad_fn = ctx.")
+        ck.check(type(node).__name__ == "RefMulBackward",
+                 "the node is not an instance of the Function's own node class.",
+                 expected="<RefMulBackward>", received=f"<{type(node).__name__}>",
+                 hint="__init_subclass__ gives each Function a node class, cls.Node: create "
+                      "the ctx with cls.Node().")
+        ck.check(out.requires_grad is True and out.is_leaf is False,
+                 "the output must require grad and not be a leaf.",
+                 expected="requires_grad True, is_leaf False",
+                 received=f"requires_grad {out.requires_grad}, is_leaf {out.is_leaf}",
+                 hint="Set output.requires_grad = True when you record the node.")
+        inputs = getattr(node, "inputs", None)
+        ck.check(isinstance(inputs, tuple) and len(inputs) == 2 and inputs[0] is a
+                 and inputs[1] is b, "node.inputs is not the tuple of the arguments.",
+                 expected="(a, b)", received=inputs, hint="ctx.inputs = inputs: the edges of "
+                 "the graph, pointing back to what the output was computed from.")
+    with ck.case("needs_input_grad: one bool per argument"):
+        cases = [((var((2,)), var((2,), False)), (True, False)),
+                 ((var((2,), False), var((2,))), (False, True))]
+        for args, want in cases:
+            out = apply(refs.Mul, *args)
+            needs = getattr(out.grad_fn, "needs_input_grad", None)
+            ck.check(needs is not None and tuple(bool(n) for n in needs) == want,
+                     "needs_input_grad is wrong.", expected=want, received=needs,
+                     hint="One bool per argument: isinstance(x, Variable) and x.requires_grad.")
+        out = apply(refs.Scale, var((3,)), 2.0)
+        needs = getattr(out.grad_fn, "needs_input_grad", None)
+        ck.check(needs is not None and tuple(bool(n) for n in needs) == (True, False),
+                 "needs_input_grad is wrong for (Variable, number).", expected=(True, False),
+                 received=needs, hint="A number never needs a gradient: test isinstance(x, "
+                                      "Variable) before reading x.requires_grad.")
+    with ck.case("a numpy array returned by forward is wrapped as a Variable"):
+        x = var((4,))
+        out = apply(refs.Raw, x, 2.5, hint="This forward returns a numpy array: wrap anything "
+                    "that is not a Variable as one, Variable(output), before recording.")
+        ck.check(isinstance(out, Variable), "forward's numpy array was not made a Variable.",
+                 received=type(out).__name__,
+                 hint="If forward's result is not a Variable, wrap it: Variable(output).")
+        ck.close(out.data, 2.5 * x.data, what="output")
+    with ck.case("no input requires grad: nothing is recorded"):
+        out = apply(refs.Mul, var((2,), False), var((2,), False))
+        ck.check(out.grad_fn is None and out.requires_grad is False,
+                 "an output whose inputs need no gradient got a graph node.",
+                 expected="grad_fn None, requires_grad False",
+                 received=f"grad_fn {out.grad_fn!r}, requires_grad {out.requires_grad}",
+                 hint="Record only if any(ctx.needs_input_grad).")
+    with ck.case("grad mode off (as inside no_grad): nothing is recorded"):
+        GradMode.enabled = False
+        try:
+            out = apply(refs.Mul, var((2,)), var((2,)))
+        finally:
+            GradMode.enabled = True
+        ck.check(out.grad_fn is None and out.requires_grad is False,
+                 "apply recorded a node while grad mode was off.",
+                 expected="grad_fn None, requires_grad False",
+                 received=f"grad_fn {out.grad_fn!r}, requires_grad {out.requires_grad}",
+                 hint="Record only if grad mode was on when apply was called: "
+                      "enabled and any(ctx.needs_input_grad).")
+    with ck.case("forward raises: the error comes through and grad mode is on again"):
+        ck.raises(ValueError, _renamed(refs.Fails.apply, "Function.apply"), var((2,)),
+                  hint="Let forward's error pass (do not catch it).")
+        ck.check(GradMode.enabled is True, "grad mode stayed off after forward raised.",
+                 expected="GradMode.enabled == True", received=GradMode.enabled,
+                 hint="Restore grad mode in a finally: block: try: forward ... finally: "
+                      "GradMode.enabled = enabled.")
+    for depth in [2] + ([3, 5] if ck.hidden else []):
+        with ck.case(f"a graph of {depth} levels can be walked back by hand"):
+            a, b = var((3,)), var((3,))
+            h = apply(refs.Mul, a, b)
+            want_a, want_b = b.data.copy(), a.data.copy()
+            for level in range(depth - 1):
+                k = float(level + 2)
+                h = apply(refs.Scale, h, k)
+                want_a, want_b = want_a * k, want_b * k
+            grads = _walk(ck, h, Variable)
+            ck.check(id(a) in grads and id(b) in grads, "walking node.inputs from the output "
+                     "did not reach the leaves.", hint="Each node keeps its inputs "
+                     "(ctx.inputs = inputs) and each output its node (output.grad_fn = ctx).")
+            ck.close(grads[id(a)], want_a, what="gradient of a")
+            ck.close(grads[id(b)], want_b, what="gradient of b")
+
+
+def _renamed(fn: Callable, name: str) -> Callable:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+    call.__name__ = name
+    return call
+
+
+def _walk(ck: Checker, out: Any, Variable: type[Any]) -> dict[int, np.ndarray]:
+    """A tiny backward over the learner's nodes: node.function.backward(node, g), node.inputs."""
+    grads: dict[int, np.ndarray] = {}
+    stack = [(out, np.ones(out.data.shape))]
+    while stack:
+        var, g = stack.pop()
+        node = var.grad_fn
+        if node is None:
+            grads[id(var)] = grads.get(id(var), 0) + g
+            continue
+        fn = getattr(node, "function", None)
+        if fn is None:
+            ck.fail("a node does not know its Function (node.function).",
+                    hint="The node class that __init_subclass__ makes carries function = cls; "
+                         "create the ctx with cls.Node().")
+        result = ck.call(fn.backward, node, Variable(g))
+        result = result if isinstance(result, tuple) else (result,)
+        for inp, gi in zip(node.inputs, result):
+            if isinstance(inp, Variable) and inp.requires_grad and gi is not None:
+                stack.append((inp, np.asarray(_data(gi))))
+    return grads
+
+
+# -- ch03-mul-function -------------------------------------------------------------------------
+def _sum_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for i, n in enumerate(shape):
+        if n == 1 and g.shape[i] != 1:
+            g = g.sum(axis=i, keepdims=True)
+    return g
+
+
+# -- isolation: the course's apply and Mul around the piece under test -------------------------
+def _reference_apply(cls: type[Any], ns: dict[str, Any]) -> Callable[..., Any]:
+    """``cls.apply`` as the course writes it, for checking ``cls``'s forward and backward
+    without the learner's own ``apply`` (exercise ch03-own-apply is checked on its own)."""
+    Variable, GradMode = ns["Variable"], ns.get("GradMode")
+
+    def apply(*inputs: Any) -> Any:
+        ctx = cls.Node()
+        ctx.needs_input_grad = tuple(isinstance(x, Variable) and x.requires_grad
+                                     for x in inputs)
+        enabled = getattr(GradMode, "enabled", True)
+        if GradMode is not None:
+            GradMode.enabled = False
+        try:
+            output = cls.forward(ctx, *inputs)
+        finally:
+            if GradMode is not None:
+                GradMode.enabled = enabled
+        if not isinstance(output, Variable):
+            output = Variable(output)
+        if enabled and any(ctx.needs_input_grad):
+            ctx.inputs = inputs
+            output.requires_grad = True
+            output.grad_fn = ctx
+        return output
+
+    apply.__name__ = f"{cls.__name__}.apply"
+    return apply
+
+
+def _own_apply_fails(Function: Any) -> bool:
+    """Whether the learner's ``Function.apply`` fails its own check (run quietly)."""
+    if Function is None:
+        return False
+    quiet = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(quiet):
+            ch03_own_apply(Function)
+    except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
+        return True
+    return False
+
+
+def _note_apply(ns: dict[str, Any]) -> None:
+    """One line when the learner's apply fails: this check does not use it."""
+    if _own_apply_fails(ns.get("Function")):
+        print("note: exercise ch03-own-apply fails its own check; this check runs your "
+              "forward and backward with the course's apply instead.")
+
+
+@contextlib.contextmanager
+def _course_apply(cls: type[Any], ns: dict[str, Any]) -> Iterator[None]:
+    """Run with the course's ``apply`` on the learner's ``Function`` (so every Function, and
+    ``cls`` whichever way it is called, uses it), then give ``Function`` its own back; grad
+    mode is restored too, whatever ran inside."""
+    GradMode = ns.get("GradMode")
+    mode = getattr(GradMode, "enabled", True)
+    owners = [k for k in getattr(cls, "__mro__", ())[:-1] if "apply" in k.__dict__]
+    saved = [(k, k.__dict__["apply"]) for k in owners]
+
+    def apply(klass: type[Any], *inputs: Any) -> Any:
+        return _reference_apply(klass, ns)(*inputs)
+
+    for klass in owners:
+        klass.apply = classmethod(apply)
+    if GradMode is not None:
+        GradMode.enabled = True       # the cases record; an earlier cell may have left it off
+    try:
+        yield
+    finally:
+        for klass, own in saved:
+            klass.apply = own
+        if GradMode is not None:
+            GradMode.enabled = mode
+
+
+class _ReferenceOps:
+    """``a * b`` and ``x.clone()`` as the course's Mul and Clone compute them, with nothing
+    recorded: what ``*`` and ``clone()`` mean inside another Function's backward while that
+    Function is checked."""
+
+    def __init__(self, Variable: type[Any], op: Callable[..., np.ndarray]) -> None:
+        self.Variable, self.op = Variable, op
+
+    def apply(self, *inputs: Any) -> Any:
+        return self.Variable(self.op(*(np.asarray(_data(x)) for x in inputs)))
+
+
+@contextlib.contextmanager
+def _course_ops(ns: dict[str, Any], names: tuple[str, ...] | None = None) -> Iterator[None]:
+    """Run with ``Mul`` and ``Clone`` in the learner's namespace replaced by the course's (the
+    operators look them up there), then put the learner's back: a broken Mul is exercise
+    ch03-mul-function's, a broken apply (which Clone uses) ch03-own-apply's, not the
+    Function's that uses ``*`` or ``clone()`` in its backward."""
+    Variable = ns["Variable"]
+    def as_variable(x: Any) -> Any:
+        return x if isinstance(x, Variable) else Variable(x)
+
+    def sum_to(grad: Any, shape: tuple) -> Any:
+        g = np.asarray(_data(grad))
+        return grad if g.shape == tuple(shape) else Variable(_sum_to(g, tuple(shape)))
+
+    course = {"Mul": _ReferenceOps(Variable, np.multiply),
+              "Clone": _ReferenceOps(Variable, np.copy),
+              "as_variable": as_variable, "sum_to": sum_to}
+    course = {k: v for k, v in course.items() if names is None or k in names}
+    with swapped_names(ns, course):
+        yield
+
+
+def ch03_mul_function(Mul: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check mygrad's ``Mul``: forward(ctx, a, b) saves both inputs and returns a * b;
+    backward returns (grad_output * b, grad_output * a), each summed to its input's shape."""
+    ck = Checker("ch03-mul-function", seed=seed, hidden=hidden)
+    ns = _names(ck, Mul, "forward", ("Variable",))
+    _is_function_class(ck, Mul, "Mul", ns)
+    Variable = ns["Variable"]
+    apply = _reference_apply(Mul, ns)
+    _note_apply(ns)
+    with _course_ops(ns, ("as_variable", "sum_to")), _course_apply(Mul, ns):
+        _mul_cases(ck, Mul, Variable, apply, hidden)
+    ck.done()
+
+
+def _mul_cases(ck: Checker, Mul: type[Any], Variable: type[Any], apply: Callable[..., Any],
+               hidden: bool) -> None:
+    """The cases of ch03-mul-function (Mul.apply is the course's while they run)."""
+    shapes = [((4,), (4,)), ((2, 3), (2, 3)), ((3, 4), (4,))]
+    if hidden:
+        shapes += [((3, 2, 2), (3, 2, 2)), ((2, 3), (2, 1)), ((), (3,))]
+    for sa, sb in shapes:
+        with ck.case(f"a of shape {sa} times b of shape {sb}"):
+            ad, bd = np.round(ck.rng.normal(size=sa), 3), np.round(ck.rng.normal(size=sb), 3)
+            a, b = Variable(ad, requires_grad=True), Variable(bd, requires_grad=True)
+            y = ck.call(apply, a, b)
+            node = _check_node(ck, y, Mul, Variable)
+            ck.close(y.data, ad * bd, what="output",
+                     mistakes=[(ad + bd, "You added; multiply: a.data * b.data.")],
+                     hint="Return Variable(a.data * b.data).")
+            gd = np.round(ck.rng.uniform(0.5, 2.0, size=y.data.shape), 3)
+            grads = _backward(ck, Mul, node, Variable(gd), "a, b")
+            ck.check(len(grads) == 2, "backward did not return two gradients.",
+                     expected="(gradient of a, gradient of b)", received=len(grads),
+                     hint="One gradient per input of forward: return grad_a, grad_b.")
+            ga, gb = (np.asarray(_data(g), dtype=float) if g is not None else None for g in grads)
+            want_a, want_b = _sum_to(gd * bd, sa), _sum_to(gd * ad, sb)
+            for what, got, want, shape, other, other_data, mistake in [
+                    ("a", ga, want_a, sa, "b", bd, gd * ad if sa == sb else None),
+                    ("b", gb, want_b, sb, "a", ad, gd * bd if sa == sb else None)]:
+                if got is None:
+                    ck.fail(f"the gradient of {what} is None.",
+                            hint=f"{what} requires grad: return grad_output * {other} for it.")
+                if got.shape != tuple(shape):
+                    ck.fail(f"the gradient of {what} has shape {got.shape}, but {what} has "
+                            f"shape {shape}.", hint=f"{what} was broadcast in forward: sum "
+                            f"its gradient back to its shape, sum_to(grad, {what}.shape), as "
+                            "Add does.")
+                mistakes = [(np.broadcast_to(other_data, got.shape),
+                             "Multiply by grad_output (the chain rule): grad_output * "
+                             f"{other}.")] if shape == y.data.shape else []
+                if mistake is not None:
+                    mistakes.insert(0, (mistake, f"That is the other input's gradient: the "
+                                                 f"gradient of {what} is grad_output times "
+                                                 f"{other}."))
+                ck.close(got, want, what=f"gradient of {what}", mistakes=mistakes,
+                         hint=f"d(a*b)/d{what} = {other}: the gradient of {what} is "
+                              f"grad_output * {other}.")
+    with ck.case("central differences agree with backward"):
+        ad, bd = ck.rng.normal(size=(3, 2)), ck.rng.normal(size=(3, 2))
+        gd = ck.rng.normal(size=(3, 2))
+        y = ck.call(apply, Variable(ad, requires_grad=True), Variable(bd, requires_grad=True))
+        grads = _backward(ck, Mul, y.grad_fn, Variable(gd), "a, b")
+        num = _numeric_grads(lambda p, q: np.asarray(apply(Variable(p), Variable(q)).data),
+                             [ad, bd], gd)
+        for what, got, want in zip("ab", grads, num):
+            ck.close(_data(got), want, atol=1e-6, rtol=1e-5, what=f"gradient of {what} (against "
+                     "central differences)")
+
+
+# -- ch03-relu-function ------------------------------------------------------------------------
+def _relu_data(ck: Checker, shape: tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
+    """Random values with |x| >= 0.1, and exact zeros in some places."""
+    x = ck.rng.normal(size=shape)
+    x = np.where(np.abs(x) < 0.1, np.sign(x + 1e-12) * 0.1 + x, x)
+    x = np.round(x, 4)
+    if x.size >= 3:
+        x.reshape(-1)[:: 3] = 0.0
+    return x.astype(dtype)
+
+
+def ch03_relu_function(ReLU: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check mygrad's ``ReLU``: forward saves the input and returns max(x, 0) as a new
+    Variable; backward gives grad_output where x > 0 and 0 elsewhere, 0 at x = 0 as in
+    PyTorch, without changing grad_output."""
+    ck = Checker("ch03-relu-function", seed=seed, hidden=hidden)
+    ns = _names(ck, ReLU, "forward", ("Variable",))
+    _is_function_class(ck, ReLU, "ReLU", ns)
+    Variable = ns["Variable"]
+    apply = _reference_apply(ReLU, ns)
+    _note_apply(ns)
+    with _course_ops(ns), _course_apply(ReLU, ns):
+        _relu_cases(ck, ReLU, Variable, apply, hidden)
+    ck.done()
+
+
+def _relu_cases(ck: Checker, ReLU: type[Any], Variable: type[Any], apply: Callable[..., Any],
+                hidden: bool) -> None:
+    """The cases of ch03-relu-function (run with the course's apply and Mul)."""
+    shapes = [(6,), (3, 4)]
+    if hidden:
+        shapes += [(2, 3, 2), ()]
+    for shape in shapes:
+        with ck.case(f"forward and backward on a {shape} input (zeros included)"):
+            data = _relu_data(ck, shape)
+            x = Variable(data.copy(), requires_grad=True)
+            y = ck.call(apply, x)
+            node = _check_node(ck, y, ReLU, Variable)
+            ck.check(np.array_equal(x.data, data), "forward changed its input in place.",
+                     hint="Return a new Variable: Variable(np.maximum(x.data, 0)).")
+            ck.close(y.data, np.maximum(data, 0), what="output",
+                     mistakes=[(np.minimum(data, 0), "That is min(x, 0); relu keeps the "
+                                "positive values: np.maximum(x.data, 0).")],
+                     hint="relu(x) = max(x, 0), elementwise: np.maximum(x.data, 0).")
+            g = Variable(np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3))
+            g_before = g.data.copy()
+            grads = _backward(ck, ReLU, node, g, "x")
+            ck.check(len(grads) == 1, "backward did not return one gradient.",
+                     expected=1, received=len(grads), hint="ReLU has one input: return one "
+                                                          "gradient.")
+            ck.check(np.array_equal(g.data, g_before), "backward changed grad_output in place.",
+                     expected=g_before, received=g.data,
+                     hint="grad_output belongs to the engine: compute a new Variable "
+                          "(grad_output * mask), or zero a copy (grad_output.clone()).")
+            got = _data(grads[0])
+            ck.check(got is not None, "the gradient of x is None.",
+                     hint="x requires grad: return grad_output where x > 0, 0 elsewhere.")
+            ck.close(got, g_before * (data > 0), what="gradient of x",
+                     mistakes=[(g_before * (data >= 0), "At x = 0 you passed the gradient "
+                                "through. relu has no derivative there; PyTorch (and "
+                                "autograd_lab) use 0, which is a valid subgradient: keep the "
+                                "gradient only where x > 0."),
+                               (g_before, "You passed grad_output through unchanged: zero it "
+                                          "where x <= 0."),
+                               ((data > 0).astype(float), "You returned the mask of positive "
+                                "inputs; multiply it by grad_output (the chain rule)."),
+                               (g_before * (data < 0), "You kept the gradient where x was "
+                                "negative; keep it where x is positive.")],
+                     hint="The gradient is grad_output where x > 0, and 0 elsewhere.")
+    with ck.case("central differences agree with backward (away from 0)"):
+        data = ck.rng.normal(size=(4, 3))
+        data = np.where(np.abs(data) < 0.1, 0.5, data)
+        gd = ck.rng.normal(size=(4, 3))
+        y = ck.call(apply, Variable(data, requires_grad=True))
+        grads = _backward(ck, ReLU, y.grad_fn, Variable(gd), "x")
+        num = _numeric_grads(lambda p: np.asarray(apply(Variable(p)).data), [data], gd)
+        ck.close(_data(grads[0]), num[0], atol=1e-6, rtol=1e-5,
+                 what="gradient (against central differences)")
+    with ck.case("float32 stays float32"):
+        x = Variable(_relu_data(ck, (3,), np.float32), requires_grad=True)
+        y = ck.call(apply, x)
+        ck.check(y.dtype == np.float32, "the output is not float32.", expected="float32",
+                 received=str(y.dtype), hint="np.maximum(x.data, 0) keeps the input's dtype; "
+                                             "do not convert it.")
+        g = Variable(np.ones(3, dtype=np.float32))
+        grads = _backward(ck, ReLU, y.grad_fn, g, "x")
+        got = np.asarray(_data(grads[0]))
+        ck.check(got.dtype == np.float32, "backward returned a gradient of another dtype for "
+                 "a float32 input and a float32 grad_output.", expected="float32",
+                 received=str(got.dtype),
+                 hint="A gradient has its input's dtype. Something in backward is float64: "
+                      "the mask, probably (a Variable of bools becomes float64). Build the "
+                      "mask in grad_output's dtype.")
+
+
+# -- ch03-find-the-bug -------------------------------------------------------------------------
+def ch03_find_the_bug(FixedReLU: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the fixed old-style ReLU: its backward masks with the *saved* input, so the
+    gradient is right whether or not a global named ``input`` exists (and whatever it holds)."""
+    ck = Checker("ch03-find-the-bug", seed=seed, hidden=hidden)
+    ns = _names(ck, FixedReLU, "backward", ("Variable",))
+    _is_function_class(ck, FixedReLU, "FixedReLU", ns)
+    apply = _reference_apply(FixedReLU, ns)
+    _note_apply(ns)
+    with _course_ops(ns), _course_apply(FixedReLU, ns):
+        _find_the_bug_cases(ck, FixedReLU, ns, apply, hidden)
+    ck.done()
+
+
+def _find_the_bug_cases(ck: Checker, FixedReLU: type[Any], ns: dict[str, Any],
+                        apply: Callable[..., Any], hidden: bool) -> None:
+    """The cases of ch03-find-the-bug (run with the course's apply, Mul and Clone)."""
+    Variable = ns["Variable"]
+    shapes = [(5,), (2, 3)] + ([(4, 2, 2)] if hidden else [])
+    decoys: list[tuple[str, Callable[[tuple[int, ...]], Any]]] = [
+        ("no global named input (input is Python's built-in function)", lambda s: _MISSING),
+        ("a global input of ones", lambda s: Variable(np.ones(s))),
+        ("a global input of minus ones", lambda s: Variable(-np.ones(s)))]
+    for shape in shapes:
+        for label, decoy in decoys:
+            with ck.case(f"{shape} input, {label}"):
+                data: np.ndarray = ck.rng.normal(size=shape)
+                data = np.round(np.where(np.abs(data) < 0.1, 0.5, data), 4)
+                g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+                grad_output = Variable(g.copy())
+                with _global_input(ns, decoy(shape)):
+                    x = Variable(data, requires_grad=True)
+                    y = ck.call(apply, x)
+                    node = _check_node(ck, y, FixedReLU, Variable)
+                    try:
+                        grads = _backward(ck, FixedReLU, node, grad_output, "input_")
+                    except AssertionError as err:
+                        cause = err.__cause__
+                        if isinstance(cause, TypeError) and _reads_global_input(FixedReLU):
+                            raise ck.error(
+                                f"FixedReLU.backward raised TypeError: {cause}",
+                                hint="backward still reads the name `input`; without a variable "
+                                     "of that name it is Python's built-in input() (in Jupyter, "
+                                     "the kernel's version of it), which cannot be compared with "
+                                     "a number. Which tensor should the mask come from?") from None
+                        raise
+                ck.check(np.array_equal(grad_output.data, g), "backward changed grad_output "
+                         "in place.", expected=g, received=grad_output.data,
+                         hint="grad_output belongs to the engine, which may hand the same object "
+                              "to other nodes: zero the entries of a copy (grad_output.clone()), "
+                              "as the old tutorial did, not of grad_output itself.")
+                got = np.asarray(_data(grads[0]), dtype=float)
+                source = ("the global `input`" if _reads_global_input(FixedReLU)
+                          else "something other than the input")
+                ck.close(got, g * (data > 0), what="gradient of the input",
+                         mistakes=[(g, "The gradient passed through everywhere, also where the "
+                                       f"input was negative: the mask was computed from {source}, "
+                                       "not from the tensor forward saved."),
+                                   (np.zeros_like(g), "The gradient is 0 everywhere: the mask "
+                                    f"was computed from {source}, not from the tensor forward "
+                                    "saved.")],
+                         hint="Zero the gradient where the input forward saved was negative, "
+                              "and nowhere else.")
+
+
+def _reads_global_input(cls: type[Any]) -> bool:
+    """Whether cls.backward looks up a global (or built-in) named ``input``."""
+    code = getattr(_function_of(cls, "backward"), "__code__", None)
+    return code is not None and "input" in code.co_names
+
+
+@contextlib.contextmanager
+def _global_input(ns: dict[str, Any], value: Any) -> Iterator[None]:
+    """Run with ``input`` in ``ns`` set to ``value`` (or absent), then put back what was there."""
+    before = ns.get("input", _MISSING)
+    if value is _MISSING:
+        ns.pop("input", None)
+    else:
+        ns["input"] = value
+    try:
+        yield
+    finally:
+        if before is _MISSING:
+            ns.pop("input", None)
+        else:
+            ns["input"] = before
+
+
+# -- the loader's check of mygrad/function.py ------------------------------------------------
+def mygrad_function(pkg: types.ModuleType) -> None:
+    """The loader's check of the learner's ``mygrad/function.py``: apply, Mul, ReLU (the
+    exercises' cases) and the operators and other first operations."""
+    from ._library import function
+    ch03_own_apply(pkg.Function)
+    ch03_mul_function(pkg.Mul)
+    ch03_relu_function(pkg.ReLU)
+    function(pkg)
+
+
+
+# -- ch03-context --------------------------------------------------------------------------------
+class _Tensor:
+    """A stand-in saved tensor (the Context check needs no Variable)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<tensor {self.name}>"
+
+
+def ch03_context(Context: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``Context``: a new node has no inputs, no flags and saved nothing;
+    ``save_for_backward`` keeps the tensors on this node; ``saved_tensors`` gives them back as
+    a tuple, the same objects; ``release`` frees them, after which ``saved_tensors`` raises
+    RuntimeError mentioning retain_graph. Only the Context is used."""
+    ck = Checker("ch03-context", seed=seed, hidden=hidden)
+    ck.check(isinstance(Context, type), "Context is not a class.", received=Context,
+             hint="Pass the class itself: check.ch03_context(Context).")
+
+    def new() -> Any:
+        return ck.call(Context, hint="Context() takes no arguments.")
+
+    def unpack(ctx: Any, hint: str) -> Any:
+        def saved_tensors() -> Any:
+            return ctx.saved_tensors
+        return ck.call(saved_tensors, hint=hint)
+
+    with ck.case("a new node: no inputs, no flags, nothing saved"):
+        ctx = new()
+        ck.check(tuple(getattr(ctx, "inputs", None) or ()) == () and
+                 hasattr(ctx, "inputs"), "a new node has no empty inputs.",
+                 received=getattr(ctx, "inputs", "no attribute"),
+                 hint="__init__ starts every node with inputs = () (apply fills them in).")
+        ck.check(hasattr(ctx, "needs_input_grad") and tuple(ctx.needs_input_grad) == (),
+                 "a new node has no empty needs_input_grad.",
+                 received=getattr(ctx, "needs_input_grad", "no attribute"),
+                 hint="__init__ starts every node with needs_input_grad = ().")
+        got = unpack(ctx, hint="A new node saved nothing, so saved_tensors gives () -- set "
+                               "what it reads in __init__.")
+        ck.check(isinstance(got, tuple), "saved_tensors is not a tuple.", expected="()",
+                 received=got, hint="Give the tensors back as a tuple: backward unpacks it, "
+                                    "and a tuple cannot be changed by accident.")
+        ck.check(got == (), "a new node's saved_tensors is not ().", expected=(), received=got,
+                 hint="A node that saved nothing (Add and Neg never call save_for_backward) "
+                      "gives an empty tuple.")
+    with ck.case("save_for_backward(a, b), then saved_tensors gives (a, b)"):
+        ctx = new()
+        a, b = _Tensor("a"), _Tensor("b")
+        ck.call(ctx.save_for_backward, a, b)
+        got = unpack(ctx, hint="Return what save_for_backward kept.")
+        ck.check(isinstance(got, tuple), "saved_tensors is not a tuple.", expected="(a, b)",
+                 received=got, hint="Give the tensors back as a tuple, in the order saved: "
+                                    "backward unpacks it (a, b = ctx.saved_tensors).")
+        ck.check(len(got) == 2 and got[0] is a and got[1] is b,
+                 "saved_tensors did not give back the saved objects, in order.",
+                 expected="(a, b)", received=got,
+                 hint="Keep the tensors themselves (not copies, not their data).")
+        again = unpack(ctx, hint="Reading saved_tensors must not use the tensors up.")
+        ck.check(tuple(again) == (a, b), "reading saved_tensors a second time failed.",
+                 received=again, hint="saved_tensors only reads; release() is what frees.")
+    with ck.case("each node keeps its own tensors"):
+        first, second = new(), new()
+        a, b = _Tensor("a"), _Tensor("b")
+        ck.call(first.save_for_backward, a)
+        ck.call(second.save_for_backward, b)
+        got = unpack(first, hint="Keep the tensors on the node (self), not on the class.")
+        ck.check(len(got) == 1 and got[0] is a, "the first node gave back another node's "
+                 "tensors.", expected="(a,)", received=got,
+                 hint="Keep what was saved on self (this node): stored on the class or in a "
+                      "global, the last node to save overwrites everyone's.")
+        ck.check(unpack(new(), hint="A new node saved nothing.") == (),
+                 "a new node sees tensors saved by other nodes.",
+                 hint="Keep what was saved on self, and start each node with () in __init__.")
+    with ck.case("save_for_backward(None, c) keeps None in its place"):
+        ctx = new()
+        c = _Tensor("c")
+        ck.call(ctx.save_for_backward, None, c)
+        got = unpack(ctx, hint="None is saved like any tensor.")
+        ck.check(tuple(got) == (None, c), "saved_tensors did not give (None, c).",
+                 received=got, hint="Keep every argument, None included, in its position.")
+    with ck.case("after release(), saved_tensors raises RuntimeError naming retain_graph"):
+        ctx, other = new(), new()
+        ck.call(ctx.save_for_backward, _Tensor("a"))
+        ck.call(other.save_for_backward, _Tensor("b"))
+        ck.call(ctx.release)
+        err = ck.raises(RuntimeError, lambda: ctx.saved_tensors,
+                        hint="release() frees the tensors (the engine calls it after a "
+                             "backward); reading them afterwards is a second backward without "
+                             "retain_graph. Free them in a way saved_tensors can tell apart "
+                             "from 'saved nothing', and raise there.")
+        ck.check("retain_graph" in str(err), "the error does not say how to fix it.",
+                 received=str(err), hint="Raise with the given message: it names "
+                                         "retain_graph=True.")
+        got = unpack(other, hint="release() of one node must leave the others alone.")
+        ck.check(len(got) == 1, "releasing one node freed another node's tensors.",
+                 received=got, hint="release() frees this node's tensors only (self).")
+    ck.done()
+
+
+# -- ch03-exp-function and ch03-reductions: forward and backward by hand --------------------------
+class _StandInCtx:
+    """A correct ctx for calling a Function's forward and backward by hand (so the learner's
+    Context and apply play no part)."""
+
+    def __init__(self, needs: tuple[bool, ...]) -> None:
+        self.needs_input_grad, self.inputs, self._saved = needs, (), ()
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        return tuple(self._saved)
+
+
+def _by_hand(ck: Checker, cls: type[Any], ns: dict[str, Any], x: np.ndarray, g: np.ndarray,
+             extra: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
+    """forward and backward of ``cls`` on x (a Variable of the learner's) with the gradient g,
+    with the course's apply and Mul around them; (output data, gradient of x)."""
+    Variable = ns["Variable"]
+    ctx = _StandInCtx((True,) + (False,) * len(extra))
+    var = Variable(x.copy(), requires_grad=True)
+    with _course_ops(ns), _course_apply(cls, ns):
+        out = ck.call(_renamed(cls.forward, f"{cls.__name__}.forward"), ctx, var, *extra)
+        ck.check(np.array_equal(var.data, x), f"{cls.__name__}.forward changed its input.",
+                 hint="Compute a new array (np.exp(x.data), x.data.sum()); never write into "
+                      "x.data.")
+        out_data = np.asarray(_data(out))
+        grad_output = Variable(g.copy())
+        grads = ck.call(_renamed(lambda: cls.backward(ctx, grad_output),
+                                 f"{cls.__name__}.backward"))
+    ck.check(np.array_equal(grad_output.data, g), f"{cls.__name__}.backward changed "
+             "grad_output in place.", hint="grad_output belongs to the engine: compute a new "
+                                            "Variable from it.")
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    ck.check(len(grads) >= 1 and grads[0] is not None, f"{cls.__name__}.backward returned no "
+             "gradient for x.", received=grads, hint="Return the gradient of x (one per input "
+                                                      "of forward).")
+    return out_data, np.asarray(_data(grads[0]), dtype=np.float64)
+
+
+def ch03_exp_function(Exp: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``Exp``: forward gives e**x as a new Variable; backward gives
+    grad_output * e**x (the derivative of e**x is e**x itself)."""
+    ck = Checker("ch03-exp-function", seed=seed, hidden=hidden)
+    ns = _names(ck, Exp, "forward", ("Variable",))
+    _is_function_class(ck, Exp, "Exp", ns)
+    shapes = [(4,), (2, 3)] + ([(3, 1, 2), ()] if hidden else [])
+    for shape in shapes:
+        with ck.case(f"a {shape} input"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            out, grad = _by_hand(ck, Exp, ns, x, g)
+            ck.close(out, np.exp(x), what="output", hint="exp(x) elementwise: np.exp(x.data).")
+            ck.close(grad, g * np.exp(x), what="gradient of x",
+                     hint="d e**x / dx = e**x: the gradient is grad_output times the output.",
+                     mistakes=[(g * x, "You multiplied grad_output by the input x; the "
+                                "derivative of e**x is e**x, the output (save it in forward)."),
+                               (np.broadcast_to(np.exp(x), np.shape(g)), "That is e**x alone: "
+                                "multiply it by grad_output (the chain rule)."),
+                               (g, "You passed grad_output through unchanged: multiply it by "
+                                "e**x.")])
+    ck.done()
+
+
+def ch03_reductions(Sum: type[Any], Mean: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``Sum`` and ``Mean`` over all elements: forward gives one number;
+    backward spreads grad_output (a single number) back over the input's shape, divided by the
+    number of elements for Mean."""
+    ck = Checker("ch03-reductions", seed=seed, hidden=hidden)
+    ns = _names(ck, Sum, "forward", ("Variable",))
+    _is_function_class(ck, Sum, "Sum", ns)
+    _is_function_class(ck, Mean, "Mean", _names(ck, Mean, "forward", ("Variable",)))
+    shapes = [(4,), (2, 3)] + ([(2, 1, 3), (1,)] if hidden else [])
+    spread = ("A gradient has the shape of its input: every element of x gets grad_output "
+              "(BroadcastTo.apply(grad_output, x's shape) spreads it).")
+    for shape in shapes:
+        n = int(np.prod(shape))
+        for cls, name in ((Sum, "Sum"), (Mean, "Mean")):
+            with ck.case(f"{name} of a {shape} input"):
+                x = np.round(ck.rng.normal(size=shape), 3)
+                g = np.array(round(float(ck.rng.uniform(0.5, 2.0)), 3))
+                out, grad = _by_hand(ck, cls, ns, x, g)
+                want = x.sum() if name == "Sum" else x.mean()
+                ck.close(out, want, what="output",
+                         hint=f"forward gives one number: x.data.{name.lower()}().")
+                if grad.shape != x.shape:
+                    ck.fail(f"{name}.backward's gradient has shape {grad.shape}, but x has "
+                            f"shape {shape}.", hint=spread)
+                right = np.full(shape, g if name == "Sum" else g / n)
+                mistakes = [(np.ones(shape) / (n if name == "Mean" else 1),
+                             "grad_output is missing: multiply by it (the chain rule)")]
+                if name == "Mean":
+                    mistakes += [(np.full(shape, g), "That is Sum's gradient: the mean divides "
+                                  f"by the number of elements, n = {n} here."),
+                                 (np.full(shape, g / shape[0]), "n is the number of *all* "
+                                  f"elements ({n}), not the length of the first axis.")]
+                ck.close(grad, right, what=f"{name}'s gradient of x", mistakes=[
+                    (m, h) for m, h in mistakes if not np.allclose(m, right)],
+                         hint=spread if name == "Sum" else
+                         "Every element gets grad_output / n, n the number of elements.")
+    ck.done()
+
+
+# -- ch03-sum-to and ch03-neg-function -------------------------------------------------------------
+def ch03_sum_to(as_variable: Callable[[Any], Any], SumTo: type[Any], BroadcastTo: type[Any],
+                sum_to: Callable[[Any, tuple], Any], *, seed: int = 0,
+                hidden: bool = False) -> None:
+    """Check the helpers: ``as_variable`` wraps what is not a Variable; ``BroadcastTo`` repeats
+    x to a shape (a new array) and its backward sums back (SumTo); ``SumTo`` sums g down to a
+    shape and its backward repeats back (BroadcastTo); ``sum_to`` applies SumTo where the
+    shapes differ. forward and backward are called by hand with the course's apply."""
+    ck = Checker("ch03-sum-to", seed=seed, hidden=hidden)
+    ns = _names(ck, SumTo, "forward", ("Variable",))
+    _is_function_class(ck, SumTo, "SumTo", ns)
+    _is_function_class(ck, BroadcastTo, "BroadcastTo", ns)
+    Variable = ns["Variable"]
+    rng = ck.rng
+    with ck.case("as_variable: a Variable as it is, a number or an array wrapped"):
+        v = Variable(np.array([1.0, 2.0]))
+        ck.check(ck.call(as_variable, v) is v, "as_variable(v) of a Variable is not v itself.",
+                 hint="A Variable is returned as it is: wrapping it again would cut it off "
+                      "from its graph.")
+        for value in (2.5, np.array([3.0, 4.0])):
+            got = ck.call(as_variable, value)
+            ck.check(isinstance(got, Variable), "as_variable did not give a Variable.",
+                     received=type(got).__name__, hint="Wrap anything else: Variable(x).")
+            ck.close(_data(got), value, what=f"as_variable({format_value(value)})")
+    cases: list[tuple[tuple[int, ...], tuple[int, ...]]] = [((3,), (2, 3)), ((2, 1), (2, 4)), ((), (3, 2))]
+    if hidden:
+        cases += [((1, 3), (4, 2, 3)), ((4,), (4,))]
+    for small, big in cases:
+        with ck.case(f"BroadcastTo {small} -> {big}, and its backward"):
+            x = np.round(rng.normal(size=small), 3)
+            g = np.round(rng.normal(size=big), 3)
+            out, grad = _by_hand(ck, BroadcastTo, ns, x, g, extra=(big,))
+            ck.close(out, np.broadcast_to(x, big), what="forward result",
+                     hint="Repeat x along the stretched axes: np.broadcast_to(x.data, shape).")
+            ck.check(out.flags.writeable and not np.shares_memory(out, x),
+                     "forward's result is a read-only view of x.",
+                     hint="np.broadcast_to gives a read-only view sharing x's memory; copy it, "
+                          "so that the result is an array of its own.")
+            want = _sum_to(g, small)
+            if grad.shape != small:
+                ck.fail(f"BroadcastTo.backward's gradient has shape {grad.shape}, but x has "
+                        f"shape {small}.", hint="A gradient has the shape of its input: sum "
+                        "grad_output back down to x's shape (SumTo.apply), the opposite of "
+                        "forward.")
+            ck.close(grad, want, what="gradient of x", hint="Every copy of an element sends "
+                     "its gradient back to that element: they add up (SumTo).")
+        with ck.case(f"SumTo {big} -> {small}, and its backward"):
+            gdata = np.round(rng.normal(size=big), 3)
+            up = np.round(rng.normal(size=small), 3)
+            out, grad = _by_hand(ck, SumTo, ns, gdata, up, extra=(small,))
+            if out.shape != small:
+                ck.fail(f"SumTo's forward gave shape {out.shape}, expected {small}.",
+                        hint="Sum over the axes broadcasting added (the leading ones) and, "
+                             "keeping them, over the axes where the target has a 1 "
+                             "(unbroadcast_array does both).")
+            ck.close(out, _sum_to(gdata, small), what="forward result")
+            if grad.shape != big:
+                ck.fail(f"SumTo.backward's gradient has shape {grad.shape}, but its input has "
+                        f"shape {big}.", hint="The backward of a sum repeats grad_output over "
+                        "what was summed: BroadcastTo.apply(grad_output, the input's shape).")
+            ck.close(grad, np.broadcast_to(up, big), what="gradient of g")
+    with ck.case("sum_to(grad, shape): the grad itself when the shapes agree, else summed"):
+        g = Variable(np.round(rng.normal(size=(2, 3)), 3))
+        with _course_ops(ns), _course_apply(SumTo, ns):
+            same = ck.call(sum_to, g, (2, 3))
+            summed = ck.call(sum_to, g, (3,))
+        ck.close(_data(same), g.data, what="sum_to(g, g.shape)")
+        ck.close(_data(summed), g.data.sum(axis=0), what="sum_to(g, (3,))",
+                 hint="Where the shapes differ, sum_to is SumTo.apply(grad, shape).")
+    ck.done()
+
+
+def ch03_neg_function(Neg: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``Neg``: forward gives -x; backward gives -grad_output."""
+    ck = Checker("ch03-neg-function", seed=seed, hidden=hidden)
+    ns = _names(ck, Neg, "forward", ("Variable",))
+    _is_function_class(ck, Neg, "Neg", ns)
+    for shape in [(3,), (2, 2)] + ([(2, 1, 3)] if hidden else []):
+        with ck.case(f"a {shape} input"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            out, grad = _by_hand(ck, Neg, ns, x, g)
+            ck.close(out, -x, what="output", hint="-x elementwise: Variable(-x.data).")
+            ck.close(grad, -g, what="gradient of x",
+                     hint="d(-x)/dx = -1: the gradient is -grad_output.",
+                     mistakes=[(g, "You passed grad_output through; negate it."),
+                               (-np.ones(shape), "That is the local derivative alone: "
+                                "multiply it by grad_output (the chain rule)."),
+                               (-x, "You returned the output; backward returns -grad_output.")])
+    ck.done()
+
+
+def ch03_clone_function(Clone: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``Clone``: forward gives a new Variable with a copy of x's data (a
+    write into the clone leaves x alone); backward passes grad_output through (the derivative
+    of a copy is 1)."""
+    ck = Checker("ch03-clone-function", seed=seed, hidden=hidden)
+    ns = _names(ck, Clone, "forward", ("Variable",))
+    _is_function_class(ck, Clone, "Clone", ns)
+    Variable = ns["Variable"]
+    with ck.case("the clone is a new Variable with its own copy of the data"):
+        x = Variable(np.array([1.0, -2.0, 3.0]), requires_grad=True)
+        with _course_ops(ns), _course_apply(Clone, ns):
+            out = ck.call(_renamed(Clone.forward, "Clone.forward"), _StandInCtx((True,)), x)
+        ck.check(isinstance(out, Variable), "forward did not return a Variable.",
+                 received=type(out).__name__, hint="forward returns a new Variable.")
+        ck.check(out is not x, "forward returned x itself.", hint=(
+            "A clone is a new Variable: FixedReLU zeroes elements of its clone of grad_output, "
+            "and with x itself it would zero the engine's gradient."))
+        ck.check(not np.shares_memory(out.data, x.data), "the clone shares its array with x, so "
+                 "a write into the clone changes x too.", hint=(
+                     "Variable(x.data) wraps the same numpy array: copy the data first, so that "
+                     "the clone can be changed on its own."))
+    shapes = [(3,), (2, 2)] + ([(2, 1, 3), ()] if hidden else [])
+    for shape in shapes:
+        with ck.case(f"a {shape} input"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            out, grad = _by_hand(ck, Clone, ns, x, g)
+            ck.close(out, x, what="output", hint="The clone holds the same numbers as x.")
+            ck.close(grad, g, what="gradient of x",
+                     hint="A copy changes nothing: its derivative is 1, so backward gives "
+                          "grad_output as it is.",
+                     mistakes=[(np.ones(shape), "That is the local derivative alone: multiply "
+                                "it by grad_output (the chain rule), which leaves grad_output."),
+                               (np.zeros(shape), "Gradients flow through a clone unchanged; "
+                                "a zero gradient is what detach (chapter 06) means, not clone."),
+                               (x, "You returned the data; backward returns the gradient, "
+                                "grad_output.")])
+    ck.done()

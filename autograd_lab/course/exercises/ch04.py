@@ -1,0 +1,1401 @@
+"""Checkers for chapter 04, The engine.
+
+The chapter builds a tiny scalar autograd: a ``Scalar`` node has ``data``, ``grad``,
+``parents`` (the nodes it was computed from) and ``local_grads`` (d self / d parent, one per
+parent). The checkers build their graphs from ``_Scalar`` below, which has the same
+attributes, so they test the learner's functions on graphs the learner's own class did not
+make (and count how often ``parents`` is read, to catch walks that repeat work).
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+import io
+import math
+from collections.abc import Callable, Iterable, Iterator
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from ._common import Checker, grad_data
+
+__all__ = ["ch04_topological_sort", "ch04_backward", "ch04_reused_node", "ch04_second_backward",
+           "ch04_topological_order", "ch04_hooks", "ch04_engine_backward", "mygrad_engine"]
+
+
+class _Scalar:
+    """A node of the chapter's scalar graph (same attributes as the notebook's ``Scalar``)."""
+
+    def __init__(self, data: float, parents: Iterable[_Scalar] = (),
+                 local_grads: Iterable[float] = (), label: str = "") -> None:
+        self.data = float(data)
+        self._grad = 0.0
+        self.grad_writes = 0  # how often .grad was assigned (reset before each backward call)
+        self.grad_before = 0.0  # .grad when the current backward call started
+        self._parents = tuple(parents)
+        self.local_grads = tuple(float(g) for g in local_grads)
+        self.label = label
+        self.op = label  # the operation that made it ("+", "*", "tanh"); labels may be renamed
+        self.reads = 0  # how often .parents was read
+
+    @property
+    def parents(self) -> tuple[_Scalar, ...]:
+        self.reads += 1
+        return self._parents
+
+    @property
+    def grad(self) -> float:
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: float) -> None:
+        self.grad_writes += 1
+        self._grad = value
+
+    def __add__(self, other: _Scalar) -> _Scalar:
+        return _Scalar(self.data + other.data, (self, other), (1.0, 1.0), "+")
+
+    def __mul__(self, other: _Scalar) -> _Scalar:
+        return _Scalar(self.data * other.data, (self, other), (other.data, self.data), "*")
+
+    def tanh(self) -> _Scalar:
+        t = math.tanh(self.data)
+        return _Scalar(t, (self,), (1 - t * t,), "tanh")
+
+    def __repr__(self) -> str:
+        return f"Scalar({self.label!r}, data={self.data:.4g})"
+
+
+# -- graphs the cases use ----------------------------------------------------------------------
+def _leaf(value: float, label: str) -> _Scalar:
+    return _Scalar(value, label=label)
+
+
+def _named(node: _Scalar, label: str) -> _Scalar:
+    node.label = label
+    return node
+
+
+def _chain(depth: int, factor: float = 1.0) -> tuple[_Scalar, _Scalar]:
+    """x -> x*factor -> ... (depth steps); returns (root, x)."""
+    x = node = _leaf(1.0, "x")
+    for i in range(depth):
+        node = _Scalar(node.data * factor, (node,), (factor,), f"step{i + 1}")
+    return node, x
+
+
+def _ladder(depth: int) -> tuple[_Scalar, _Scalar]:
+    """h = x; then h = h + h, depth times: each node feeds the next one twice."""
+    x = node = _leaf(0.5, "x")
+    for i in range(depth):
+        node = _named(node + node, f"h{i + 1}")
+    return node, x
+
+
+def _reused_graph(xv: float, yv: float) -> dict[str, _Scalar]:
+    """h = x*y is used twice: out = h*h + h."""
+    x, y = _leaf(xv, "x"), _leaf(yv, "y")
+    h = _named(x * y, "h")
+    hh = _named(h * h, "h*h")
+    out = _named(hh + h, "out")
+    return {"x": x, "y": y, "h": h, "h*h": hh, "out": out}
+
+
+def _random_graph(rng: np.random.Generator, n_leaves: int, n_ops: int) -> tuple[_Scalar, list]:
+    """A random expression DAG with reused nodes; the root sums the nodes nobody consumed."""
+    nodes = [_leaf(round(float(rng.uniform(-1.5, 1.5)), 3), f"x{i}") for i in range(n_leaves)]
+    used: set[int] = set()
+    for k in range(n_ops):
+        lo = max(0, len(nodes) - 8)  # mostly recent nodes: deep graphs with many reuses
+        i, j = (int(v) for v in rng.integers(lo, len(nodes), size=2))
+        op = int(rng.integers(0, 3))
+        a, b = nodes[i], nodes[j]
+        new = a.tanh() if op == 2 else (a + b if op == 0 else a * b)
+        new.label = f"n{k}"
+        used.update({id(a)} if op == 2 else {id(a), id(b)})
+        nodes.append(new)
+    root = None
+    for node in nodes[n_leaves:]:
+        if id(node) not in used:
+            root = node if root is None else root + node
+    assert root is not None
+    root.label = "root"
+    return root, nodes
+
+
+def _reachable(root: _Scalar) -> list[_Scalar]:
+    seen, stack, out = {id(root)}, [root], []
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        for p in node._parents:
+            if id(p) not in seen:
+                seen.add(id(p))
+                stack.append(p)
+    return out
+
+
+def _reference_grads(root: _Scalar) -> dict[int, float]:
+    """d root / d node for every reachable node, by Kahn's algorithm over consumer counts."""
+    nodes = _reachable(root)
+    pending = {id(n): 0 for n in nodes}
+    for n in nodes:
+        for p in n._parents:
+            pending[id(p)] += 1
+    grads = {id(n): 0.0 for n in nodes}
+    grads[id(root)] = 1.0
+    ready = [root]
+    while ready:
+        node = ready.pop()
+        for p, local in zip(node._parents, node.local_grads):
+            grads[id(p)] += local * grads[id(node)]
+            pending[id(p)] -= 1
+            if pending[id(p)] == 0:
+                ready.append(p)
+    return grads
+
+
+def _reset_reads(nodes: Iterable[_Scalar]) -> None:
+    for n in nodes:
+        n.reads = 0
+
+
+# -- exercise 1: topological sort ------------------------------------------------------------
+_ORDER_HINT = ("Do a depth-first search that appends a node only after all its parents have been "
+               "appended (post-order), then reverse the list: every node then comes before the "
+               "nodes it was computed from.")
+
+
+def _run_sort(ck: Checker, sort: Callable[[Any], Any], root: _Scalar,
+              hint: str | None = None) -> list:
+    order = ck.call(sort, root, hint=hint)
+    ck.check(order is not None, "your topological_sort returned None.", expected="a list of nodes",
+             received=order, hint="Did you forget the `return` statement?")
+    try:
+        order = list(order)
+    except TypeError:
+        ck.fail("your topological_sort did not return a list.", expected="a list of nodes",
+                received=type(order).__name__, hint="Collect the nodes in a list and return it.")
+    return order
+
+
+def _check_order(ck: Checker, order: list, root: _Scalar) -> None:
+    """Fail unless ``order`` holds every node reachable from root once, consumers first."""
+    reachable = _reachable(root)
+    known = {id(n) for n in reachable}
+    counts: dict[int, int] = {}
+    for item in order:
+        if not isinstance(item, _Scalar) or id(item) not in known:
+            ck.fail("the list contains something that is not a node of this graph.",
+                    expected="only nodes reachable from root", received=repr(item),
+                    hint="Put the nodes themselves in the list (not their data, labels or ids).")
+        counts[id(item)] = counts.get(id(item), 0) + 1
+    for item in order:
+        if counts[id(item)] > 1:
+            ck.fail(f"node {item.label!r} appears {counts[id(item)]} times.",
+                    expected="each node exactly once", received=f"{len(order)} entries for "
+                    f"{len(reachable)} nodes",
+                    hint="A node that is used twice is reached along two paths. Keep a set of "
+                         "the nodes you have already visited and skip them the second time.")
+    missing = [n for n in reachable if id(n) not in counts]
+    if missing:
+        ck.fail(f"{len(missing)} of the {len(reachable)} nodes are missing, "
+                f"e.g. {missing[0].label!r}.",
+                expected=f"{len(reachable)} nodes", received=f"{len(order)} nodes",
+                hint="Follow node.parents all the way down to the leaves; every node reachable "
+                     "from the root belongs in the list, leaves included.")
+    pos = {id(n): i for i, n in enumerate(order)}
+    if len(order) > 1 and order[-1] is root:
+        ck.fail("the root is last: the list is in forward order (leaves first).",
+                expected=f"the root {root.label!r} first",
+                received=f"the root at index {len(order) - 1}",
+                hint="Backward runs from the output to the leaves: reverse your list.")
+    for node in order:
+        for parent in node._parents:
+            if pos[id(parent)] < pos[id(node)]:
+                ck.fail(f"node {parent.label!r} (index {pos[id(parent)]}) comes before "
+                        f"{node.label!r} (index {pos[id(node)]}), which is computed from it.",
+                        expected="every node before the nodes it was computed from",
+                        received=f"{parent.label!r} before its consumer {node.label!r}",
+                        hint=_ORDER_HINT + " (A breadth-first order is not enough once a node "
+                        "is reused along paths of different lengths.)")
+
+
+def _check_work(ck: Checker, nodes: list[_Scalar]) -> None:
+    total = sum(n.reads for n in nodes)
+    edges = sum(len(n._parents) for n in nodes)
+    limit = 3 * (len(nodes) + edges)
+    worst = max(nodes, key=lambda n: n.reads)
+    ck.check(total <= limit, f"your sort read node.parents {total} times on a graph of "
+             f"{len(nodes)} nodes and {edges} edges ({worst.reads} times for {worst.label!r}).",
+             expected=f"at most about {limit} reads (each node expanded once)",
+             received=f"{total} reads",
+             hint="It walks through a reused node once per path, and the number of paths grows "
+                  "exponentially. Expand each node only the first time you reach it (a `visited` "
+                  "set), even if you de-duplicate the list afterwards.")
+
+
+def ch04_topological_sort(topological_sort: Callable[[Any], list], *, seed: int = 0,
+                          hidden: bool = False) -> None:
+    """Check ``topological_sort(root)``: every node reachable from ``root`` once, ``root``
+    first, each node before all of its ``parents``; iterative, so deep graphs work."""
+    ck = Checker("ch04-topological-sort", seed=seed, hidden=hidden)
+    with ck.case("a single leaf"):
+        x = _leaf(2.0, "x")
+        _check_order(ck, _run_sort(ck, topological_sort, x), x)
+    with ck.case("a chain x -> tanh -> *y: only one order is right"):
+        x, y = _leaf(0.3, "x"), _leaf(2.0, "y")
+        t = _named(x.tanh(), "t")
+        out = _named(t * y, "out")
+        order = _run_sort(ck, topological_sort, out)
+        _check_order(ck, order, out)
+    with ck.case("a*b + c"):
+        a, b, c = _leaf(1.0, "a"), _leaf(2.0, "b"), _leaf(3.0, "c")
+        out = _named(_named(a * b, "a*b") + c, "out")
+        _check_order(ck, _run_sort(ck, topological_sort, out), out)
+    with ck.case("x*x uses the same leaf twice in one operation"):
+        x = _leaf(1.5, "x")
+        sq = _named(x * x, "x*x")
+        _check_order(ck, _run_sort(ck, topological_sort, sq), sq)
+    with ck.case("a reused non-leaf: h = x*y; out = h*h + h"):
+        g = _reused_graph(2.0, 3.0)
+        _check_order(ck, _run_sort(ck, topological_sort, g["out"]), g["out"])
+    with ck.case("a long and a short path to the same node"):
+        x = _leaf(0.5, "x")
+        h = _named(x.tanh(), "h")
+        long = h
+        for i in range(4):
+            long = _named(long.tanh(), f"t{i + 1}")
+        out = _named(long * h, "out")
+        _check_order(ck, _run_sort(ck, topological_sort, out), out)
+    with ck.case("sorting the same graph twice gives all nodes both times"):
+        g = _reused_graph(1.0, -2.0)
+        first = _run_sort(ck, topological_sort, g["out"])
+        second = _run_sort(ck, topological_sort, g["out"])
+        ck.check(len(second) == len(first), "the second sort of the same graph returned "
+                 f"{len(second)} nodes, the first {len(first)}.", expected=len(first),
+                 received=len(second), hint="Keep the visited set inside the function (a new "
+                 "one per call) instead of marking the nodes themselves.")
+        _check_order(ck, second, g["out"])
+    depth = 10_000
+    with ck.case(f"a {depth:,}-deep chain (deeper than Python's recursion limit)"):
+        root, _ = _chain(depth)
+        order = _run_sort(ck, topological_sort, root,
+                          hint="A recursive function needs one Python frame per level, and Python "
+                               "stops at about 1,000 (RecursionError). Use an explicit stack (a "
+                               "list you append to and pop from) instead of recursion.")
+        _check_order(ck, order, root)
+    with ck.case("a ladder of 14 nodes, each used twice by the next: each expanded once"):
+        root, _ = _ladder(14)
+        nodes = _reachable(root)
+        _reset_reads(nodes)
+        order = _run_sort(ck, topological_sort, root)
+        _check_order(ck, order, root)
+        _check_work(ck, nodes)
+    if hidden:
+        for k, (n_leaves, n_ops) in enumerate([(3, 25), (5, 60), (8, 150)]):
+            with ck.case(f"random graph {k + 1}: {n_leaves} leaves, {n_ops} operations"):
+                root, _ = _random_graph(ck.rng, n_leaves, n_ops)
+                nodes = _reachable(root)
+                _reset_reads(nodes)
+                _check_order(ck, _run_sort(ck, topological_sort, root), root)
+                _check_work(ck, nodes)
+        with ck.case("a 30,000-deep chain"):
+            root, _ = _chain(30_000)
+            _check_order(ck, _run_sort(ck, topological_sort, root, hint="Use an explicit stack, "
+                                       "not recursion."), root)
+    ck.done()
+
+
+# -- exercise 2: backward ----------------------------------------------------------------------
+def _run_backward(ck: Checker, backward: Callable[[Any], Any], root: _Scalar,
+                  hint: str | None = None) -> dict:
+    for node in _reachable(root):
+        node.grad_writes, node.grad_before = 0, node.grad
+    grads = ck.call(backward, root, hint=hint)
+    _check_visits(ck, backward, root, grads)
+    ck.check(isinstance(grads, dict), "your backward did not return a dict.",
+             expected="a dict {node: d root / d node}", received=type(grads).__name__,
+             hint="Keep the gradients in a dict local to the call and return it at the end.")
+    return grads
+
+
+def _number(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _learners_sort(backward: Callable[[Any], Any]) -> Callable[[Any], Any] | None:
+    """The topological sort the learner's backward calls, if it can be found by name."""
+    try:
+        names = inspect.getclosurevars(backward)
+    except (TypeError, ValueError):
+        return None
+    for scope in (names.nonlocals, names.globals):
+        for name in ("topological_sort", "sort", "topo_sort", "topological_order"):
+            if callable(scope.get(name)):
+                return scope[name]
+    return None
+
+
+def _check_visits(ck: Checker, backward: Callable[[Any], Any], root: _Scalar, grads: Any) -> None:
+    """If the gradients are wrong because backward visited nodes more than once, say so.
+
+    A topological sort without a visited set lists a reused node once per path; backward then
+    handles it several times, and the leaves' .grad come out too large. The comparisons below
+    would blame the accumulation (``leaf.grad += ...``), although that line is right; this
+    names the real cause instead. Only wrong results are diagnosed: a backward that updates a leaf once per
+    consumer but gets the right total is fine.
+    """
+    nodes = _reachable(root)
+    ref = _reference_grads(root)
+    leaves = [n for n in nodes if not n._parents]
+    repeated = [n for n in leaves if n.grad_writes > 1]
+    if not repeated:
+        return
+    wrong_dict = isinstance(grads, dict) and any(
+        not np.isclose(_number(grads[n]), ref[id(n)]) for n in nodes if n in grads)
+    # a leaf visited k times in one call ends with k times its gradient added
+    too_large = [n for n in repeated if ref[id(n)] != 0 and np.isclose(
+        n.grad - n.grad_before, n.grad_writes * ref[id(n)])]
+    if not too_large and not wrong_dict:
+        return
+    leaf = (too_large or repeated)[0]
+    detail = ""
+    sort = _learners_sort(backward)
+    if sort is not None:
+        try:
+            order = list(sort(root))
+        except Exception:  # the learner's code may raise anything; only diagnosing here
+            order = []
+        counts: dict[int, int] = {}
+        for item in order:
+            counts[id(item)] = counts.get(id(item), 0) + 1
+        dup = [n for n in nodes if counts.get(id(n), 0) > 1]
+        if dup:
+            detail = (f" Your {getattr(sort, '__name__', 'sort')}(root) returned {len(order)} "
+                      f"entries for {len(nodes)} nodes: {dup[0].label!r} appears "
+                      f"{counts[id(dup[0])]} times.")
+    ck.fail(f"backward visited the leaf {leaf.label!r} {leaf.grad_writes} times in one call, so "
+            "its gradient was added that many times: the order it walks lists some nodes more "
+            "than once." + detail,
+            expected="each node once in the order (one update of .grad per leaf and call)",
+            received=f"{leaf.grad_writes} updates of {leaf.label}.grad",
+            hint="A node used by several consumers is reached along several paths. In "
+                 "topological_sort, keep a set of the nodes already visited and skip a node "
+                 "the second time you reach it, so that the order lists each node once.")
+
+
+def _check_grads(ck: Checker, grads: dict, root: _Scalar, names: dict[str, _Scalar],
+                 before: dict[int, float] | None = None,
+                 mistakes: dict[str, list] | None = None) -> None:
+    """Compare the returned dict with the reference, and leaf .grad with before + reference."""
+    ref = _reference_grads(root)
+    nodes = _reachable(root)
+    by_id = {id(n): n for n in nodes}
+    label = {id(n): n.label for n in nodes}
+    for name, node in names.items():
+        label[id(node)] = name
+    keys = {id(k) for k in grads}
+    missing = [label[i] for i in ref if i not in keys]
+    if missing:
+        ck.fail(f"the returned dict has no gradient for {missing[0]!r}.",
+                expected="a gradient for every node reachable from the root (root: 1.0)",
+                received=f"{len(grads)} entries for {len(ref)} nodes",
+                hint="Start with grads = {root: 1.0} and give every parent an entry as you pass "
+                     "the gradient down to it.")
+    mistakes = mistakes or {}
+    for i, expected in ref.items():
+        node = by_id[i]
+        ck.close(grads[node], expected, what=f"gradient of {label[i]!r} in the returned dict",
+                 hint="Every consumer adds local_grad * (its own gradient) to each parent: "
+                      "grads[p] = grads.get(p, 0.0) + local * grads[node].",
+                 mistakes=mistakes.get(label[i], []))
+    for i, expected in ref.items():
+        node = by_id[i]
+        if node._parents:
+            ck.check(node.grad == (before or {}).get(i, 0.0),
+                     f"the .grad of the non-leaf {label[i]!r} was changed.",
+                     expected=(before or {}).get(i, 0.0), received=node.grad,
+                     hint="Keep non-leaf gradients in the dict (the engine's buffers); only leaves "
+                          "add into .grad, as in PyTorch.")
+        else:
+            start = (before or {}).get(i, 0.0)
+            ck.close(node.grad, start + expected, what=f"{label[i]}.grad",
+                     hint="A leaf adds its gradient to what .grad already holds: "
+                          "leaf.grad += grads[leaf].",
+                     mistakes=[(expected, "That is this call's gradient alone: .grad must "
+                                "accumulate across calls (leaf.grad += ...), not be overwritten.")]
+                     if start else [])
+
+
+# -- isolation: the course's topological_sort under the learner's backward --------------------
+_SORT_NAMES = ("topological_sort", "sort", "topo_sort", "topological_order")
+
+
+def _course_sort_of(root: _Scalar) -> list[_Scalar]:
+    """Every node reachable from root once, root first, each before the nodes it came from."""
+    order, seen = [], {id(root)}
+    stack = [(root, iter(root._parents))]
+    while stack:
+        node, parents = stack[-1]
+        for p in parents:
+            if id(p) not in seen:
+                seen.add(id(p))
+                stack.append((p, iter(p._parents)))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    return order[::-1]
+
+
+def _sort_fails(sort: Callable[[Any], Any]) -> bool:
+    """Whether the learner's sort fails its own check (run quietly)."""
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            ch04_topological_sort(sort)
+    except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
+        return True
+    return False
+
+
+@contextlib.contextmanager
+def _course_sort(backward: Callable[[Any], Any]) -> Iterator[None]:
+    """Run with the sort the learner's ``backward`` calls (found by name, as a global or a
+    closure variable) replaced by the course's, then put it back; if the learner's own sort
+    fails its exercise (ch04-topological-sort), say so in one line."""
+    swaps: list[tuple[Any, str, Any]] = []      # (a namespace dict or a cell, name, own value)
+    fn = inspect.unwrap(backward) if callable(backward) else backward
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            if name in _SORT_NAMES and callable(getattr(cell, "cell_contents", None)):
+                swaps.append((cell, name, cell.cell_contents))
+        ns = getattr(fn, "__globals__", {})
+        for name in code.co_names:
+            if name in _SORT_NAMES and callable(ns.get(name)):
+                swaps.append((ns, name, ns[name]))
+    if any(_sort_fails(own) for _, _, own in swaps[:1]):
+        print("note: exercise ch04-topological-sort fails its own check; this check runs your "
+              "backward with the course's topological_sort.")
+    for where, name, _ in swaps:
+        if isinstance(where, dict):
+            where[name] = _course_sort_of
+        else:
+            where.cell_contents = _course_sort_of
+    try:
+        yield
+    finally:
+        for where, name, own in swaps:
+            if isinstance(where, dict):
+                where[name] = own
+            else:
+                where.cell_contents = own
+
+
+def ch04_backward(backward: Callable[[Any], dict], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``backward(root)``: returns ``{node: d root / d node}`` for every reachable node
+    and adds each leaf's gradient into ``leaf.grad`` (non-leaves' ``.grad`` untouched)."""
+    ck = Checker("ch04-backward", seed=seed, hidden=hidden)
+    with _course_sort(backward):
+        _backward_cases(ck, backward, hidden)
+    ck.done()
+
+
+def _backward_cases(ck: Checker, backward: Callable[[Any], dict], hidden: bool) -> None:
+    """The cases of ch04-backward (the learner's sort replaced by the course's)."""
+    with ck.case("out = a*b + c"):
+        a, b, c = _leaf(2.0, "a"), _leaf(-3.0, "b"), _leaf(0.5, "c")
+        ab = _named(a * b, "a*b")
+        out = _named(ab + c, "out")
+        grads = _run_backward(ck, backward, out)
+        ck.check(any(k is out for k in grads) and grads.get(out) == 1.0,
+                 "the root's gradient is not 1.0.", expected=1.0,
+                 received=grads.get(out),
+                 hint="d root / d root = 1: start with grads = {root: 1.0}.")
+        _check_grads(ck, grads, out, {"a": a, "b": b, "c": c, "a*b": ab, "out": out})
+    with ck.case("a chain through tanh"):
+        x, w = _leaf(0.7, "x"), _leaf(-1.2, "w")
+        out = _named(_named(x * w, "x*w").tanh(), "out")
+        _check_grads(ck, _run_backward(ck, backward, out), out, {"x": x, "w": w})
+    with ck.case("x*x: one operation uses x twice"):
+        x = _leaf(1.5, "x")
+        sq = _named(x * x, "x*x")
+        grads = _run_backward(ck, backward, sq)
+        _check_grads(ck, grads, sq, {"x": x}, mistakes={"x": [(1.5, (
+            "1.5 is one of the two contributions: x is a parent of x*x twice, and the second "
+            "one overwrote the first. Add: grads[p] = grads.get(p, 0.0) + local * g."))]})
+    with ck.case("a reused non-leaf: h = x*y; out = h*h + h"):
+        g = _reused_graph(2.0, 3.0)
+        h = g["h"].data
+        grads = _run_backward(ck, backward, g["out"])
+        _check_grads(ck, grads, g["out"], g, mistakes={
+            "h": [(2 * h, "That is only the contribution of h*h; h also feeds the + directly. "
+                   "Sum over every consumer."), (1.0, "That is only the contribution of the +; "
+                   "h also feeds h*h. Sum over every consumer.")]})
+    with ck.case("a leaf that already has a gradient accumulates into it"):
+        x, y = _leaf(2.0, "x"), _leaf(-1.0, "y")
+        out = _named(x * y, "out")
+        x.grad, y.grad = 0.25, -4.0
+        before = {id(x): 0.25, id(y): -4.0}
+        _check_grads(ck, _run_backward(ck, backward, out), out, {"x": x, "y": y}, before=before)
+    with ck.case("backward twice on the same graph: leaf gradients exactly double"):
+        g = _reused_graph(0.5, -2.0)
+        _run_backward(ck, backward, g["out"])
+        first = {id(n): n.grad for n in _reachable(g["out"])}
+        ref = _reference_grads(g["out"])
+        grads = _run_backward(ck, backward, g["out"])
+        x = g["x"]
+        ck.close(x.grad, 2 * ref[id(x)], what="x.grad after two calls",
+                 hint="Each call must compute this call's gradients from scratch (a fresh dict) "
+                      "and add them to the leaves once. If non-leaf gradients live in .grad, the "
+                      "second call starts from the first call's leftovers.")
+        _check_grads(ck, grads, g["out"], g, before=first)
+    depth = 10_000
+    with ck.case(f"a {depth:,}-deep chain, each step multiplies by 1.0001"):
+        root, x = _chain(depth, 1.0001)
+        grads = _run_backward(ck, backward, root, hint="Your backward (or the topological_sort "
+                              "it calls) must not recurse: use an explicit stack.")
+        ck.close(x.grad, 1.0001 ** depth, what="x.grad", rtol=1e-9,
+                 hint="The gradient of a chain is the product of its local gradients.")
+    if hidden:
+        for k, (n_leaves, n_ops) in enumerate([(3, 20), (4, 50), (6, 120)]):
+            with ck.case(f"random graph {k + 1}: {n_leaves} leaves, {n_ops} operations"):
+                root, nodes = _random_graph(ck.rng, n_leaves, n_ops)
+                leaves = [n for n in _reachable(root) if not n._parents]
+                before = {}
+                for leaf in leaves:
+                    leaf.grad = round(float(ck.rng.uniform(-1, 1)), 2)
+                    before[id(leaf)] = leaf.grad
+                _check_grads(ck, _run_backward(ck, backward, root), root, {}, before=before)
+
+
+# -- exercise 3: gradients through a reused node, by hand ---------------------------------------
+def _reused_expected(x: float, y: float) -> dict[str, float]:
+    h = x * y
+    a = h + x
+    d_a = h
+    d_h = a + h
+    return {"a": d_a, "h": d_h, "x": d_h * y + d_a, "y": d_h * x}
+
+
+def ch04_reused_node(reused_node_grads: Callable[[float, float], dict], *, seed: int = 0,
+                     hidden: bool = False) -> None:
+    """Check ``reused_node_grads(x, y)`` for h = x*y; a = h + x; out = h*a: a dict with the
+    gradients of out with respect to "a", "h", "x" and "y"."""
+    ck = Checker("ch04-reused-node", seed=seed, hidden=hidden)
+    points: list[tuple[float, ...]] = [(2.0, 3.0), (-1.0, 0.5), (0.5, -2.0)]
+    if hidden:
+        points += [tuple(round(float(v), 3) for v in ck.rng.uniform(-3, 3, size=2))
+                   for _ in range(4)]
+    for x, y in points:
+        with ck.case(f"x = {x:g}, y = {y:g}"):
+            got = ck.call(reused_node_grads, x, y)
+            ck.check(isinstance(got, dict), "reused_node_grads did not return a dict.",
+                     expected='a dict with keys "a", "h", "x", "y"', received=got,
+                     hint='Return {"a": ..., "h": ..., "x": ..., "y": ...}.')
+            want = _reused_expected(x, y)
+            for key in want:
+                ck.check(key in got, f"the dict has no key {key!r}.", expected=sorted(want),
+                         received=sorted(map(str, got)), hint="Use the keys 'a', 'h', 'x', 'y'.")
+            h, a = x * y, x * y + x
+            ck.close(got["a"], want["a"], what='gradient "a"',
+                     hint="out = h * a, so d out / d a = h.")
+            ck.close(got["h"], want["h"], what='gradient "h"',
+                     hint="h has two consumers: out = h * a directly (local gradient a) and "
+                          "a = h + x (local gradient 1, times d out / d a = h). Add both.",
+                     mistakes=[(a, "That is only the direct path out = h * a; h also reaches out "
+                                "through a = h + x. Add h * 1."),
+                               (h, "That is only the path through a; h is also a direct factor "
+                                "of out = h * a. Add a.")])
+            ck.close(got["x"], want["x"], what='gradient "x"',
+                     hint="x has two consumers as well: h = x * y (local gradient y) and a = h + x "
+                          "(local gradient 1). Use the complete gradients of h and a.",
+                     mistakes=[(want["h"] * y, "You followed x only through h; x also feeds "
+                                "a = h + x directly. Add d out / d a."),
+                               (a * y + h, "Your gradient of h misses one of its consumers; with "
+                                "the full d out / d h = a + h the rest follows.")])
+            ck.close(got["y"], want["y"], what='gradient "y"',
+                     hint="y only reaches out through h = x * y: d out / d y = (d out / d h) * x.",
+                     mistakes=[(a * x, "Your gradient of h misses the path through a: "
+                                "use d out / d h = a + h.")])
+    ck.done()
+
+
+# -- exercise 4: what a second backward does -----------------------------------------------------
+def ch04_second_backward(predict_x_grad: Callable[[float, int], float], *, seed: int = 0,
+                         hidden: bool = False) -> None:
+    """Check ``predict_x_grad(x0, calls)``: x.grad after ``calls`` backward calls (with
+    retain_graph=True) of out = 3 * (x * x) + x, starting from no gradient."""
+    ck = Checker("ch04-second-backward", seed=seed, hidden=hidden)
+    cases = [(2.0, 1), (2.0, 2), (-0.5, 3)]
+    if hidden:
+        cases += [(round(float(ck.rng.uniform(-3, 3)), 2), int(ck.rng.integers(1, 6)))
+                  for _ in range(4)]
+    for x0, calls in cases:
+        with ck.case(f"x0 = {x0:g}, {calls} call{'s' if calls > 1 else ''}"):
+            got = ck.call(predict_x_grad, x0, calls)
+            once = 6 * x0 + 1
+            ck.close(got, calls * once, what="predicted x.grad",
+                     hint="One backward gives d out / d x = 6 x0 + 1. Each further call adds the "
+                          "same amount into x.grad.",
+                     mistakes=[(once, "That is the gradient of one call: backward adds into "
+                                "x.grad, it does not overwrite it."),
+                               (calls * 6 * x0, "The + x term contributes 1 to the gradient too."),
+                               (calls * (3 * x0 * x0 + x0), "That is calls * out, not the "
+                                "gradient; d out / d x = 6 x0 + 1."),
+                               (once * 2 ** (calls - 1), "Each call adds one gradient; it "
+                                "does not double what is there.")])
+    ck.done()
+
+
+
+
+# -- exercises 5 and 6: the engine of mygrad, on the learner's Variables ----------------------
+# These graphs are built with the learner's (or the course's) mygrad: Variable and the
+# operations of chapter 03. The engine follows v.grad_fn.inputs, and lists only Variables that
+# require grad.
+def _package(mygrad: ModuleType | None) -> ModuleType:
+    if mygrad is not None:
+        return mygrad
+    try:
+        return importlib.import_module("mygrad")
+    except ImportError:
+        raise TypeError("pass your package: check.ch04_...(your_function, mygrad), with mygrad "
+                        "from `mygrad = load_mygrad(chapter=4)` in the first cell.") from None
+
+
+def _mg(pkg: ModuleType, value: Any, requires_grad: bool = False) -> Any:
+    return pkg.Variable(np.asarray(value, dtype=np.float64), requires_grad=requires_grad)
+
+
+def _scale_function(pkg: ModuleType, backward: Callable[..., Any]) -> type[Any]:
+    """A Function of ``pkg``: Scale.apply(x, factor=2.0) = x * factor, with the given backward."""
+    def forward(ctx: Any, x: Any, factor: Any = 2.0) -> Any:
+        ctx.factor = getattr(factor, "data", factor)
+        return pkg.Variable(x.data * ctx.factor)
+    return type("Scale", (pkg.Function,), {"forward": staticmethod(forward),
+                                           "backward": staticmethod(backward)})
+
+
+def _seed_graph(pkg: ModuleType) -> dict[str, Any]:
+    """The chapter's l1...l4 example: loss 40, gradients 28, 8, 10."""
+    g = {"input": _mg(pkg, np.ones((2, 2)))}
+    g["w1"], g["w2"], g["w3"] = (_mg(pkg, v, True) for v in (2.0, 3.0, 4.0))
+    g["l1"] = g["input"] * g["w1"]
+    g["l2"] = g["l1"] + g["w2"]
+    g["l3"] = g["l1"] * g["w3"]
+    g["l4"] = g["l2"] * g["l3"]
+    g["loss"] = g["l4"].mean()
+    return g
+
+
+def _h_graph(pkg: ModuleType, xv: float = 2.0, yv: float = 3.0) -> dict[str, Any]:
+    """Section 1's graph: h = x*y is used three times in out = h*h + h."""
+    g = {"x": _mg(pkg, xv, True), "y": _mg(pkg, yv, True)}
+    g["h"] = g["x"] * g["y"]
+    g["h*h"] = g["h"] * g["h"]
+    g["out"] = g["h*h"] + g["h"]
+    return g
+
+
+def _needs_grad_reachable(root: Any) -> list[Any]:
+    """Every Variable root depends on that requires grad (root included), by identity."""
+    seen, stack, out = {id(root)}, [root], []
+    while stack:
+        v = stack.pop()
+        out.append(v)
+        node = v.grad_fn
+        for x in (node.inputs if node is not None else ()):
+            if getattr(x, "requires_grad", False) and hasattr(x, "grad_fn") and id(x) not in seen:
+                seen.add(id(x))
+                stack.append(x)
+    return out
+
+
+def _check_variable_order(ck: Checker, order: Any, root: Any, names: dict[str, Any]) -> None:
+    """Fail unless order lists each Variable that root needs once, root first, users first."""
+    label = {id(v): k for k, v in names.items()}
+    name = lambda v: label.get(id(v), f"a Variable of shape {getattr(v, 'shape', '?')}")  # noqa: E731
+    ck.check(order is not None, "your topological_order returned None.",
+             expected="a list of Variables", hint="Did you forget the `return` statement?")
+    try:
+        order = list(order)
+    except TypeError:
+        ck.fail("your topological_order did not return a list.", expected="a list of Variables",
+                received=type(order).__name__, hint="Collect the Variables in a list; return it.")
+    reachable = _needs_grad_reachable(root)
+    known = {id(v) for v in reachable}
+    counts: dict[int, int] = {}
+    for item in order:
+        if id(item) not in known:
+            if getattr(item, "requires_grad", True) is False:
+                what = (f"{name(item)}, a Variable that does not require grad (it gets no "
+                        "gradient, so the engine need not visit it)")
+            else:
+                what = f"{repr(item)[:60]}, which is not a Variable that root depends on"
+            ck.fail(f"the list contains {what}.",
+                    expected="only the Variables root depends on that require grad",
+                    hint="Follow v.grad_fn.inputs, and skip inputs that are not Variables or do "
+                         "not require grad (they get no gradient).")
+        counts[id(item)] = counts.get(id(item), 0) + 1
+    for item in order:
+        if counts[id(item)] > 1:
+            ck.fail(f"{name(item)} appears {counts[id(item)]} times.",
+                    expected="each Variable exactly once",
+                    received=f"{len(order)} entries for {len(reachable)} Variables",
+                    hint="A Variable used by several operations is reached along several paths: "
+                         "keep a set of the Variables already visited (by id(v)) and skip them.")
+    missing = [v for v in reachable if id(v) not in counts]
+    if missing:
+        ck.fail(f"{len(missing)} of the {len(reachable)} Variables are missing, e.g. "
+                f"{name(missing[0])}.", expected=f"{len(reachable)} Variables",
+                received=f"{len(order)} Variables",
+                hint="Follow grad_fn.inputs down to the leaves; leaves that require grad belong "
+                     "in the list too (that is where backward adds into .grad).")
+    if len(order) > 1 and order[-1] is root:
+        ck.fail("the root is last: the list is in forward order.", expected="the root first",
+                received=f"the root at index {len(order) - 1}",
+                hint="Append each Variable after its inputs (post-order), then reverse the list.")
+    pos = {id(v): i for i, v in enumerate(order)}
+    for v in order:
+        for x in (v.grad_fn.inputs if v.grad_fn is not None else ()):
+            if id(x) in pos and pos[id(x)] < pos[id(v)]:
+                ck.fail(f"{name(x)} (index {pos[id(x)]}) comes before {name(v)} (index "
+                        f"{pos[id(v)]}), which was computed from it.",
+                        expected="every Variable before the Variables it was computed from",
+                        received=f"{name(x)} before its user {name(v)}",
+                        hint="Append a Variable only when all its inputs are done (post-order), "
+                             "then reverse: as in your topological_sort for Scalars.")
+
+
+def ch04_topological_order(topological_order: Callable[[Any], list], mygrad: ModuleType | None =
+                           None, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``topological_order(root)`` on mygrad Variables: each Variable root depends on and
+    that requires grad, once, root first, each before its inputs; iterative."""
+    ck = Checker("ch04-topological-order", seed=seed, hidden=hidden)
+    pkg = _package(mygrad)
+    with ck.case("a single leaf that requires grad"):
+        x = _mg(pkg, 1.0, True)
+        _check_variable_order(ck, ck.call(
+            topological_order, x, hint="A leaf has no node (its grad_fn is None): it was "
+            "computed from nothing, so it has no inputs to follow."), x, {"x": x})
+    with ck.case("the l1...l4 example: input needs no grad and is not listed"):
+        g = _seed_graph(pkg)
+        _check_variable_order(ck, ck.call(topological_order, g["loss"]), g["loss"], g)
+    with ck.case("an input that is a plain number is not followed: Scale.apply(x, 3.0)"):
+        x = _mg(pkg, [1.0, -2.0], True)
+        y = _scale_function(pkg, lambda ctx, g: (g * ctx.factor, None)).apply(x, 3.0)
+        _check_variable_order(ck, ck.call(
+            topological_order, y, hint="One input of this node is the plain number 3.0, which "
+            "has no requires_grad and no node: follow only the inputs that are Variables "
+            "(isinstance) and require grad."), y, {"x": x, "y": y})
+    with ck.case("h = x*y used three times: out = h*h + h"):
+        g = _h_graph(pkg)
+        _check_variable_order(ck, ck.call(topological_order, g["out"]), g["out"], g)
+    with ck.case("the same graph twice gives all Variables both times"):
+        g = _h_graph(pkg, -1.0, 0.5)
+        first = ck.call(topological_order, g["out"])
+        second = ck.call(topological_order, g["out"])
+        _check_variable_order(ck, second, g["out"], g)
+        ck.check(len(list(first)) == len(list(second)), "the second call returned a different "
+                 "number of Variables.", hint="Make a new visited set in every call.")
+    with ck.case("a ladder: h = h + h, 12 times (4096 paths, 13 Variables)"):
+        x = _mg(pkg, 0.5, True)
+        h = x
+        for _ in range(12):
+            h = h + h
+        _check_variable_order(ck, ck.call(topological_order, h), h, {"x": x})
+    depth = 5000
+    with ck.case(f"a {depth:,}-deep chain (deeper than Python's recursion limit)"):
+        x = _mg(pkg, 1.0, True)
+        y = x
+        for _ in range(depth):
+            y = y * 1.0
+        order = ck.call(topological_order, y, hint="Use an explicit stack, not recursion: Python "
+                        "stops at about 1,000 nested calls.")
+        _check_variable_order(ck, order, y, {"x": x})
+    if hidden:
+        with ck.case("a random graph of 40 operations with reuse"):
+            vs = [_mg(pkg, float(v), True) for v in np.round(ck.rng.uniform(-1, 1, 3), 2)]
+            for _ in range(40):
+                i, j = (int(k) for k in ck.rng.integers(max(0, len(vs) - 6), len(vs), size=2))
+                vs.append(vs[i] * vs[j] if ck.rng.random() < 0.5 else vs[i] + vs[j])
+            root = vs[-1]
+            _check_variable_order(ck, ck.call(topological_order, root), root, {})
+    ck.done()
+
+
+def _values(v: Any) -> Any:
+    return None if v is None else np.asarray(getattr(v, "data", v), dtype=np.float64)
+
+
+def _grad_close(ck: Checker, v: Any, expected: Any, what: str, hint: str,
+                mistakes: Iterable[tuple[Any, str]] = ()) -> None:
+    ck.check(v.grad is not None, f"{what} is None after backward.", expected=expected,
+             hint=hint)
+    ck.close(_values(v.grad), expected, what=what, hint=hint, mistakes=mistakes)
+
+
+def _order_diagnosis(backward: Callable[..., Any], root: Any) -> str:
+    """' Your topological_order lists ... twice.' when the learner's order has duplicates."""
+    try:
+        scope = inspect.getclosurevars(backward)
+        sort = scope.globals.get("topological_order") or scope.nonlocals.get("topological_order")
+        order = list(sort(root)) if callable(sort) else []
+    except Exception:  # only diagnosing: the learner's code may raise anything
+        return ""
+    if len({id(v) for v in order}) < len(order):
+        return (f" The cause: your topological_order(root) returned {len(order)} entries for "
+                f"{len({id(v) for v in order})} Variables (some listed more than once), so "
+                "backward handled those several times. Keep a visited set there.")
+    return ""
+
+
+def _call_backward(ck: Checker, backward: Callable[..., Any], root: Any) -> None:
+    """backward(root); if it raises because its order repeats Variables, say that."""
+    try:
+        backward(root)
+    except NotImplementedError as err:
+        raise ck._not_done(err) from None
+    except Exception as err:  # the learner's bug: find its cause if we can
+        diagnosis = _order_diagnosis(backward, root)
+        hint = ("A Variable that comes twice in the order is handled twice: its node's saved "
+                "tensors are already freed (or its gradient already taken) the second time."
+                + diagnosis) if diagnosis else (
+                "Read the traceback above to find the failing line in your code.")
+        name = getattr(backward, "__name__", "backward")
+        raise ck.error(f"your {name} raised {type(err).__name__}: {err}", hint=hint) from err
+
+
+def _course_order_of(root: Any) -> list[Any]:
+    """The course's topological_order: every Variable root depends on that requires grad,
+    once, root first and each before the Variables it came from (iterative)."""
+    def inputs(v: Any) -> list[Any]:
+        node = v.grad_fn
+        return [] if node is None else [x for x in node.inputs if hasattr(x, "grad_fn")
+                                        and getattr(x, "requires_grad", False)]
+    order, seen = [], {id(root)}
+    stack = [(root, iter(inputs(root)))]
+    while stack:
+        v, rest = stack[-1]
+        for x in rest:
+            if id(x) not in seen:
+                seen.add(id(x))
+                stack.append((x, iter(inputs(x))))
+                break
+        else:
+            stack.pop()
+            order.append(v)
+    return order[::-1]
+
+
+def _own_hooks_fail(ns: dict[str, Any], pkg: ModuleType) -> bool:
+    """Whether the learner's hook functions in ``ns`` fail their own check (ch04-hooks)."""
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            ch04_hooks(ns.get("register_hook"), ns.get("retain_grad"), ns.get("_run_hooks"), pkg)
+    except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
+        return True
+    return False
+
+
+@contextlib.contextmanager
+def _course_order(backward: Callable[..., Any], pkg: ModuleType) -> Iterator[None]:
+    """Run with the ``topological_order`` and ``_run_hooks`` the learner's ``backward`` calls
+    replaced by the course's, then put them back; if the learner's fail their exercises
+    (ch04-topological-order, ch04-hooks), say so in one line each."""
+    ns = getattr(inspect.unwrap(backward), "__globals__", None) if callable(backward) else None
+    if not isinstance(ns, dict):
+        yield
+        return
+    own = ns.get("topological_order")
+    if callable(own):
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                ch04_topological_order(own, pkg)
+        except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
+            print("note: exercise ch04-topological-order fails its own check; this check runs "
+                  "your backward with the course's topological_order.")
+        ns["topological_order"] = _course_order_of
+    missing = object()
+    own_hooks = ns.get("_run_hooks", missing)
+    if own_hooks is missing:
+        print("note: _run_hooks (exercise ch04-hooks) is not defined; this check runs your "
+              "backward with the course's.")
+    elif _own_hooks_fail(ns, pkg):
+        print("note: exercise ch04-hooks fails its own check; this check runs your backward "
+              "with the course's _run_hooks.")
+    ns["_run_hooks"] = _course_run_hooks
+    try:
+        yield
+    finally:
+        if callable(own):
+            ns["topological_order"] = own
+        if own_hooks is missing:
+            ns.pop("_run_hooks", None)
+        else:
+            ns["_run_hooks"] = own_hooks
+
+
+def ch04_engine_backward(backward: Callable[..., Any], mygrad: ModuleType | None = None, *,
+                         seed: int = 0, hidden: bool = False) -> None:
+    """Check mygrad's ``backward(root, gradient=None, retain_graph=None, create_graph=False)``
+    and its wiring (``Variable.backward``, ``retain_grad``, ``register_hook``)."""
+    ck = Checker("ch04-engine-backward", seed=seed, hidden=hidden)
+    pkg = _package(mygrad)
+    mode = getattr(pkg, "GradMode", None)
+    start = getattr(mode, "enabled", True)
+    try:
+        with _course_order(backward, pkg):
+            _engine_backward_cases(ck, backward, pkg, hidden)
+    finally:
+        if mode is not None:
+            mode.enabled = start             # a broken engine may have left recording off
+    ck.done()
+
+
+def _engine_backward_cases(ck: Checker, backward: Callable[..., Any], pkg: ModuleType,
+                           hidden: bool) -> None:
+    """The cases of ch04-engine-backward (the learner's topological_order replaced by the
+    course's)."""
+    grads_hint = ("Walk topological_order(root) with a dict of gradients by id(v): at each "
+                  "Variable, call its node's backward and add each input's gradient into that "
+                  "input's entry; a leaf (grad_fn None) adds its gradient into .grad.")
+    with ck.case("the l1...l4 example: loss 40, gradients 28, 8, 10"):
+        g = _seed_graph(pkg)
+        _call_backward(ck, backward, g["loss"])
+        ck.close(_values(g["loss"]), 40.0, what="loss")
+        one_user = ("l1 is used by l2 and by l3, and only one of their gradients reached it: add "
+                    "the gradients of all of a Variable's users (grads[id(x)] = grads[id(x)] + gx "
+                    "when there is an entry already).")
+        for name, want, mistakes in (("w1", 28.0, [(8.0, one_user), (20.0, one_user)]),
+                                     ("w2", 8.0, []), ("w3", 10.0, [])):
+            _grad_close(ck, g[name], want, f"{name}.grad",
+                        grads_hint + _order_diagnosis(backward, g["loss"]), mistakes=mistakes)
+        ck.check(g["l1"].grad is None and g["input"].grad is None,
+                 "a non-leaf (l1) or a Variable that needs no grad (input) got a .grad.",
+                 hint="Only leaves that require grad (and Variables that asked for "
+                      "retain_grad) keep a gradient in .grad.")
+    with ck.case("x*y reused: out = h*h + h gives x.grad = 39, y.grad = 26"):
+        g = _h_graph(pkg)
+        _call_backward(ck, backward, g["out"])
+        diagnosis = _order_diagnosis(backward, g["out"])
+        _grad_close(ck, g["x"], 39.0, "x.grad", grads_hint + diagnosis,
+                    mistakes=[(3 * 39.0, "x got three times its gradient: the Variable h was "
+                               "handled once per path (three times)." + diagnosis),
+                              (18.0 + 3.0, "Only one contribution reached h: add the "
+                               "gradients of all of h's users (grads[id(x)] = grads[id(x)] + gx "
+                               "when there is an entry already).")])
+        _grad_close(ck, g["y"], 26.0, "y.grad", grads_hint + diagnosis)
+    with ck.case("the walk records nothing: grad mode is off while it runs, on afterwards"):
+        mode = pkg.GradMode
+        modes: list[bool] = []
+
+        def probe(ctx: Any, grad: Any) -> Any:
+            modes.append(bool(mode.enabled))
+            return pkg.Variable(_values(grad) * ctx.factor)
+        x = _mg(pkg, [1.0, -2.0], True)
+        ck.call(backward, _scale_function(pkg, probe).apply(x), pkg.Variable(np.ones(2)))
+        ck.check(modes == [False], "a Function's backward ran with grad mode on.",
+                 expected="GradMode.enabled False during the walk", received=modes,
+                 hint="The walk computes gradients, it does not build a graph of them: switch "
+                      "GradMode.enabled to create_graph (False here) while it runs.")
+        ck.check(mode.enabled is True, "grad mode is off after backward.", expected=True,
+                 received=mode.enabled,
+                 hint="Keep the caller's mode before the walk and put exactly that back "
+                      "afterwards, in a finally: block.")
+        out = ck.call(lambda: x * x)
+        ck.call(backward, out, pkg.Variable(np.ones(2)))
+        ck.check(getattr(x.grad, "grad_fn", None) is None and not x.grad.requires_grad,
+                 "x.grad was recorded: it has a grad_fn (or requires grad).",
+                 received=repr(getattr(x.grad, "grad_fn", None)),
+                 hint="The walk computes gradients, it does not build a graph of them: switch "
+                      "GradMode.enabled to create_graph (False here) while it runs.")
+    with ck.case("a second backward adds into .grad (retain_graph=True the first time)"):
+        x = _mg(pkg, 1.5, True)
+        out = x * x * 2.0
+        ck.call(backward, out, retain_graph=True)
+        ck.call(backward, out)
+        _grad_close(ck, x, 12.0, "x.grad after two calls",
+                    "Leaves accumulate: x.grad = x.grad + gradient, never overwrite.",
+                    mistakes=[(6.0, "That is one call's gradient: the second call must add to "
+                               ".grad, not replace it.")])
+    with ck.case("out = x + y: the two leaves get .grad arrays of their own"):
+        x, y = _mg(pkg, [1.0, 2.0], True), _mg(pkg, [3.0, 4.0], True)
+        ck.call(backward, (x + y).sum())
+        _grad_close(ck, x, [1.0, 1.0], "x.grad", grads_hint)
+        _grad_close(ck, y, [1.0, 1.0], "y.grad", grads_hint)
+        ck.check(not np.shares_memory(_values(x.grad), _values(y.grad)),
+                 "x.grad and y.grad share one array: changing one (an optimizer's zero_() "
+                 "does) would change the other.",
+                 hint="Add hands the very same gradient to both of its inputs. The first "
+                      "time a leaf gets a gradient, _accumulate must store a copy of its data, "
+                      "not the object it was given.")
+    with ck.case("saved tensors are freed: a second backward without retain_graph raises"):
+        x = _mg(pkg, 2.0, True)
+        out = x * x
+        ck.call(backward, out)
+        ck.raises(RuntimeError, backward, out,
+                  hint="After a node's backward has run, call node.release() unless "
+                       "retain_graph is true; its saved_tensors then raise on the second call.")
+        ck.check(pkg.GradMode.enabled is True, "grad mode stayed off after a backward that "
+                 "raised.", expected=True, received=pkg.GradMode.enabled,
+                 hint="Put the caller's mode back in a finally: block around the walk, so that "
+                      "it comes back whether the walk ends or raises.")
+    with ck.case("gradient= for an output that is not a single number"):
+        x = _mg(pkg, [1.0, -2.0, 3.0], True)
+        y = x * _mg(pkg, [2.0, 5.0, -1.0])
+        ck.call(backward, y, pkg.Variable(np.array([1.0, 10.0, 100.0])))
+        _grad_close(ck, x, [2.0, 50.0, -100.0], "x.grad",
+                    "Start the dict with the given gradient for the root: grads = "
+                    "{id(root): gradient}.")
+        z = x * 2.0
+        ck.raises(RuntimeError, backward, z,
+                  hint="Without gradient=, backward only makes sense for a single-number "
+                       "output: raise RuntimeError naming the shape and gradient=.")
+    with ck.case("a root that does not require grad raises RuntimeError"):
+        ck.raises(RuntimeError, backward, _mg(pkg, 1.0) * 2.0,
+                  hint="Nothing was recorded: raise RuntimeError saying so (as PyTorch does).")
+    rule = ("_check_grads (given in the cell) follows PyTorch's rule: surplus trailing Nones "
+            "are dropped, missing trailing gradients are fine for inputs that need none, and any "
+            "other count raises RuntimeError. Call it on what each node's backward returns.")
+    with ck.case("surplus trailing None gradients are dropped, as in PyTorch"):
+        x = _mg(pkg, [1.0, -2.0], True)
+        scale = _scale_function(pkg, lambda ctx, g: (g * ctx.factor, None))
+        ck.call(backward, scale.apply(x), pkg.Variable(np.ones(2)),
+                hint="Scale.apply(x) took one input, its backward returned (grad_x, None) for "
+                     "the defaulted factor that was not passed. " + rule)
+        _grad_close(ck, x, [2.0, 2.0], "x.grad after Scale.apply(x)", rule)
+        x = _mg(pkg, [1.0, -2.0], True)
+        scale = _scale_function(pkg, lambda ctx, g: (g * ctx.factor,))
+        ck.call(backward, scale.apply(x, 3.0), pkg.Variable(np.ones(2)),
+                hint="Scale.apply(x, 3.0) took two inputs, its backward returned only grad_x: "
+                     "the factor 3.0 needs no gradient. " + rule)
+        _grad_close(ck, x, [3.0, 3.0], "x.grad after Scale.apply(x, 3.0)", rule)
+    with ck.case("a backward with a wrong number of gradients raises RuntimeError"):
+        x = _mg(pkg, [1.0, -2.0], True)
+        scale = _scale_function(pkg, lambda ctx, g: (g * ctx.factor, g * ctx.factor))
+        ck.raises(RuntimeError, backward, scale.apply(x), pkg.Variable(np.ones(2)),
+                  hint="Scale.apply(x) took one input, but its backward returned two gradients "
+                       "that are not None: a mistake in that backward, to be reported, not cut "
+                       "off. " + rule)
+        x, w = _mg(pkg, [1.0, -2.0], True), _mg(pkg, [0.5, 4.0], True)
+        scale = _scale_function(pkg, lambda ctx, g: (g * ctx.factor,))
+        ck.raises(RuntimeError, backward, scale.apply(x, w), pkg.Variable(np.ones(2)),
+                  hint="Scale.apply(x, w) with w requiring grad, but its backward returned one "
+                       "gradient: w's is missing, to be reported, not filled with None. " + rule)
+    with ck.case("a Variable marked _retains_grad keeps its gradient (h.grad = 13)"):
+        g = _h_graph(pkg)
+        g["h"]._retains_grad = True                 # what retain_grad (ch04-hooks) leaves
+        _call_backward(ck, backward, g["out"])
+        _grad_close(ck, g["h"], 13.0, "h.grad",
+                    "A Variable marked _retains_grad keeps its complete gradient in .grad "
+                    "(with _accumulate), as a leaf does; its node still sends gradients on.")
+    with ck.case("the complete gradient goes through _run_hooks once, and what it returns "
+                 "flows on"):
+        g = _h_graph(pkg)
+        seen: list[Any] = []
+        g["h"]._hooks = [_hook_recorder(seen), _scaling_hook(pkg, 0.5)]   # as register_hook
+        _call_backward(ck, backward, g["out"])
+        ck.check(seen != [], "your backward never passed h's gradient through _run_hooks.",
+                 expected=[13.0], received=seen,
+                 hint="When a Variable's turn comes in the order, its gradient is complete: "
+                      "pass it through _run_hooks(v, g) before anything else uses it.")
+        ck.check(seen == [13.0], "the hooks on h were not called once with the whole "
+                 "gradient 13.", expected=[13.0], received=seen,
+                 hint="Call _run_hooks when v's turn comes in the order (its gradient is "
+                      "complete then, the sum of all its users'), and only then: not once per "
+                      "contribution.")
+        _grad_close(ck, g["x"], 19.5, "x.grad",
+                    "What _run_hooks returns is h's gradient from then on.",
+                    mistakes=[(39.0, "The gradient _run_hooks returned was not used: go on with "
+                               "it (a hook halved h's gradient here).")])
+    with ck.case("grad mode comes back after backward, also when a Function's backward "
+                 "raises"):
+        mode = pkg.GradMode
+
+        class _Boom(Exception):
+            pass
+
+        def exploding(ctx: Any, grad: Any) -> Any:
+            raise _Boom("raised by the checker's Function on purpose")
+        start = mode.enabled
+        try:
+            x = _mg(pkg, [1.0, 2.0], True)
+            y = _scale_function(pkg, exploding).apply(x)
+            ck.raises(_Boom, backward, y, pkg.Variable(np.ones(2)),
+                      hint="An error in a Function's backward must reach the caller "
+                           "unchanged.")
+            ck.check(mode.enabled is True, "grad mode stayed off after a backward that "
+                     "raised.", expected=True, received=mode.enabled,
+                     hint="Put the caller's mode back in a finally: block around the walk, so "
+                          "that it comes back whether the walk ends or raises.")
+            x = _mg(pkg, 2.0, True)
+            y = ck.call(lambda: x * x)
+            mode.enabled = False                      # a backward called inside no_grad
+            ck.call(backward, y)
+            ck.check(mode.enabled is False, "grad mode was switched on by a backward called "
+                     "with recording off.", expected=False, received=mode.enabled,
+                     hint="Put back the mode the caller had (read it before the walk), not "
+                          "True.")
+        finally:
+            mode.enabled = start
+    with ck.case("the root's gradient has the root's shape: a (1, 1) leaf gives [[1.]]"):
+        x = _mg(pkg, [[2.0]], True)
+        ck.call(backward, x)
+        ck.check(x.grad is not None and tuple(np.shape(_values(x.grad))) == (1, 1),
+                 "x.grad of a (1, 1) root does not have shape (1, 1).", expected="[[1.]]",
+                 received=None if x.grad is None else _values(x.grad),
+                 hint="Without gradient=, start the walk from ones shaped like the root's data, "
+                      "not from the number 1.")
+        ck.close(_values(x.grad), [[1.0]], what="x.grad")
+    with ck.case("create_graph=True keeps the graph: a second backward still works"):
+        x = _mg(pkg, 1.5, True)
+        out = ck.call(lambda: x * x * 2.0)
+        ck.call(backward, out, create_graph=True,
+                hint="With create_graph=True the walk runs with grad mode on (the gradients "
+                     "become a graph); read the traceback for the failing line.")
+        ck.call(backward, out,
+                hint="The first call had create_graph=True and retain_graph left at None: "
+                     "retain_graph then follows create_graph, so that call must not free the "
+                     "saved tensors.")
+        ck.close(_values(x.grad), 12.0, what="x.grad after the two calls",
+                 hint="Leaves accumulate: the second call adds 6 to the first call's 6.")
+    with ck.case("a deep chain (3,000 operations) needs no recursion"):
+        x = _mg(pkg, 1.0, True)
+        y = x
+        for _ in range(3000):
+            y = y * 1.0
+        ck.call(backward, y, hint="Use your iterative topological_order.")
+        _grad_close(ck, x, 1.0, "x.grad", grads_hint)
+    if hidden:
+        with ck.case("random numbers in the l1...l4 graph, compared with autograd_lab"):
+            import autograd_lab as al
+            vals = np.round(ck.rng.uniform(-2, 2, size=3), 3)
+            inp = np.round(ck.rng.uniform(-1, 1, size=(2, 3)), 3)
+            mine = [_mg(pkg, v, True) for v in vals]
+            ref = [al.tensor(float(v), requires_grad=True) for v in vals]
+            for ws, x in ((mine, _mg(pkg, inp)), (ref, al.tensor(inp))):
+                l1 = x * ws[0]
+                loss = ((l1 + ws[1]) * (l1 * ws[2])).mean()
+                if ws is mine:
+                    ck.call(backward, loss)
+                else:
+                    loss.backward()
+            for k in range(3):
+                _grad_close(ck, mine[k], grad_data(ref[k]), f"w{k + 1}.grad", grads_hint)
+
+
+# -- exercise ch04-hooks: retain_grad, register_hook and _run_hooks ----------------------------
+# The walk below is the course's backward (as in the key), with one piece that can be swapped:
+# the _run_hooks it calls. ch04-hooks judges the learner's three functions with it, so their
+# points do not depend on the learner's backward, which comes after them.
+def _course_run_hooks(v: Any, grad: Any, *, own_only: bool = True) -> Any:
+    """The course's _run_hooks: v's hooks in order, a result other than None replaces grad.
+    ``own_only``: only the list on v itself (a list a wrong register_hook left on the class is
+    ignored, so that it cannot reach the checks of other exercises)."""
+    hooks = v.__dict__.get("_hooks", ()) if own_only else getattr(v, "_hooks", ())
+    for hook in list(hooks):
+        changed = hook(grad)
+        if changed is not None:
+            grad = changed if hasattr(changed, "grad_fn") else type(grad)(np.asarray(changed))
+    return grad
+
+
+def _any_run_hooks(v: Any, grad: Any) -> Any:
+    """The course's _run_hooks reading v._hooks wherever it lives (on v, or on its class)."""
+    return _course_run_hooks(v, grad, own_only=False)
+
+
+def _course_walk(ck: Checker, pkg: ModuleType, root: Any,
+                 run_hooks: Callable[[Any, Any], Any] = _any_run_hooks) -> None:
+    """The course's backward from ``root`` (seeded with ones, grad mode off, nodes released),
+    passing each complete gradient through ``run_hooks``."""
+    mode = pkg.GradMode
+    enabled, mode.enabled = mode.enabled, False
+    try:
+        grads = {id(root): pkg.Variable(np.ones_like(root.data))}
+        for v in _course_order_of(root):
+            g = ck.call(run_hooks, v, grads.pop(id(v)))
+            ck.check(g is not None and hasattr(g, "grad_fn"), "_run_hooks did not give back a "
+                     "Variable.", expected="the gradient that flows on (a Variable)",
+                     received=g, hint="Return the gradient after the hooks: the one you were "
+                     "given if no hook replaced it; a hook's result other than None becomes a "
+                     "Variable (as_variable) first.")
+            if v.grad_fn is None or getattr(v, "_retains_grad", False):
+                v.grad = (pkg.Variable(np.array(g.data, copy=True)) if v.grad is None
+                          else pkg.Variable(v.grad.data + g.data))
+            node = v.grad_fn
+            if node is None:
+                continue
+            out = node.function.backward(node, g)
+            out = out if isinstance(out, tuple) else (out,)
+            for x, gx, needed in zip(node.inputs, out, node.needs_input_grad):
+                if needed and gx is not None:
+                    grads[id(x)] = grads[id(x)] + gx if id(x) in grads else gx
+            node.release()
+    finally:
+        mode.enabled = enabled
+
+
+def _hook_recorder(seen: list[Any]) -> Callable[[Any], None]:
+    """A hook that only watches: it notes the gradient's value (None if it got None)."""
+    def watch(grad: Any) -> None:
+        seen.append(None if grad is None else float(np.sum(_values(grad))))
+    return watch
+
+
+def _scaling_hook(pkg: ModuleType, factor: float, as_array: bool = False) -> Callable[[Any], Any]:
+    """A hook that returns grad * factor (a Variable, or a bare numpy array if ``as_array``)."""
+    def scale(grad: Any) -> Any:
+        if grad is None:
+            return None
+        value = _values(grad) * factor
+        return value if as_array else pkg.Variable(value)
+    return scale
+
+
+def ch04_hooks(register_hook: Callable[..., Any] | None, retain_grad: Callable[[Any], Any] | None,
+               run_hooks: Callable[[Any, Any], Any] | None, mygrad: ModuleType | None = None, *,
+               seed: int = 0, hidden: bool = False) -> None:
+    """Check mygrad's ``register_hook(v, fn)`` (a list of hooks per Variable in ``v._hooks``, and
+    a handle whose ``remove()`` takes one off), ``retain_grad(v)`` (``v._retains_grad = True``)
+    and ``_run_hooks(v, grad)`` (the hooks in order; a result other than None replaces the
+    gradient). The learner's backward plays no part: the course's walk runs the graphs."""
+    ck = Checker("ch04-hooks", seed=seed, hidden=hidden)
+    pkg = _package(mygrad)
+    rng = ck.rng
+    with ck.case("_run_hooks of a Variable without hooks gives the gradient back"):
+        v = _mg(pkg, 1.0, True)
+        got = ck.call(run_hooks, v, _mg(pkg, 2.0))
+        ck.check(got is not None, "_run_hooks returned None for a Variable without hooks.",
+                 expected="the gradient it was given", received=got,
+                 hint="Return the gradient that flows on: with no hooks, the one you were given. "
+                      "Did you forget the `return` statement?")
+        ck.close(_values(got), 2.0, what="the gradient _run_hooks returned")
+    with ck.case("_run_hooks: hooks in order; a result replaces the gradient, None keeps it"):
+        start = float(np.round(rng.uniform(1.0, 3.0), 2))
+        v = _mg(pkg, 1.0, True)
+        seen: list[Any] = []
+        v._hooks = [_hook_recorder(seen), _scaling_hook(pkg, 2.0), _hook_recorder(seen),
+                    _scaling_hook(pkg, 3.0, as_array=True)]
+        got = ck.call(run_hooks, v, _mg(pkg, start))
+        ck.check(bool(seen), "_run_hooks called none of v's hooks.",
+                 expected="the hooks in v._hooks, each called with the gradient", received=seen,
+                 hint="register_hook keeps a Variable's hooks in its list v._hooks: call each "
+                      "of them, in that order (a Variable that never got a hook has no such "
+                      "attribute).")
+        ck.check(got is not None and None not in seen, "a hook that returned None took the "
+                 "gradient away.", expected=f"{start * 6:g} after the hooks", received=got,
+                 hint="A hook that returns None only watched: keep the gradient as it was. Only "
+                      "a result other than None replaces it.")
+        ck.check(hasattr(got, "grad_fn"), "_run_hooks returned something that is not a "
+                 "Variable.", received=type(got).__name__,
+                 hint="A hook may return a plain numpy array (the last hook here does): make "
+                      "its result a Variable (as_variable) before it flows on.")
+        ck.check(len(seen) == 2 and seen[0] == start, "the watching hooks were not called "
+                 "once each, in order.", expected=[start, 2 * start], received=seen,
+                 hint="Call the hooks in the order they were registered, each once.")
+        ck.close(_values(got), start * 6, what="the gradient _run_hooks returned",
+                 mistakes=[(start, "A value a hook returns replaces the gradient: your "
+                                   "_run_hooks ignored the results."),
+                           (start * 3, "Only the last hook's result counted: each result "
+                                       "replaces the gradient for the hooks after it.")])
+        ck.check(seen[1] == 2 * start, "the third hook did not see the gradient as the second "
+                 "hook left it.", expected=2 * start, received=seen[1],
+                 hint="When a hook returns a value, that value is the gradient from then on: "
+                      "for the next hook too, not only for what _run_hooks returns.")
+    with ck.case("register_hook on h: the hook sees h's complete gradient (13) once"):
+        g = _h_graph(pkg)
+        seen = []
+        handle = ck.call(register_hook, g["h"], _hook_recorder(seen))
+        ck.check(handle is not None and callable(getattr(handle, "remove", None)),
+                 "register_hook did not return a handle with a remove() method.",
+                 received=handle, hint="Return an object whose remove() takes this hook off "
+                                       "again (the given _HookHandle).")
+        _course_walk(ck, pkg, g["out"])
+        ck.check(seen != [] , "the hook on h was never called.", expected=[13.0], received=seen,
+                 hint="The engine calls the functions in v._hooks: register_hook must append "
+                      "the hook to that list (made the first time).")
+        ck.check(seen == [13.0], "the hook registered on h ran for other Variables too."
+                 if len(seen) > 1 else "the hook did not see h's gradient 13.",
+                 expected=[13.0], received=seen,
+                 hint=(f"The hook ran {len(seen)} times in one backward: the list is shared by "
+                       "all Variables (kept on the class, in a global or as a default "
+                       "argument). Give each Variable a list of its own, made the first time "
+                       "register_hook is called on it.") if len(seen) > 1 else None)
+    with ck.case("two hooks on h both run, in the order they were registered"):
+        g = _h_graph(pkg)
+        seen = []
+        ck.call(register_hook, g["h"], _hook_recorder(seen))
+        ck.call(register_hook, g["h"], _scaling_hook(pkg, 0.5))
+        ck.call(register_hook, g["h"], _hook_recorder(seen))
+        _course_walk(ck, pkg, g["out"])
+        ck.check(len(seen) == 2 and seen[0] == 13.0, "not every hook registered on h ran.",
+                 expected=[13.0, 6.5], received=seen,
+                 hint="Registering a hook dropped the ones before it: make h's list only the "
+                      "first time (when h has none yet), then append to it.")
+        ck.check(seen == [13.0, 6.5], "the hooks on h did not run in the order they were "
+                 "registered.", expected=[13.0, 6.5], received=seen,
+                 hint="Append each new hook at the end of the list.")
+    with ck.case("two hooks on h; remove() takes off only its own; removing twice is harmless"):
+        g = _h_graph(pkg)
+        seen = []
+        first = ck.call(register_hook, g["h"], _hook_recorder(seen))
+        ck.call(register_hook, g["h"], _scaling_hook(pkg, 0.5))
+        ck.call(first.remove, hint="remove() takes this handle's hook off the Variable's list.")
+        ck.call(first.remove, hint="remove() a second time must do nothing: the hook is off "
+                                   "already, so check that it is still in the list first.")
+        _course_walk(ck, pkg, g["out"])
+        ck.check(seen == [], "remove() left the hook in place: it still ran.", received=seen,
+                 hint="remove() must take the hook off the very list the Variable holds (the "
+                      "handle keeps that list, not a copy, and the Variable keeps appending to "
+                      "the same list).")
+        _grad_close(ck, g["x"], 19.5, "x.grad with the halving hook left on h",
+                    "The second hook (grad * 0.5) must still run after the first is removed.",
+                    mistakes=[(39.0, "The halving hook did not run: either registering a second "
+                                     "hook dropped the first list, or remove() took off more "
+                                     "than its own hook. Append to the Variable's list and "
+                                     "remove only the handle's hook.")])
+    with ck.case("retain_grad: h keeps its complete gradient 13; x and y as before"):
+        g = _h_graph(pkg)
+        ck.call(retain_grad, g["h"])
+        _course_walk(ck, pkg, g["out"])
+        _grad_close(ck, g["h"], 13.0, "h.grad after retain_grad",
+                    "retain_grad only leaves the note the engine reads: v._retains_grad = True "
+                    "(the walk then keeps v's complete gradient in v.grad).")
+        _grad_close(ck, g["x"], 39.0, "x.grad", "retain_grad must not change the gradients.")
+        ck.check(g["h"].requires_grad is True and g["h"].grad_fn is not None,
+                 "retain_grad changed h itself.", hint="Only set the note; h stays in its graph.")
+    if hidden:
+        with ck.case("a hook on the leaf x: x.grad is what the hook returns"):
+            g = _h_graph(pkg, float(np.round(rng.uniform(1, 2), 2)), 3.0)
+            ck.call(register_hook, g["x"], _scaling_hook(pkg, 0.0))
+            _course_walk(ck, pkg, g["out"])
+            _grad_close(ck, g["x"], 0.0, "x.grad", "The hook's result replaces the gradient "
+                        "before the leaf keeps it.")
+        with ck.case("a hook on one Variable leaves a fresh Variable without hooks"):
+            u, w = _mg(pkg, 1.0, True), _mg(pkg, 2.0, True)
+            seen = []
+            ck.call(register_hook, u, _hook_recorder(seen))
+            got = ck.call(run_hooks, w, _mg(pkg, 5.0))
+            ck.check(seen == [] and float(_values(got)) == 5.0, "a hook registered on one "
+                     "Variable ran for another.", received=seen,
+                     hint="Keep the hooks on the Variable itself (self._hooks), one list each.")
+    ck.done()
+
+
+def mygrad_engine(pkg: ModuleType) -> None:
+    """The loader's check of the learner's ``mygrad/engine.py`` (run at the start of every later
+    chapter): the chapter's three engine exercises on the package, quietly."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        ch04_topological_order(pkg.topological_order, pkg)
+        ch04_hooks(pkg.register_hook, pkg.retain_grad, getattr(pkg.engine, "_run_hooks", None),
+                   pkg)
+        ch04_engine_backward(pkg.backward, pkg)

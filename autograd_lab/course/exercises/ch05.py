@@ -1,0 +1,1329 @@
+"""Checkers for chapter 05, Tensors and broadcasting."""
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+from collections.abc import Callable, Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from ._common import Checker, data_of, library, named, shaped_mistakes, swapped_attributes, swapped_names
+
+__all__ = ["ch05_reshape_transpose", "ch05_index_function", "ch05_matmul_vectors", "ch05_unbroadcast", "ch05_unbroadcast_function", "ch05_sum_backward", "ch05_mean_backward", "ch05_sub_function", "ch05_div_function",
+           "ch05_pow_function", "ch05_log_function", "ch05_matmul_backward", "ch05_softmax", "ch05_log_softmax",
+           "mygrad_ops"]
+
+
+# -- the library a Function belongs to: autograd_lab, or the learner's mygrad ----------------
+class GradcheckFailed(AssertionError):
+    """A backward disagrees with central differences (mygrad's gradcheck, see below)."""
+
+
+def numeric_gradcheck(Variable: type[Any], fn: Callable[..., Any], inputs: tuple, *,
+                      eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+                      seed: int = 0) -> bool:
+    """gradcheck for any library with autograd_lab's API (``Variable``, ``backward``).
+
+    Backpropagates a random gradient ``g`` through ``fn(*inputs)`` and compares each input's
+    ``.grad`` with central differences of ``sum(g * fn(...))``, element by element. Returns
+    True or raises ``GradcheckFailed`` naming the input and the worst element.
+    """
+    rng = np.random.default_rng(seed)
+    for x in inputs:
+        x.grad = None
+    out = fn(*inputs)
+    g = rng.normal(size=np.shape(out.data))
+    out.backward(Variable(g))
+    for k, x in enumerate(inputs):
+        if not getattr(x, "requires_grad", False):
+            continue
+        numeric = np.zeros(x.shape)
+        for i in np.ndindex(*x.shape):
+            old = x.data[i]
+            x.data[i] = old + eps
+            plus = float((g * np.asarray(fn(*inputs).data)).sum())
+            x.data[i] = old - eps
+            minus = float((g * np.asarray(fn(*inputs).data)).sum())
+            x.data[i] = old
+            numeric[i] = (plus - minus) / (2 * eps)
+        analytic = None if x.grad is None else np.asarray(x.grad.data, dtype=np.float64)
+        if analytic is None or analytic.shape != numeric.shape:
+            raise GradcheckFailed(f"input {k}: backward gave "
+                                  f"{'no gradient' if analytic is None else analytic.shape} "
+                                  f"for an input of shape {numeric.shape}")
+        if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
+            i = np.unravel_index(int(np.argmax(np.abs(analytic - numeric))), numeric.shape)
+            raise GradcheckFailed(f"gradient of input {k} differs from central differences at "
+                                  f"index {tuple(int(j) for j in i)}: backward gives "
+                                  f"{analytic[i]:.6g}, numerically {numeric[i]:.6g}")
+    return True
+
+
+def _library_of(Fn: Any) -> SimpleNamespace:
+    """Variable and gradcheck of the library ``Fn`` (a Function class) is written for."""
+    al = library()
+    if isinstance(Fn, type) and issubclass(Fn, al.Function):
+        return SimpleNamespace(Variable=al.Variable, gradcheck=al.gradcheck)
+    base = next((c for c in getattr(Fn, "__mro__", ())[1:] if c.__name__ == "Function"), None)
+    module = sys.modules.get(getattr(base, "__module__", ""), None)
+    Variable = getattr(module, "Variable", None)
+    if Variable is None:
+        raise TypeError(f"{getattr(Fn, '__name__', Fn)!r} is not a Function class of mygrad or "
+                        "autograd_lab: pass the class itself (e.g. check.ch05_...(Sum)), "
+                        "defined as `class Sum(Function)`.")
+
+    def gradcheck(fn: Callable[..., Any], inputs: tuple) -> bool:
+        return numeric_gradcheck(Variable, fn, inputs)
+    return SimpleNamespace(Variable=Variable, gradcheck=gradcheck)
+
+
+# -- isolation: the course's pieces around the one under test ---------------------------------
+
+
+def _numpy_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+# What every Function of chapters 03 and 05 computes, on numpy arrays (nothing recorded).
+_REFERENCE: dict[str, Callable[..., Any]] = {
+    "Add": np.add, "Sub": np.subtract, "Div": np.divide, "Neg": np.negative, "Exp": np.exp,
+    "Log": np.log, "Pow": lambda x, p: x ** p, "MatMul": np.matmul,
+    "Reshape": lambda x, shape: x.reshape(shape),
+    "Transpose": lambda x, axes=None: np.transpose(x, axes),
+    "BroadcastTo": lambda x, shape: np.broadcast_to(x, shape).copy(),
+    "SumTo": lambda g, shape: _unbroadcast_reference(g, tuple(shape)),
+    "Unbroadcast": lambda g, shape: _unbroadcast_reference(g, tuple(shape)),
+    "Sum": lambda x, axis=None, keepdims=False: x.sum(axis=axis, keepdims=keepdims),
+    "Mean": lambda x, axis=None, keepdims=False: x.mean(axis=axis, keepdims=keepdims),
+    "Softmax": _numpy_softmax,
+    "LogSoftmax": lambda x, axis=-1: np.log(_numpy_softmax(x, axis)),
+    "Index": lambda x, key: x[key],
+    "Scatter": lambda g, shape, key: _scatter_reference(g, shape, key),
+}
+
+
+def _kept_shape_reference(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
+    """shape with the summed axes set to 1 (what keepdims=True gives)."""
+    if axis is None:
+        return (1,) * len(shape)
+    kept = list(shape)
+    for a in (axis if isinstance(axis, tuple) else (axis,)):
+        kept[a % len(shape)] = 1
+    return tuple(kept)
+
+
+# Plain helpers of the chapter that other exercises' code calls.
+_REFERENCE_HELPERS: dict[str, Callable[..., Any]] = {"_kept_shape": _kept_shape_reference}
+
+
+class _ReferenceFunction:
+    """``Name.apply(...)`` as the course computes it, with nothing recorded."""
+
+    def __init__(self, Variable: type[Any], fn: Callable[..., Any]) -> None:
+        self.Variable, self.fn = Variable, fn
+
+    def apply(self, *inputs: Any) -> Any:
+        args = [np.asarray(x.data) if isinstance(x, self.Variable) else x for x in inputs]
+        return self.Variable(np.asarray(self.fn(*args)))
+
+
+def _reference_methods(Variable: type[Any]) -> dict[str, Any]:
+    """Variable's operators and methods as the course computes them (nothing recorded)."""
+    def ref(name: str) -> Callable[..., Any]:
+        return _ReferenceFunction(Variable, _REFERENCE[name]).apply
+
+    def wrap(x: Any) -> Any:
+        return x if isinstance(x, Variable) else Variable(np.asarray(x, dtype=np.float64))
+
+    def mul(a: Any, b: Any) -> Any:
+        return Variable(np.asarray(wrap(a).data * wrap(b).data))
+
+    def reshape(self: Any, *shape: Any) -> Any:
+        return ref("Reshape")(self, shape[0] if len(shape) == 1 and isinstance(
+            shape[0], (tuple, list)) else shape)
+
+    def transpose(self: Any, dim0: int, dim1: int) -> Any:
+        return Variable(np.swapaxes(self.data, dim0, dim1).copy())
+
+    return {
+        "__add__": lambda a, b: ref("Add")(a, wrap(b)),
+        "__radd__": lambda a, b: ref("Add")(wrap(b), a),
+        "__sub__": lambda a, b: ref("Sub")(a, wrap(b)),
+        "__rsub__": lambda a, b: ref("Sub")(wrap(b), a),
+        "__mul__": mul, "__rmul__": lambda a, b: mul(b, a),
+        "__truediv__": lambda a, b: ref("Div")(a, wrap(b)),
+        "__rtruediv__": lambda a, b: ref("Div")(wrap(b), a),
+        "__neg__": lambda a: ref("Neg")(a), "__pow__": lambda a, p: ref("Pow")(a, p),
+        "__matmul__": lambda a, b: ref("MatMul")(a, wrap(b)),
+        "__rmatmul__": lambda a, b: ref("MatMul")(wrap(b), a),
+        "exp": lambda a: ref("Exp")(a), "log": lambda a: ref("Log")(a),
+        "sum": lambda a, axis=None, keepdims=False: ref("Sum")(a, axis, keepdims),
+        "mean": lambda a, axis=None, keepdims=False: ref("Mean")(a, axis, keepdims),
+        "reshape": reshape, "transpose": transpose,
+        "T": property(lambda a: ref("Transpose")(a, None)),
+        "softmax": lambda a, axis=-1: ref("Softmax")(a, axis),
+        "log_softmax": lambda a, axis=-1: ref("LogSoftmax")(a, axis),
+        "clone": lambda a: Variable(a.data.copy()),
+    }
+
+
+def _reference_backward(Variable: type[Any]) -> Callable[..., None]:
+    """``Variable.backward`` as the course's engine does it, on nodes the course's apply made
+    (``ctx.inputs``, ``ctx.function``): each node once, in reverse topological order, leaves'
+    gradients accumulated."""
+    def backward(self: Any, gradient: Any = None, retain_graph: Any = None,
+                 create_graph: bool = False) -> None:
+        g = Variable(np.ones_like(self.data)) if gradient is None else gradient
+        g = g if isinstance(g, Variable) else Variable(np.asarray(g))
+        order: list[Any] = []
+        seen: set[int] = set()
+        stack: list[tuple[Any, bool]] = [(self, False)]
+        while stack:
+            v, finished = stack.pop()
+            if finished:
+                order.append(v)
+                continue
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            stack.append((v, True))
+            if v.grad_fn is not None:
+                stack += [(x, False) for x in v.grad_fn.inputs
+                          if isinstance(x, Variable) and x.requires_grad and id(x) not in seen]
+        grads = {id(self): g}
+        for v in reversed(order):
+            gv = grads.pop(id(v), None)
+            if gv is None:
+                continue
+            if v.grad_fn is None:
+                v.grad = gv if v.grad is None else Variable(v.grad.data + gv.data)
+                continue
+            node = v.grad_fn
+            out = node.function.backward(node, gv)
+            for x, gx in zip(node.inputs, out if isinstance(out, tuple) else (out,)):
+                if isinstance(x, Variable) and x.requires_grad and gx is not None:
+                    gx = gx if isinstance(gx, Variable) else Variable(np.asarray(gx))
+                    old = grads.get(id(x))
+                    grads[id(x)] = gx if old is None else Variable(old.data + gx.data)
+    return backward
+
+
+@contextlib.contextmanager
+def _course_pieces(ns: dict[str, Any], keep: tuple[str, ...]) -> Iterator[None]:
+    """Every Function of chapters 03 and 05 except those named in ``keep``, Variable's
+    operators and methods, and ``Variable.backward``, as the course computes them, while a
+    check runs; the learner's are put back afterwards. So a mistake in another exercise (a
+    Sum.forward that ignores keepdims, an Exp, a Reshape, an engine) cannot fail this one."""
+    Variable = ns["Variable"]
+    course = {name: _ReferenceFunction(Variable, _REFERENCE[name]) if name in _REFERENCE
+              else _REFERENCE_HELPERS[name]
+              for name in (*_REFERENCE, *_REFERENCE_HELPERS) if name not in keep}
+    methods = _reference_methods(Variable)
+    methods["backward"] = _reference_backward(Variable)
+    with swapped_names(ns, course), swapped_attributes(Variable, methods):
+        yield
+
+
+@contextlib.contextmanager
+def _isolated(*classes: Any, helpers: tuple[str, ...] = ()) -> Iterator[None]:
+    """For a Function class of the learner's mygrad (not autograd_lab's): the course's apply,
+    Mul, Clone, sum_to and :func:`_course_pieces` around the check, keeping ``classes``."""
+    al = library()
+    cls = classes[0]
+    if isinstance(cls, type) and issubclass(cls, al.Function):
+        yield
+        return
+    from .ch03 import _course_apply, _course_ops, _function_of, _note_apply
+    ns = getattr(_function_of(cls, "forward"), "__globals__", None)
+    if ns is None or "Variable" not in ns or "Function" not in ns:
+        yield                       # the check itself reports what is missing
+        return
+    _note_apply(ns)
+    with _course_ops(ns), _course_apply(cls, ns), _course_pieces(
+            ns, tuple(c.__name__ for c in classes) + helpers):
+        yield
+
+
+def _fails_quietly(run: Callable[[], None]) -> bool:
+    """Whether another exercise's check fails (its output hidden)."""
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            run()
+    except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
+        return True
+    return False
+
+
+# -- ch05-reshape-transpose -----------------------------------------------------------------
+def _moved_grad(ck: Checker, grads: list[Any], shape: tuple[int, ...], want: np.ndarray,
+                mistakes: list[tuple[np.ndarray, str]], name: str) -> None:
+    """The gradient of x for an operation that only moves elements: x's shape, and each
+    element's gradient where the element came from."""
+    ck.check(len(grads) >= 1 and grads[0] is not None, f"{name}.backward returned no gradient "
+             "for x.", hint="Return one gradient per argument of forward: (grad_x, None).")
+    got = np.asarray(data_of(grads[0]), dtype=np.float64)
+    for mistake, hint in mistakes:
+        if np.shape(mistake) == got.shape and np.allclose(got, mistake):
+            ck.fail(f"{name}.backward returned a gradient of shape {got.shape} for x of shape "
+                    f"{shape}, with its elements in the wrong places.", hint=hint)
+    if got.shape != shape:
+        ck.fail(f"{name}.backward returned a gradient of shape {got.shape}, but x has shape "
+                f"{shape}.", expected=f"shape {shape}", received=f"shape {got.shape}",
+                hint=f"grad_output has the shape of {name}'s output; move its elements back "
+                     "to where they came from, into x's shape (forward can keep on ctx what "
+                     "backward needs for that).")
+    ck.close(got, want, what="gradient of x", mistakes=[(m, h) for m, h in mistakes
+                                                        if np.shape(m) == got.shape],
+             hint="Each element's gradient must go back to the position its element had in x.")
+    ck.check(len(grads) == 2 and grads[1] is None, f"{name}.backward must return one value per "
+             "argument of forward.", expected="(grad_x, None)", received=len(grads),
+             hint="The shape or the axes are not Variables: their gradient is None.")
+
+
+def ch05_reshape_transpose(Reshape: Any, Transpose: Any, *, seed: int = 0,
+                           hidden: bool = False) -> None:
+    """Check ``Reshape`` (forward(ctx, x, shape)) and ``Transpose`` (forward(ctx, x, axes=None)):
+    numpy's reshape and transpose, and backwards that move each gradient back to where its
+    element came from. Called by hand with a correct ctx and the course's apply and Mul, so
+    only these two classes are judged."""
+    ck = Checker("ch05-reshape-transpose", seed=seed, hidden=hidden)
+    reshapes: list[tuple[tuple[int, ...], tuple[int, ...]]] = [((2, 3), (3, 2)), ((2, 3, 4), (6, 4)),
+                                                                ((6,), (2, 3))]
+    transposes: list[tuple[tuple[int, ...], Any]] = [((2, 3), None), ((2, 3, 4), (1, 2, 0)),
+                                                     ((2, 3, 4), None)]
+    if hidden:
+        reshapes += [((4, 3), (12,)), ((2, 2, 3), (3, 4))]
+        transposes += [((2, 3, 4, 5), (3, 0, 2, 1)), ((3, 2), (1, 0))]
+    for shape, new in reshapes:
+        with ck.case(f"Reshape of x {shape} to {new}"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            g = np.round(ck.rng.normal(size=new), 3)
+            out, grads = _by_hand(ck, Reshape, [x], g, extra=(new,), backward_hint=(
+                "backward needs x's shape: forward must keep it on ctx (forward gets x, "
+                "backward only ctx and grad_output)."))
+            ck.close(out, x.reshape(new), what="forward result",
+                     hint="forward returns x's data in the new shape.")
+            _moved_grad(ck, grads, shape, g.reshape(shape), [], "Reshape")
+    for shape, axes in transposes:
+        with ck.case(f"Transpose of x {shape} with axes={axes}"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            y = np.transpose(x, axes)
+            g = np.round(ck.rng.normal(size=y.shape), 3)
+            out, grads = _by_hand(ck, Transpose, [x], g, extra=(axes,), backward_hint=(
+                "backward needs forward's axes: forward must keep them on ctx."))
+            ck.close(out, y, what="forward result", hint="forward returns x's data with its "
+                     "axes permuted by axes (all reversed when axes is None).")
+            inverse = None if axes is None else tuple(int(i) for i in np.argsort(axes))
+            mistakes = []
+            if axes is not None and tuple(axes) != inverse:
+                mistakes.append((np.transpose(g, axes), "backward permuted the gradient by the "
+                                 "same axes as forward; it needs the permutation that undoes "
+                                 "forward's (np.argsort gives it)."))
+                mistakes.append((np.transpose(g), "backward reversed all axes; that undoes "
+                                 "forward only when forward reversed them all too (axes=None)."))
+            _moved_grad(ck, grads, shape, np.transpose(g, inverse), mistakes, "Transpose")
+    ck.done()
+
+
+# -- ch05-unbroadcast -----------------------------------------------------------------------
+def _unbroadcast_reference(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    lead = grad.ndim - len(shape)
+    out = grad.sum(axis=tuple(range(lead))) if lead else grad
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and out.shape[i] != 1)
+    return out.sum(axis=axes, keepdims=True) if axes else out
+
+
+def _random_broadcast(rng: np.random.Generator) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A target shape with some 1s, and a grad shape it broadcasts to (maybe with new axes)."""
+    ndim = int(rng.integers(1, 4))
+    big = tuple(int(n) for n in rng.integers(2, 5, size=ndim))
+    small = tuple(1 if rng.random() < 0.5 else n for n in big)
+    drop = int(rng.integers(0, ndim))
+    return small[drop:], big
+
+
+def ch05_unbroadcast(unbroadcast: Callable[[np.ndarray, tuple], np.ndarray], *,
+                     seed: int = 0, hidden: bool = False) -> None:
+    """Check ``unbroadcast(grad, shape)``: sum ``grad`` down to ``shape`` (the inverse of broadcasting).
+
+    Sum over the leading axes broadcasting added, and with ``keepdims`` over the axes where
+    ``shape`` has a 1; return exactly ``shape``; raise ValueError if ``shape`` could not have
+    been broadcast to ``grad.shape``; leave ``grad`` unchanged.
+    """
+    ck = Checker("ch05-unbroadcast", seed=seed, hidden=hidden)
+    rng = ck.rng
+    cases: list[tuple[str, tuple[int, ...], tuple[int, ...]]] = [
+        ("a bias (3,) added to a batch (4, 3)", (4, 3), (3,)),
+        ("a column (4, 1) broadcast across (4, 3)", (4, 3), (4, 1)),
+        ("(3, 1) broadcast to (2, 3, 4)", (2, 3, 4), (3, 1)),
+        ("a scalar () broadcast to (3, 4)", (3, 4), ()),
+        ("no broadcasting: (3, 4) stays (3, 4)", (3, 4), (3, 4)),
+        ("(1, 4) broadcast to (5, 1, 4): the middle 1 was never broadcast", (5, 1, 4), (1, 4)),
+    ]
+    if hidden:
+        for _ in range(4):
+            small, big = _random_broadcast(rng)
+            cases.append((f"{small} broadcast to {big}", big, small))
+    for name, big, small in cases:
+        with ck.case(name):
+            grad = np.round(rng.normal(size=big), 3)
+            before = grad.copy()
+            got = data_of(_call_shapes(
+                ck, lambda: unbroadcast(grad, small), "unbroadcast",
+                f"Shapes did not line up while summing {big} down to {small}. Two usual "
+                "causes: axis numbers taken from one shape and used on an array that already "
+                "lost some axes (after the leading axes are summed away, the axes of the rest "
+                "are numbered like the target's), or a size-1 axis summed without "
+                "keepdims=True, so later steps see one axis fewer than they expect."))
+            ck.check(got is not None, "your unbroadcast returned None.",
+                     hint="Did you forget the `return` statement?")
+            expected = _unbroadcast_reference(before, small)
+            ck.check(np.array_equal(grad, before), "your unbroadcast changed the grad it was given.",
+                     hint="Use grad.sum(...), which returns a new array; do not assign into grad.")
+            _check_unbroadcast_shape(ck, got, big, small)
+            n_summed = before.size // max(expected.size, 1)
+            ck.close(got, expected, atol=1e-9, what="result",
+                     hint="Sum (do not average or pick) the copies: every copy of an element "
+                          "sends its gradient back to that one element.",
+                     mistakes=[(expected / n_summed, "You averaged; a broadcast element was used "
+                                "in every copy, so the gradients of the copies add up: use sum.")]
+                     if n_summed > 1 else [])
+    with ck.case("(2, 4) cannot have been broadcast to (3, 4): ValueError"):
+        grad = rng.normal(size=(3, 4))
+        err = ck.raises(ValueError, unbroadcast, grad, (2, 4),
+                        hint="After summing, compare the result's shape with the shape asked "
+                             "for and raise ValueError naming both if they differ.")
+        ck.check("(2, 4)" in str(err) and "(3, 4)" in str(err),
+                 "the ValueError message does not name both shapes.",
+                 expected="a message containing (2, 4) and (3, 4)", received=str(err),
+                 hint="For example: f'cannot sum shape {grad.shape} down to {shape}'.")
+    ck.done()
+
+
+def _check_unbroadcast_shape(ck: Checker, got: Any, big: tuple[int, ...],
+                             small: tuple[int, ...]) -> None:
+    shape = np.shape(got)
+    if shape == small:
+        return
+    lead = len(big) - len(small)
+    hint = f"Return an array of exactly shape {small}."
+    if shape == big:
+        hint = ("Nothing was summed: sum over the leading axes that broadcasting added "
+                f"({lead} of them here) and over each axis where the target has a 1.")
+    elif len(shape) == len(big) and lead:
+        hint = (f"Sum away the {lead} leading axis/axes as well (grad.sum(axis=tuple(range("
+                f"{lead})))), so the result has {len(small)} dimensions.")
+    elif len(shape) < len(small):
+        hint = ("The size-1 axes of the target must stay in the result: sum over them "
+                "with keepdims=True.")
+    elif len(shape) == len(small):
+        hint = ("Line the shapes up from the right: the target's last axis matches the "
+                "grad's last axis, and only axes where the target has a 1 are summed.")
+    ck.fail(f"the result has shape {shape}, expected shape {small}.", expected=f"shape {small}",
+            received=f"shape {shape}", hint=hint)
+
+
+# -- ch05-unbroadcast-function --------------------------------------------------------------
+def ch05_unbroadcast_function(Unbroadcast: Any, sum_to: Callable[[Any, tuple], Any], *,
+                              seed: int = 0, hidden: bool = False) -> None:
+    """Check the Function ``Unbroadcast`` (forward(ctx, g, shape): g summed down to shape;
+    backward: grad_output copied back up to g's shape) and ``sum_to(grad, shape)`` (grad itself
+    when it has that shape, else Unbroadcast.apply). The course's numpy unbroadcast, apply and
+    Mul stand in for the learner's, so only these two pieces are judged."""
+    from .ch03 import _course_apply
+    ck = Checker("ch05-unbroadcast-function", seed=seed, hidden=hidden)
+    ns = getattr(getattr(Unbroadcast, "forward", None), "__globals__", None)
+    if ns is None or "Variable" not in ns:
+        ck.fail("Unbroadcast has no forward that sees Variable.",
+                hint="Define class Unbroadcast(Function) with static forward and backward in the "
+                     "%%mygrad cell above, run it, then this check.")
+    pairs = [((3, 4), (4,)), ((4, 3), (4, 1)), ((2, 3, 4), (3, 1))]
+    if hidden:
+        pairs += [((5,), ()), ((2, 1, 3), (1, 1, 3))]
+    own = ns.get("unbroadcast")
+    if callable(own) and _fails_quietly(lambda: ch05_unbroadcast(own)):
+        print("note: exercise ch05-unbroadcast fails its own check; this check runs your "
+              "Unbroadcast and sum_to with the course's unbroadcast instead.")
+    ns["unbroadcast"] = _unbroadcast_reference
+    try:
+        for big, small in pairs:
+            with ck.case(f"Unbroadcast of g {big} to {small}"):
+                g = np.round(ck.rng.normal(size=big), 3)
+                up = np.round(ck.rng.normal(size=small), 3)
+                out, grads = _by_hand(ck, Unbroadcast, [g], up, extra=(small,), backward_hint=(
+                    "backward needs the shape of forward's input g: forward must keep it on "
+                    "ctx."))
+                ck.close(out, _unbroadcast_reference(g, small), what="forward result",
+                         hint="forward returns g's data summed down to shape (unbroadcast).")
+                ck.check(len(grads) >= 1 and grads[0] is not None, "backward returned no "
+                         "gradient for g.", hint="Return (grad_g, None).")
+                got = np.asarray(data_of(grads[0]), dtype=np.float64)
+                if got.shape != big:
+                    ck.fail(f"backward returned a gradient of shape {got.shape}, but g has shape "
+                            f"{big}.", expected=f"shape {big}", received=f"shape {got.shape}",
+                            hint="The backward of summing down is copying back up: each element "
+                                 "of g went into one sum, so it gets that sum's gradient.")
+                ck.close(got, np.broadcast_to(up, big), what="gradient of g", hint=(
+                    "Each element of g gets the gradient of the sum it went into."))
+                ck.check(len(grads) == 2 and grads[1] is None, "backward must return one "
+                         "value per argument of forward.", expected="(grad_g, None)",
+                         received=len(grads), hint="shape is not a Variable: its gradient is "
+                                                   "None.")
+        Variable = ns["Variable"]
+        with _course_apply(Unbroadcast, ns):
+            for big, small in pairs:
+                with ck.case(f"sum_to of a Variable {big} to {small}"):
+                    v = Variable(np.round(ck.rng.normal(size=big), 3), requires_grad=True)
+                    out = ck.call(named(lambda: sum_to(v, small), "sum_to"))
+                    ck.check(isinstance(out, Variable), "sum_to returned no Variable.",
+                             received=type(out).__name__, hint="sum_to works on Variables and "
+                             "returns one, so that backward formulas can use it.")
+                    ck.close(data_of(out), _unbroadcast_reference(v.data, small),
+                             what="result of sum_to", hint="sum_to sums grad down to shape.")
+                    ck.check(getattr(out, "requires_grad", False), "the result of sum_to is "
+                             "not part of the graph: a gradient built with it could not be "
+                             "differentiated again.", hint="Build it with the Function (its "
+                             "apply records the node), not with Variable(...) around an array.")
+            with ck.case("sum_to of a Variable that has the shape already"):
+                v = Variable(np.round(ck.rng.normal(size=(2, 3)), 3), requires_grad=True)
+                out = ck.call(named(lambda: sum_to(v, (2, 3)), "sum_to"))
+                ck.check(out is v, "sum_to made a new Variable for a gradient that has the "
+                         "shape asked for already.", hint="Summing nothing adds a node for "
+                         "nothing: return grad itself when its shape is the one asked for.")
+    finally:
+        if own is None:
+            ns.pop("unbroadcast", None)
+        else:
+            ns["unbroadcast"] = own
+    ck.done()
+
+
+# -- ch05-sum-backward ----------------------------------------------------------------------
+def _sum_grad(g: np.ndarray, shape: tuple[int, ...], axis: Any, keepdims: bool) -> np.ndarray:
+    if axis is None:
+        axes = tuple(range(len(shape)))
+    else:
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        axes = tuple(a % len(shape) for a in axes)
+    if not keepdims:
+        g = np.expand_dims(g, axes)
+    return np.broadcast_to(g, shape).copy()
+
+
+def ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's Sum: see :func:`_ch05_sum_backward`. The course's apply, engine and every
+    other Function stand in for the learner's while it runs, so only Sum is judged."""
+    with _isolated(SumFunction, helpers=("_kept_shape",)):
+        _ch05_sum_backward(SumFunction, seed=seed, hidden=hidden)
+
+
+def _ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``SumFunction.apply(x, axis, keepdims)``: numpy's sum, and a backward that spreads
+    the incoming gradient back over the summed axes (a gradient shaped like x)."""
+    ck = Checker("ch05-sum-backward", seed=seed, hidden=hidden)
+    al = _library_of(SumFunction)
+    rng = ck.rng
+    cases: list[tuple[tuple[int, ...], Any, bool]] = [
+        ((3, 4), None, False), ((3, 4), 0, False), ((3, 4), 1, True), ((3, 3), 1, False),
+        ((3, 3), 0, True), ((2, 3, 4), (0, 2), False), ((2, 3, 4), -1, False),
+    ]
+    if hidden:
+        cases += [((4, 2, 3), 1, True), ((2, 2, 2), (1, 2), False), ((5,), 0, True),
+                  ((3, 2), None, True)]
+    shape_hint = ("backward must return a gradient shaped like x. Put the summed axes back "
+                  "as size 1 (reshape grad_output to _kept_shape(x_shape, axis), or "
+                  "np.expand_dims(g, axis) when keepdims is False), then broadcast it to x's "
+                  "shape (BroadcastTo.apply or np.broadcast_to); return (grad_x, None, None).")
+    kept_shape = getattr(_function_of_forward(SumFunction), "__globals__", {}).get("_kept_shape")
+    if callable(kept_shape):
+        _check_kept_shape(ck, kept_shape)
+    for shape, axis, keepdims in cases:
+        with ck.case(f"x of shape {shape}, axis={axis}, keepdims={keepdims}"):
+            x = al.Variable(np.round(rng.normal(size=shape), 3), requires_grad=True)
+            y = ck.call(named(lambda: SumFunction.apply(x, axis, keepdims), SumFunction.__name__))
+            expected_y = x.data.sum(axis=axis, keepdims=keepdims)
+            ck.close(data_of(y), expected_y, what="forward result",
+                     hint="forward returns x.data.sum(axis=axis, keepdims=keepdims).")
+            g = np.round(rng.normal(size=np.shape(expected_y)), 3)
+            _call_shapes(ck, lambda: y.backward(al.Variable(g)), f"{SumFunction.__name__}.backward",
+                         shape_hint)
+            ck.check(x.grad is not None, "x.grad is None after backward.",
+                     hint="backward must return the gradient for x as its first value.")
+            expected = _sum_grad(g, shape, axis, keepdims)
+            mistakes = []
+            if keepdims is False and axis is not None:
+                try:
+                    mistakes.append((np.broadcast_to(g, shape), "The summed axis was not put back "
+                                     "before broadcasting, so numpy lined the gradient up with the "
+                                     "wrong axis. Reshape it to the kept shape (the summed axes "
+                                     "as size 1) first, e.g. np.expand_dims(g, axis) when "
+                                     "keepdims is False."))
+                except ValueError:
+                    pass
+            mistakes.append((np.ones(shape), "The gradient is all ones: multiply by (broadcast) "
+                             "the incoming grad_output, do not ignore it."))
+            ck.close(data_of(x.grad), expected, what="gradient of x", hint=shape_hint,
+                     mistakes=mistakes)
+    with ck.case("gradcheck of sum over axis 1 of a (2, 3) input"):
+        x = al.Variable(rng.normal(size=(2, 3)), requires_grad=True)
+        fn = named(lambda: al.gradcheck(lambda v: SumFunction.apply(v, 1, False), (x,)),
+                    "gradcheck")
+        ck.call(fn, hint=shape_hint)
+    ck.done()
+
+
+def _function_of_forward(cls: Any) -> Any:
+    from .ch03 import _function_of
+    return _function_of(cls, "forward")
+
+
+def _check_kept_shape(ck: Checker, kept_shape: Callable[..., Any]) -> None:
+    """The learner's ``_kept_shape(shape, axis)``, with a hint naming the kind of axis it
+    mishandles."""
+    hints = {"none": "axis=None sums over every axis, so every axis becomes 1.",
+             "tuple": "axis may be a tuple: every axis in it becomes 1.",
+             "negative": "A negative axis counts from the end (-1 is the last axis): take it "
+                         "modulo the number of axes before using it as a position.",
+             "int": "The axis summed over becomes 1; the others keep their sizes."}
+    cases = [((2, 3, 4), 1, "int"), ((2, 3, 4), None, "none"), ((2, 3, 4), (0, 2), "tuple"),
+             ((2, 3, 4), -1, "negative"), ((2, 3, 4), (0, -1), "negative"), ((5,), 0, "int")]
+    with ck.case("_kept_shape for an int, None, a tuple and negative axes"):
+        for shape, axis, kind in cases:
+            got = ck.call(named(lambda: kept_shape(shape, axis), "_kept_shape"),
+                          hint=hints[kind])
+            want = _kept_shape_reference(shape, axis)
+            ck.check(isinstance(got, tuple), f"_kept_shape{(shape, axis)} is not a tuple.",
+                     expected=want, received=got, hint="Return a tuple, as numpy's shapes are "
+                     "(a list does not compare equal to one).")
+            ck.check(got == want, f"_kept_shape{(shape, axis)} is wrong.", expected=want,
+                     received=got, hint=hints[kind])
+
+
+# -- ch05-mean-backward ---------------------------------------------------------------------
+def ch05_mean_backward(Mean: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Mean``: numpy's mean over ``axis`` (an int, a tuple or None) with ``keepdims``, and
+    a backward that copies ``grad_output / n`` over the averaged axes, n being the number of
+    elements each mean averages. forward and backward are called by hand with a correct ctx and
+    the course's apply and Mul, so only the learner's Mean is judged."""
+    ck = Checker("ch05-mean-backward", seed=seed, hidden=hidden)
+    cases: list[tuple[tuple[int, ...], Any, bool]] = [
+        ((2, 3), 0, False), ((3, 4), None, False), ((2, 3, 4), (0, 2), False), ((3, 4), -1, True)]
+    if hidden:
+        cases += [((4, 2, 3), 1, True), ((5,), 0, False), ((3, 2), None, True), ((2, 2, 3), -2, False)]
+    for shape, axis, keepdims in cases:
+        with ck.case(f"x of shape {shape}, axis={axis}, keepdims={keepdims}"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            want_y = x.mean(axis=axis, keepdims=keepdims)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=np.shape(want_y)), 3)
+            out, grads = _by_hand(ck, Mean, [x], g, extra=(axis, keepdims), backward_hint=(
+                "If numpy could not broadcast: the averaged axes must come back as size 1 "
+                "before the copy along them (keepdims=False removed them), as in "
+                "Sum.backward; then divide by n."))
+            ck.close(out, want_y, what="forward result",
+                     hint="forward returns the mean of x.data over axis, with keepdims.")
+            n = x.size // max(int(np.prod(np.shape(want_y))), 1)
+            spread = _sum_grad(g, shape, axis, keepdims)
+            mistakes = [
+                (spread, "The gradient is Sum's: each element moved the mean by 1/n of its own "
+                         "change, so divide the spread gradient by n."),
+                (spread * n, "The gradient is n times too large: divide by n, do not multiply."),
+            ]
+            if n != x.size:
+                mistakes.append((spread / x.size, f"The gradient was divided by all {x.size} "
+                                 f"elements of x; each mean averages only n = {n} of them (the "
+                                 "product of the sizes of the averaged axes)."))
+            if np.size(want_y) not in (n, x.size):
+                mistakes.append((spread / np.size(want_y), "The gradient was divided by the number "
+                                 "of means (the output's size); divide by the number of elements "
+                                 "each mean averages."))
+            got = grads[0] if grads else None
+            got_shape = np.shape(data_of(got)) if got is not None else None
+            if got is not None and got_shape != shape:
+                ck.fail(f"the gradient of x has shape {got_shape}, but x has shape {shape}.",
+                        expected=f"shape {shape}", received=f"shape {got_shape}",
+                        hint="The averaged axes must come back as size 1 before the copy along "
+                             "them, as in Sum.backward (keepdims=False removed them).")
+            _grad_of(ck, grads, 0, "x", shape, spread / n, mistakes)
+            ck.check(len(grads) == 3 and grads[1] is None and grads[2] is None,
+                     "backward must return one value per argument of forward.",
+                     expected="(grad_x, None, None)", received=len(grads),
+                     hint="axis and keepdims are not Variables: their gradients are None.")
+    ck.done()
+
+
+# -- ch05-log-softmax -----------------------------------------------------------------------
+def ch05_log_softmax(LogSoftmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``LogSoftmax``: a stable log of the softmax along ``axis``, and the backward
+    g - softmax(x) * g.sum(axis, keepdims=True). forward and backward are called by hand with a
+    correct ctx and the course's apply and Mul, so only the learner's LogSoftmax is judged."""
+    ck = Checker("ch05-log-softmax", seed=seed, hidden=hidden)
+    cases: list[tuple[tuple[int, ...], int, float]] = [
+        ((4,), -1, 1.0), ((3, 3), -1, 1.0), ((3, 4), 0, 1.0), ((2, 3), -1, 800.0)]
+    if hidden:
+        cases += [((2, 3, 4), 1, 1.0), ((5, 2), 0, 800.0), ((1, 3), -1, 1.0)]
+    keepdims_hint = ("The sum along the axis lost that axis, so numpy lined it up with another "
+                     "one: sum with keepdims=True so it broadcasts back along the same axis.")
+    for shape, axis, scale in cases:
+        with ck.case(f"x of shape {shape}, axis={axis}"
+                     + (f", scores as large as {scale:g}" if scale > 1 else "")):
+            x = np.round(ck.rng.normal(size=shape), 3) + (scale if scale > 1 else 0.0)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            p = _softmax(x, axis)
+            with np.errstate(all="ignore"):
+                out, grads = _by_hand(ck, LogSoftmax, [x], g, extra=(axis,),
+                                      backward_hint="If numpy could not broadcast: "
+                                                    + keepdims_hint)
+            want = x - x.max(axis=axis, keepdims=True)
+            want = want - np.log(np.exp(want).sum(axis=axis, keepdims=True))
+            if not np.all(np.isfinite(out)) and out.shape == want.shape:
+                ck.fail("the output holds inf or nan for large scores.", hint=(
+                    "exp of a score of a few hundred overflows: subtract the maximum along the "
+                    "axis before exp (it cancels out of log softmax), as Softmax does."))
+            zx = x - x.max(axis=axis, keepdims=True)
+            try:                                    # the log-sum without keepdims=True
+                lost = [(zx - np.log(np.exp(zx).sum(axis=axis)), "The sum inside the log lost "
+                         "its axis, so numpy subtracted it along another one: keepdims=True.")]
+            except ValueError:
+                lost = []
+            ck.close(out, want, what="forward result", hint=(
+                "The output is the log of the softmax along axis: compare it with the log of "
+                "your Softmax's output for the same x."), mistakes=lost + [
+                (np.log(p.sum(axis=axis, keepdims=True)) + 0 * x, "The output does not depend "
+                 "on each score: keep z itself in z - log(sum exp z)."),
+                (x - np.log(np.exp(x - x.max(axis=axis, keepdims=True)).sum(
+                    axis=axis, keepdims=True)), "The maximum was subtracted inside the log but "
+                 "not from x itself: z - log(sum exp z), with the same z in both places.")])
+            total = g.sum(axis=axis, keepdims=True)
+            mistakes = [
+                (g - p * g, "The sum over the axis is missing: every output depends on every "
+                            "score through the sum, so each gradient takes the sum of all of "
+                            "grad_output along the axis."),
+                (g - out * total, "The saved output is a log-probability: the derivative of the "
+                                  "sum is the probability, exp of it."),
+                (p * total - g, "The gradient has the wrong sign: raising x_i raises y_i itself "
+                                "(+grad_output) and lowers every output through the sum."),
+            ]
+            try:                                    # the sum without keepdims=True
+                mistakes.append((g - p * g.sum(axis=axis), keepdims_hint))
+            except ValueError:
+                pass
+            _grad_of(ck, grads, 0, "x", shape, g - p * total, mistakes)
+            ck.check(len(grads) == 2 and grads[1] is None, "backward must return one value per "
+                     "argument of forward.", expected="(grad_x, None)", received=len(grads),
+                     hint="axis is not a Variable: its gradient is None.")
+    ck.done()
+
+
+# -- ch05-matmul-backward -------------------------------------------------------------------
+def _saved_something(node: Any) -> bool:
+    """Whether a node's forward saved any tensor (unreadable counts as saved: no guess)."""
+    try:
+        return len(node.saved_tensors) > 0
+    except Exception:  # noqa: BLE001 - freed or broken: let the error itself speak
+        return True
+
+
+def ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's MatMul: see :func:`_ch05_matmul_backward`. The course's apply, engine and every
+    other Function stand in for the learner's while it runs, so only MatMul is judged."""
+    with _isolated(MatMul):
+        _ch05_matmul_backward(MatMul, seed=seed, hidden=hidden)
+
+
+def _ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``MatMul.apply(a, b)`` for 2-D a (n, k) and b (k, m):
+    grad_a = grad @ b.T (n, k) and grad_b = a.T @ grad (k, m)."""
+    ck = Checker("ch05-matmul-backward", seed=seed, hidden=hidden)
+    al = _library_of(MatMul)
+    rng = ck.rng
+    # square first: wrong formulas still run
+    cases: list[tuple[int, ...]] = [(4, 4, 4), (2, 3, 4), (1, 5, 1), (3, 1, 2)]
+    if hidden:
+        cases += [tuple(int(s) for s in rng.integers(1, 6, size=3)) for _ in range(3)]
+    shape_hint = ("Read the formula off the shapes: a is (n, k), b is (k, m), grad is (n, m). "
+                  "grad_a must be (n, k): only grad @ b.T fits. grad_b must be (k, m): only "
+                  "a.T @ grad fits. Return (grad_a, grad_b).")
+    for n, k, m in cases:
+        with ck.case(f"a ({n}, {k}) @ b ({k}, {m})"):
+            a = al.Variable(np.round(rng.normal(size=(n, k)), 3), requires_grad=True)
+            b = al.Variable(np.round(rng.normal(size=(k, m)), 3), requires_grad=True)
+            y = ck.call(named(lambda: MatMul.apply(a, b), MatMul.__name__))
+            ck.close(data_of(y), a.data @ b.data, what="forward result",
+                     hint="forward returns a.data @ b.data wrapped in a Variable.")
+            g = np.round(rng.normal(size=(n, m)), 3)
+            _call_shapes(ck, lambda: y.backward(al.Variable(g)), "MatMul.backward",
+                         shape_hint if y.grad_fn is None or _saved_something(y.grad_fn) else
+                         "backward found nothing saved: forward must keep both inputs for "
+                         "it with ctx.save_for_backward(a, b).")
+            ck.check(a.grad is not None and b.grad is not None, "a.grad or b.grad is None.",
+                     hint="backward returns two gradients: (grad_a, grad_b).")
+            A, B = a.data, b.data
+            ga, gb = g @ B.T, A.T @ g
+            ck.close(data_of(a.grad), ga, what="gradient of a", hint=shape_hint,
+                     mistakes=shaped_mistakes(
+                         ga.shape,
+                         (lambda: g @ B, "grad_a = grad @ b is missing the transpose: grad @ b.T."),
+                         (lambda: B.T @ g.T, "Wrong order: grad_a = grad @ b.T (grad on the left)."),
+                         (lambda: (A.T @ g).T, "That is grad_b transposed: did you swap the two "
+                          "gradients? Return (grad_a, grad_b) in the order of forward's inputs.")))
+            ck.close(data_of(b.grad), gb, what="gradient of b", hint=shape_hint,
+                     mistakes=shaped_mistakes(
+                         gb.shape,
+                         (lambda: A @ g, "grad_b = a @ grad is missing the transpose: a.T @ grad."),
+                         (lambda: g.T @ A, "Wrong order: grad_b = a.T @ grad (grad on the right)."),
+                         (lambda: (g @ B.T).T, "That is grad_a transposed: did you swap the two "
+                          "gradients? Return (grad_a, grad_b) in the order of forward's inputs.")))
+    with ck.case("only b requires grad (a is data)"):
+        a = al.Variable(rng.normal(size=(3, 2)))
+        b = al.Variable(rng.normal(size=(2, 4)), requires_grad=True)
+        y = ck.call(named(lambda: MatMul.apply(a, b), MatMul.__name__))
+        g = rng.normal(size=(3, 4))
+        ck.call(named(lambda: y.backward(al.Variable(g)), "MatMul.backward"), hint=shape_hint)
+        ck.close(data_of(b.grad), a.data.T @ g, what="gradient of b", hint=shape_hint)
+    with ck.case("gradcheck of (3, 2) @ (2, 4)"):
+        a = al.Variable(rng.normal(size=(3, 2)), requires_grad=True)
+        b = al.Variable(rng.normal(size=(2, 4)), requires_grad=True)
+        ck.call(named(lambda: al.gradcheck(MatMul.apply, (a, b)), "gradcheck"), hint=shape_hint)
+    ck.done()
+
+
+# -- ch05-softmax ---------------------------------------------------------------------------
+def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _axis_mistakes(data: np.ndarray, axis: int) -> list[tuple[np.ndarray, str]]:
+    """Softmaxes that used another axis than ``axis`` in one or both steps, with a hint naming
+    the step. (Subtracting the maximum along the wrong axis is not harmless: it subtracts a
+    different number inside one softmax slice.)"""
+    if data.ndim < 2:
+        return []  # one axis only: there is no wrong one
+    right = axis % data.ndim
+    out = []
+    for other in [a for a in range(data.ndim) if a != right] + [None]:
+        where = "over all elements" if other is None else f"along axis {other}"
+        told = f"the axis argument (axis={axis} here)"
+        for max_axis, sum_axis, step in ((other, other, "both the maximum and the sum"),
+                                         (other, right, "the maximum"),
+                                         (right, other, "the sum")):
+            if sum_axis == right and max_axis is None:
+                continue  # subtracting one number from every element is right, not a mistake
+            with np.errstate(all="ignore"):
+                e = np.exp(data - data.max(axis=max_axis, keepdims=True))
+                wrong = e / e.sum(axis=sum_axis, keepdims=True)
+            out.append((wrong, f"You used the wrong axis: you took {step} {where}; softmax "
+                        f"works along {told}. Use axis=axis (and keepdims=True) both in "
+                        "x.data.max(...) and in e.sum(...)."))
+    return out
+
+
+_SHAPE_WORDS = ("broadcast", "shape", "axis", "dimension")
+
+
+def _call_shapes(ck: Checker, fn: Callable[[], Any], name: str, shape_hint: str) -> Any:
+    """Call the learner's ``fn``; a crash about shapes gets ``shape_hint`` (the usual cause),
+    any other crash the generic hint."""
+    def call() -> Any:
+        return fn()
+    call.__name__ = name
+    try:
+        return call()
+    except NotImplementedError as err:
+        raise ck._not_done(err) from None
+    except Exception as err:  # the learner's bug: say what it most likely is
+        text = str(err).lower()
+        about_shapes = isinstance(err, ValueError) or any(w in text for w in _SHAPE_WORDS)
+        if isinstance(err, AttributeError) and "backward' object has no attribute" in text:
+            missing = str(err).rsplit(" ", 1)[-1]
+            raise ck.error(f"your {name} raised {type(err).__name__}: {err}", hint=(
+                f"backward read ctx.{missing.strip(chr(39))}, which forward did not keep on "
+                "ctx: backward sees only ctx and grad_output, so forward must store on ctx "
+                "what backward needs from its inputs (a shape, an axis, a key).")) from err
+        raise ck.error(f"your {name} raised {type(err).__name__}: {err}",
+                       hint=shape_hint if about_shapes else
+                       "Read the traceback above to find the failing line in your code.") from err
+
+
+_KEEPDIMS_FORWARD = ("Shapes did not line up in forward. A sum or max along the axis without "
+                     "keepdims=True drops that axis, so the result no longer lines up with x "
+                     "(a (2, 5) input gives (2,), which cannot divide (2, 5)). Keep the axis: "
+                     "keepdims=True in every reduction of forward.")
+_KEEPDIMS_BACKWARD = ("Shapes did not line up in backward. The sum of g * y along the axis must "
+                      "keep that axis (keepdims=True), so that it lines up with y again: "
+                      "without it a (2, 5) gradient sums to (2,), which cannot be subtracted "
+                      "from (2, 5).")
+
+
+def _dropped_axis(make: Callable[[], np.ndarray], hint: str) -> list[tuple[np.ndarray, str]]:
+    """The result of a formula that forgot keepdims, where numpy could still broadcast it."""
+    try:
+        with np.errstate(all="ignore"):
+            return [(np.asarray(make()), hint)]
+    except ValueError:
+        return []
+
+
+def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's Softmax: see :func:`_ch05_softmax`. The course's apply, engine and every
+    other Function stand in for the learner's while it runs, so only Softmax is judged."""
+    with _isolated(Softmax):
+        _ch05_softmax(Softmax, seed=seed, hidden=hidden)
+
+
+def _ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Softmax.apply(x, axis)``: a numerically stable softmax along ``axis`` whose
+    backward is ``y * (g - sum(g * y, axis, keepdims=True))`` and passes gradcheck."""
+    ck = Checker("ch05-softmax", seed=seed, hidden=hidden)
+    al = _library_of(Softmax)
+    rng = ck.rng
+    stable = ("Subtract the maximum along the axis before exp (x - x.max(axis, keepdims=True)): "
+              "softmax does not change, and exp never overflows.")
+    cases: list[tuple[str, np.ndarray, int]] = [
+        ("a (2, 5) input along axis -1", np.round(rng.normal(size=(2, 5)), 3), -1),
+        ("a (4, 3) input along axis 0", np.round(rng.normal(size=(4, 3)), 3), 0),
+        ("a (5,) input", np.round(rng.normal(size=5), 3), -1),
+    ]
+    if hidden:
+        cases += [("a (2, 3, 4) input along axis 1", rng.normal(size=(2, 3, 4)), 1),
+                  ("a (3, 6) input along axis 1", 3 * rng.normal(size=(3, 6)), 1)]
+    for name, data, axis in cases:
+        with ck.case(name):
+            x = al.Variable(data.copy(), requires_grad=True)
+            y = _call_shapes(ck, lambda: Softmax.apply(x, axis), Softmax.__name__,
+                             _KEEPDIMS_FORWARD)
+            ck.check(np.array_equal(x.data, data), "your forward changed its input x.",
+                     hint="Compute on new arrays (z = x.data - m), never x.data -= m.")
+            expected = _softmax(data, axis)
+            ck.close(data_of(y), expected, what="forward result",
+                     hint="softmax(x) = exp(x) / exp(x).sum(axis, keepdims=True) along the "
+                          "given axis.",
+                     mistakes=_axis_mistakes(data, axis) + _dropped_axis(
+                         lambda: np.exp(data) / np.exp(data).sum(axis=axis),
+                         "The sum along the axis lost that axis (no keepdims=True), and numpy "
+                         "lined it up with the wrong axis of exp(x): keepdims=True keeps each "
+                         "row's sum next to its row."))
+            g = np.round(rng.normal(size=data.shape), 3)
+            _call_shapes(ck, lambda: y.backward(al.Variable(g)), "Softmax.backward",
+                         _KEEPDIMS_BACKWARD)
+            s = expected
+            right = s * (g - (g * s).sum(axis=axis, keepdims=True))
+            ck.check(x.grad is not None, "x.grad is None after backward.",
+                     hint="backward returns (grad_x, None): one gradient per forward argument.")
+            ck.close(data_of(x.grad), right, what="gradient of x",
+                     hint="With y = softmax(x) saved in forward: grad_x = y * (g - (g * y).sum("
+                          "axis, keepdims=True)).",
+                     mistakes=_dropped_axis(
+                         lambda: s * (g - (g * s).sum(axis=axis)),
+                         "The sum of g * y lost the axis it was taken along (no keepdims=True), "
+                         "so numpy lined it up with another axis: keepdims=True.") + [
+                         (data * (g - (g * data).sum(axis=axis, keepdims=True)),
+                          "backward used the input x where the formula needs the output "
+                          "y = softmax(x): the tensor saved in forward must be the output (as "
+                          "Exp saves its output), not the input."),
+                         (g * s * (1 - s), "That is only the diagonal of the Jacobian "
+                          "(i = j). Each output depends on every input along the axis: "
+                          "grad_x = y * (g - (g * y).sum(axis, keepdims=True))."),
+                         (g, "backward passed grad_output through unchanged; multiply by "
+                          "the softmax Jacobian.")])
+    for name, data in [("large inputs [1000, 1001, 1002] do not overflow",
+                        np.array([[1000.0, 1001.0, 1002.0]])),
+                       ("very negative inputs [-1000, -1001, -1002] do not give 0/0",
+                        np.array([[-1000.0, -1001.0, -1002.0]]))]:
+        with ck.case(name):
+            x = al.Variable(data)
+            with np.errstate(all="ignore"):
+                y = ck.call(named(lambda: Softmax.apply(x, -1), Softmax.__name__))
+            out = np.asarray(data_of(y), dtype=np.float64)
+            ck.check(bool(np.all(np.isfinite(out))), "the result is not finite.",
+                     expected=_softmax(data, -1), received=out, hint=stable)
+            ck.close(out, _softmax(data, -1), what="forward result",
+                     hint="The result is finite but wrong: compare your forward with "
+                          "exp(x - max) / exp(x - max).sum(axis, keepdims=True), both along the "
+                          "axis argument.", mistakes=_axis_mistakes(data, -1))
+    axes = [(-1, (3, 4)), (0, (4, 3))] + ([(1, (2, 3, 2))] if hidden else [])
+    for axis, shape in axes:
+        with ck.case(f"gradcheck on a {shape} input along axis {axis}"):
+            x = al.Variable(rng.normal(size=shape), requires_grad=True)
+            ck.call(named(lambda: al.gradcheck(lambda v: Softmax.apply(v, axis), (x,)),
+                           "gradcheck"))
+    ck.done()
+
+
+# -- the loader's check of mygrad/ops.py ------------------------------------------------------
+def _op_cases(pkg: Any, rng: np.random.Generator) -> list[tuple[str, Callable[..., Any], tuple]]:
+    """(name, function, inputs) for every operation of mygrad/ops.py, on small inputs."""
+    def var(*shape: int, positive: bool = False) -> Any:
+        data = rng.uniform(0.5, 2.0, size=shape) if positive else rng.normal(size=shape)
+        return pkg.Variable(data, requires_grad=True)
+    return [
+        ("a - b, b broadcast (3,) -> (2, 3)", lambda a, b: a - b, (var(2, 3), var(3))),
+        ("2 - a", lambda a: 2.0 - a, (var(2, 2),)),
+        ("a / b, both broadcast (2, 1) and (3,)", lambda a, b: a / b,
+         (var(2, 1), var(3, positive=True))),
+        ("1 / a", lambda a: 1.0 / a, (var(3, positive=True),)),
+        ("a ** 3", lambda a: a ** 3, (var(2, 3),)),
+        ("a.log()", lambda a: a.log(), (var(2, 3, positive=True),)),
+        ("a.sum(axis=0)", lambda a: a.sum(axis=0), (var(3, 3),)),
+        ("a.sum(axis=(0, 2), keepdims=True)", lambda a: a.sum(axis=(0, 2), keepdims=True),
+         (var(2, 3, 2),)),
+        ("a.sum()", lambda a: a.sum(), (var(2, 3),)),
+        ("a.mean(axis=1)", lambda a: a.mean(axis=1), (var(2, 4),)),
+        ("a.reshape(3, 2)", lambda a: a.reshape(3, 2), (var(2, 3),)),
+        ("a.T and a.transpose(0, 1)", lambda a: a.T * 2.0 + a.transpose(0, 1), (var(2, 3),)),
+        ("a @ b, (2, 3) @ (3, 2)", lambda a, b: a @ b, (var(2, 3), var(3, 2))),
+        ("v @ b, (3,) @ (3, 2)", lambda v, b: v @ b, (var(3), var(3, 2))),
+        ("a.softmax(axis=0)", lambda a: a.softmax(axis=0), (var(3, 2),)),
+        ("a.log_softmax(axis=-1)", lambda a: a.log_softmax(axis=-1), (var(2, 3),)),
+        ("a[1:, ::2]", lambda a: a[1:, ::2], (var(3, 4),)),
+        ("a[[0, 0, 2]] (a repeated index)", lambda a: a[[0, 0, 2]], (var(3, 2),)),
+    ]
+
+
+def mygrad_ops(pkg: Any) -> None:
+    """The loader's check of ``mygrad/ops.py``: a numerical gradcheck of every operation (so a
+    failure names the operation), unbroadcast's error, then whole programs compared with
+    autograd_lab."""
+    from ._library import ops as compare_with_autograd_lab
+    ck = Checker("mygrad-ops")
+    rng = np.random.default_rng(7)
+    for name, fn, inputs in _op_cases(pkg, rng):
+        with ck.case(f"gradcheck of {name}"):
+            ck.call(named(lambda: numeric_gradcheck(pkg.Variable, fn, inputs), "gradcheck"),
+                    hint=f"The backward of {name.split(',')[0]} disagrees with central "
+                         "differences: check its formula, and that a broadcast input's "
+                         "gradient is summed down to its shape (sum_to).")
+    with ck.case("unbroadcast sums down, and refuses shapes that cannot broadcast"):
+        got = ck.call(pkg.unbroadcast, np.ones((2, 3)), (3,))
+        ck.close(data_of(got), np.full(3, 2.0), what="unbroadcast(ones((2, 3)), (3,))")
+        ck.raises(ValueError, pkg.unbroadcast, np.ones((3, 4)), (2, 4))
+    ck.done()
+    compare_with_autograd_lab(pkg)
+
+
+# -- ch05-sub-function, ch05-div-function, ch05-pow-function, ch05-log-function -------------------
+def _by_hand(ck: Checker, cls: Any, arrays: list[np.ndarray], g: np.ndarray,
+             extra: tuple = (), backward_hint: str | None = None, keep: tuple[str, ...] = ()
+             ) -> tuple[np.ndarray, list[Any]]:
+    """forward and backward of ``cls`` called by hand on Variables of ``arrays`` (with a
+    stand-in ctx and the course's apply, as_variable, sum_to and Mul, so no other exercise is
+    involved); (output data, the gradients backward returned)."""
+    from .ch03 import _StandInCtx, _course_apply, _course_ops, _names
+    ns = _names(ck, cls, "forward", ("Variable",))
+    Variable = ns["Variable"]
+    ctx = _StandInCtx(tuple(True for _ in arrays) + (False,) * len(extra))
+    inputs = [Variable(a.copy(), requires_grad=True) for a in arrays]
+    with _course_ops(ns), _course_apply(cls, ns), _course_pieces(ns, (cls.__name__,) + keep):
+        out = ck.call(named(lambda: cls.forward(ctx, *inputs, *extra), f"{cls.__name__}.forward"))
+        for v, a in zip(inputs, arrays):
+            ck.check(np.array_equal(v.data, a), f"{cls.__name__}.forward changed an input.",
+                     hint="Compute new arrays from the inputs' data; never write into them.")
+        grad_output = Variable(g.copy())
+        grads = ck.call(named(lambda: cls.backward(ctx, grad_output), f"{cls.__name__}.backward"),
+                        **({"hint": backward_hint} if backward_hint else {}))
+    ck.check(np.array_equal(grad_output.data, g), f"{cls.__name__}.backward changed grad_output.",
+             hint="grad_output belongs to the engine: compute new Variables from it.")
+    grads = list(grads) if isinstance(grads, tuple) else [grads]
+    return np.asarray(data_of(out), dtype=np.float64), grads
+
+
+def _grad_of(ck: Checker, grads: list[Any], i: int, name: str, shape: tuple[int, ...],
+             want: np.ndarray, mistakes: list[tuple[Any, str]]) -> None:
+    """Check the gradient of input ``i`` (named ``name``): present, of its input's shape, right."""
+    ck.check(len(grads) > i and grads[i] is not None, f"backward returned no gradient for {name}.",
+             received=len(grads), hint="Return one gradient per input of forward.")
+    got = np.asarray(data_of(grads[i]), dtype=np.float64)
+    if got.shape != tuple(shape):
+        ck.fail(f"the gradient of {name} has shape {got.shape}, but {name} has shape {shape}.",
+                hint=f"{name} was broadcast in forward: sum its gradient down to its shape, "
+                     f"sum_to(grad, {name}.shape).")
+    ck.close(got, want, what=f"gradient of {name}",
+             mistakes=[(m, h) for m, h in mistakes if np.shape(m) == got.shape],
+             hint=f"Write the derivative with respect to {name}, times grad_output, summed to "
+                  f"{name}'s shape.")
+
+
+_PAIRS = [((3, 4), (4,)), ((2, 3), (2, 3)), ((2, 1), (1, 3))]
+
+
+def _pair_cases(ck: Checker, positive_b: bool) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    pairs = _PAIRS + ([((2, 3, 2), (3, 1)), ((), (3,))] if ck.hidden else [])
+    out = []
+    for sa, sb in pairs:
+        a = np.round(ck.rng.normal(size=sa), 3)
+        b = np.round(ck.rng.uniform(0.5, 2.0, size=sb) * ck.rng.choice([-1, 1], size=sb), 3)
+        if positive_b:
+            b = np.abs(b)
+        g = np.round(ck.rng.uniform(0.5, 2.0, size=np.broadcast_shapes(sa, sb)), 3)
+        out.append((a, b, g))
+    return out
+
+
+def _reduce(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    return _unbroadcast_reference(np.asarray(x, dtype=np.float64), shape)
+
+
+def ch05_sub_function(Sub: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Sub``: a - b with broadcasting; gradients g and -g, each summed to its input."""
+    ck = Checker("ch05-sub-function", seed=seed, hidden=hidden)
+    for a, b, g in _pair_cases(ck, False):
+        with ck.case(f"a {a.shape} - b {b.shape}"):
+            out, grads = _by_hand(ck, Sub, [a, b], g)
+            ck.close(out, a - b, what="output", hint="a.data - b.data.")
+            _grad_of(ck, grads, 0, "a", a.shape, _reduce(g, a.shape),
+                     [(_reduce(-g, a.shape), "a's gradient has the wrong sign: d(a - b)/da = +1.")])
+            _grad_of(ck, grads, 1, "b", b.shape, _reduce(-g, b.shape),
+                     [(_reduce(g, b.shape), "b's gradient has the wrong sign: d(a - b)/db = -1, "
+                       "so it is -grad_output.")])
+    ck.done()
+
+
+def ch05_div_function(Div: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Div``: a / b with broadcasting; gradients g / b and -g a / b**2, summed."""
+    ck = Checker("ch05-div-function", seed=seed, hidden=hidden)
+    for a, b, g in _pair_cases(ck, False):
+        with ck.case(f"a {a.shape} / b {b.shape}"):
+            out, grads = _by_hand(ck, Div, [a, b], g)
+            ck.close(out, a / b, what="output", hint="a.data / b.data.")
+            _grad_of(ck, grads, 0, "a", a.shape, _reduce(g / b, a.shape),
+                     [(_reduce(g * b, a.shape), "d(a/b)/da = 1/b: divide grad_output by b, do "
+                       "not multiply.")])
+            _grad_of(ck, grads, 1, "b", b.shape, _reduce(-g * a / (b * b), b.shape),
+                     [(_reduce(-g * a / b, b.shape), "d(a/b)/db = -a/b**2: the square of b is "
+                       "missing."),
+                      (_reduce(g * a / (b * b), b.shape), "b's gradient has the wrong sign: "
+                       "d(a/b)/db = -a/b**2."),
+                      (_reduce(-a / (b * b) + 0 * g, b.shape), "grad_output is missing from b's "
+                       "gradient (the chain rule).")])
+    ck.done()
+
+
+def ch05_pow_function(Pow: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Pow``: x ** p for a number p; gradient g * p * x ** (p - 1), None for p."""
+    ck = Checker("ch05-pow-function", seed=seed, hidden=hidden)
+    cases = [((4,), 2), ((2, 3), 3), ((3,), 0.5)] + ([((2, 2), -1), ((3,), 1)] if hidden else [])
+    for shape, p in cases:
+        with ck.case(f"x of shape {shape} to the power {p}"):
+            x = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            out, grads = _by_hand(ck, Pow, [x], g, extra=(p,))
+            ck.close(out, x ** p, what="output", hint="x.data ** p.")
+            _grad_of(ck, grads, 0, "x", shape, g * p * x ** (p - 1), [
+                (g * x ** (p - 1), "The factor p is missing: d x**p/dx = p * x**(p - 1)."),
+                (g * p * x ** p, "The exponent must drop by one: p * x**(p - 1)."),
+                (p * x ** (p - 1), "grad_output is missing (the chain rule).")])
+            ck.check(len(grads) == 1 or grads[1] is None, "backward returned a gradient for p.",
+                     received=grads[1], hint="p is a plain number, not an input that needs a "
+                                             "gradient: return (grad_x, None).")
+    ck.done()
+
+
+def ch05_log_function(Log: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Log``: the natural logarithm; gradient g / x."""
+    ck = Checker("ch05-log-function", seed=seed, hidden=hidden)
+    for shape in [(4,), (2, 3)] + ([(3, 1, 2), ()] if hidden else []):
+        with ck.case(f"x of shape {shape}"):
+            x = np.round(ck.rng.uniform(0.5, 3.0, size=shape), 3)
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
+            out, grads = _by_hand(ck, Log, [x], g)
+            ck.close(out, np.log(x), what="output", hint="np.log(x.data).")
+            _grad_of(ck, grads, 0, "x", shape, g / x, [
+                (g * x, "d log x/dx = 1/x: divide grad_output by x, do not multiply."),
+                (1 / x, "grad_output is missing (the chain rule)."),
+                (g * np.log(x), "That is grad_output times log x; the derivative of log x is "
+                                "1/x.")])
+    ck.done()
+
+
+# -- ch05-index-function --------------------------------------------------------------------
+def _scatter_reference(g: np.ndarray, shape: tuple[int, ...], key: Any) -> np.ndarray:
+    out = np.zeros(shape)
+    np.add.at(out, key, g)
+    return out
+
+
+def _key_text(key: Any) -> str:
+    def one(k: Any) -> str:
+        if isinstance(k, slice):
+            return ":".join("" if v is None else str(v) for v in (k.start, k.stop, k.step)
+                            ).rstrip(":") or ":"
+        return repr(k)
+    return ", ".join(one(k) for k in key) if isinstance(key, tuple) else one(key)
+
+
+def _scatter_mistakes(g: np.ndarray, shape: tuple[int, ...], key: Any
+                      ) -> list[tuple[np.ndarray, str]]:
+    """Gradients of x[key] that a usual mistake gives, with the cause."""
+    out = []
+    assigned = np.zeros(shape)
+    assigned[key] = g
+    out.append((assigned, "A position read more than once got only one of its gradients: "
+                "out[key] = g (and out[key] += g) keeps the last write for a repeated "
+                "position. np.add.at(out, key, g) adds every one of them."))
+    ones = np.ones(shape)
+    np.add.at(ones, key, g)
+    out.append((ones, "The positions that were never read must get gradient 0: start from "
+                "zeros, not ones."))
+    return out
+
+
+def ch05_index_function(Index: Any, Scatter: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``Index`` (forward(ctx, x, key) = x[key]; backward: grad_output scattered into
+    zeros of x's shape) and ``Scatter`` (forward(ctx, g, shape, key): zeros of shape with g
+    added at key, repeated positions summed; backward: grad_output[key]). forward and backward
+    are called by hand with a correct ctx and the course's apply and Mul, so only these two
+    classes are judged."""
+    ck = Checker("ch05-index-function", seed=seed, hidden=hidden)
+    cases: list[tuple[tuple[int, ...], Any]] = [
+        ((3, 2), 1), ((5,), slice(1, 4)), ((3, 4), (slice(1, None), slice(None, None, 2))),
+        ((3, 2), [0, 0, 2])]
+    if hidden:
+        cases += [((5,), [4, 1, 4, 4]), ((3, 3), ([0, 2, 2], [1, 1, 1])), ((2, 3, 2), (1, -1))]
+    keep_hint = ("backward needs x's shape and the key: forward must keep them on ctx "
+                 "(backward sees only ctx and grad_output).")
+    for shape, key in cases:
+        with ck.case(f"Index of x {shape} with key [{_key_text(key)}]"):
+            x = np.round(ck.rng.normal(size=shape), 3)
+            picked = x[key]
+            g = np.round(ck.rng.uniform(0.5, 2.0, size=np.shape(picked)), 3)
+            out, grads = _by_hand(ck, Index, [x], g, extra=(key,), backward_hint=keep_hint,
+                                  keep=("Scatter",))
+            ck.close(out, picked, what="forward result", hint="forward returns the elements "
+                     "of x at key, as numpy's x.data[key] reads them.")
+            ck.check(len(grads) >= 1 and grads[0] is not None, "Index.backward returned no "
+                     "gradient for x.", hint="Return one gradient per argument of forward: "
+                     "(grad_x, None).")
+            got = np.asarray(data_of(grads[0]), dtype=np.float64)
+            if got.shape != shape:
+                ck.fail(f"Index.backward returned a gradient of shape {got.shape}, but x has "
+                        f"shape {shape}.", expected=f"shape {shape}", received=f"shape {got.shape}",
+                        hint="grad_output has the shape of the elements read, not of x: put "
+                             "each of its values back at the position it was read from, into "
+                             "zeros of x's shape (that is Scatter).")
+            ck.close(got, _scatter_reference(g, shape, key), what="gradient of x",
+                     mistakes=_scatter_mistakes(g, shape, key),
+                     hint="Each element read sends its gradient back to its own position; "
+                          "positions never read get 0, positions read twice get the sum.")
+            ck.check(len(grads) == 2 and grads[1] is None, "Index.backward must return one "
+                     "value per argument of forward.", expected="(grad_x, None)",
+                     received=len(grads), hint="The key is not a Variable: its gradient is None.")
+    for shape, key in cases[2:]:
+        with ck.case(f"Scatter of g into zeros {shape} at key [{_key_text(key)}]"):
+            g = np.round(ck.rng.normal(size=np.shape(np.zeros(shape)[key])), 3)
+            up = np.round(ck.rng.normal(size=shape), 3)
+            out, grads = _by_hand(ck, Scatter, [g], up, extra=(shape, key), backward_hint=(
+                "backward needs the key: forward must keep it on ctx."), keep=("Index",))
+            ck.close(out, _scatter_reference(g, shape, key), what="forward result",
+                     mistakes=_scatter_mistakes(g, shape, key),
+                     hint="forward returns zeros of shape with g added at key.")
+            ck.check(len(grads) >= 1 and grads[0] is not None, "Scatter.backward returned no "
+                     "gradient for g.", hint="Return (grad_g, None, None).")
+            got = np.asarray(data_of(grads[0]), dtype=np.float64)
+            if got.shape != g.shape:
+                ck.fail(f"Scatter.backward returned a gradient of shape {got.shape}, but g has "
+                        f"shape {g.shape}.", expected=f"shape {g.shape}",
+                        received=f"shape {got.shape}",
+                        hint="Each value of g was added at one position: its gradient is "
+                             "grad_output read at that position, at key again (Index).")
+            ck.close(got, up[key], what="gradient of g", hint="The gradient of g is grad_output "
+                     "read at the positions g was written to.")
+            ck.check(len(grads) == 3 and grads[1] is None and grads[2] is None,
+                     "Scatter.backward must return one value per argument of forward.",
+                     expected="(grad_g, None, None)", received=len(grads),
+                     hint="shape and key are not Variables: their gradients are None.")
+    ck.done()
+
+
+# -- ch05-matmul-vectors --------------------------------------------------------------------
+class _RecordedNode:
+    """A node the course's stand-in Functions record: its inputs and their gradients."""
+
+    def __init__(self, inputs: tuple, vjp: Callable[[np.ndarray], tuple]) -> None:
+        self.inputs, self.vjp, self.function = inputs, vjp, self
+
+    def backward(self, node: Any, grad_output: Any) -> tuple:
+        return node.vjp(np.asarray(grad_output.data))
+
+
+def _recording(Variable: type[Any], forward: Callable[..., np.ndarray],
+               vjp: Callable[..., tuple]) -> Any:
+    """A stand-in Function whose ``apply`` computes with numpy and records a node."""
+    def apply(*inputs: Any) -> Any:
+        args = [np.asarray(x.data) if isinstance(x, Variable) else x for x in inputs]
+        out = Variable(np.asarray(forward(*args)))
+        if any(isinstance(x, Variable) and x.requires_grad for x in inputs):
+            out.requires_grad = True
+            out.grad_fn = _RecordedNode(inputs, lambda g: tuple(
+                None if v is None else Variable(v) for v in vjp(g, *args)))
+        return out
+    return SimpleNamespace(apply=apply)
+
+
+def ch05_matmul_vectors(matmul: Callable[[Any, Any], Any], *, seed: int = 0,
+                        hidden: bool = False) -> None:
+    """Check ``matmul(a, b)`` for 1-D and 2-D operands, as numpy's ``@``: a 1-D left operand is
+    a row (1, k), a 1-D right operand a column (k, 1), and the axes added for them are dropped
+    from the result, all through MatMul and reshape so that gradients flow. The course's
+    MatMul, Reshape and engine stand in for the learner's, so only matmul is judged."""
+    ck = Checker("ch05-matmul-vectors", seed=seed, hidden=hidden)
+    ns = getattr(matmul, "__globals__", None)
+    if ns is None or "Variable" not in ns:
+        ck.fail("matmul is not a function of your library.",
+                received=matmul, hint="Pass the function itself: check.ch05_matmul_vectors(matmul), "
+                                      "after running the %%mygrad cell above.")
+    Variable = ns["Variable"]
+    shapes = [((3,), (3, 2)), ((2, 3), (3,)), ((4,), (4,)), ((2, 3), (3, 4))]
+    if hidden:
+        shapes += [((1,), (1, 3)), ((5, 1), (1,)), ((2,), (2,))]
+    mm = _recording(Variable, np.matmul, lambda g, a, b: (g @ b.T, a.T @ g))
+    rs = _recording(Variable, lambda x, shape: x.reshape(shape),
+                    lambda g, x, shape: (g.reshape(x.shape), None))
+    def reshape(self: Any, *shape: Any) -> Any:
+        return rs.apply(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list))
+                        else shape)
+
+    with _course_pieces(ns, ()), swapped_names(ns, {"MatMul": mm, "Reshape": rs}), \
+            swapped_attributes(Variable, {"reshape": reshape}):
+        for sa, sb in shapes:
+            _matmul_vector_case(ck, matmul, Variable, sa, sb)
+    ck.done()
+
+
+def _matmul_vector_case(ck: Checker, matmul: Callable[[Any, Any], Any], Variable: type[Any],
+                        sa: tuple[int, ...], sb: tuple[int, ...]) -> None:
+    with ck.case(f"a {sa} @ b {sb}"):
+        A, B = np.round(ck.rng.normal(size=sa), 3), np.round(ck.rng.normal(size=sb), 3)
+        a, b = Variable(A.copy(), requires_grad=True), Variable(B.copy(), requires_grad=True)
+        want = A @ B
+        out = _call_shapes(ck, lambda: matmul(a, b), "matmul", (
+            "The two operands do not line up: a 1-D left operand is a row, shape (1, k), and a "
+            "1-D right operand a column, shape (k, 1), so that the k's meet in the middle."))
+        got = np.asarray(data_of(out), dtype=np.float64)
+        if got.shape != want.shape:
+            added = [n for n, s in (("left", sa), ("right", sb)) if len(s) == 1]
+            ck.fail(f"the result has shape {got.shape}; numpy's a @ b has shape {want.shape}.",
+                    expected=f"shape {want.shape}", received=f"shape {got.shape}", hint=(
+                        f"The axis added for the 1-D {' and the 1-D '.join(added)} operand was not "
+                        "dropped again: a @ b keeps only the axes the operands really had "
+                        "(a vector @ a vector is one number, shape ())." if added else
+                        "Two matrices need no reshaping: hand them to MatMul as they are."))
+        ck.close(got, want, what="result", hint="The result must be numpy's a @ b.")
+        g = np.round(ck.rng.uniform(0.5, 2.0, size=want.shape), 3)
+        ck.check(getattr(out, "grad_fn", None) is not None, "the result is not part of the graph: "
+                 "no gradient can flow back to a and b.", hint=(
+                     "The result was built from .data outside the graph. Reshape Variables "
+                     "(x.reshape, which records a node) instead of wrapping a numpy array in a "
+                     "new Variable."))
+        ck.call(named(lambda: out.backward(Variable(g)), "backward"))
+        a2, b2 = (A.reshape(1, -1) if A.ndim == 1 else A), (B.reshape(-1, 1) if B.ndim == 1 else B)
+        g2 = g.reshape(a2.shape[0], b2.shape[1])
+        for name, v, expect in (("a", a, (g2 @ b2.T).reshape(sa)), ("b", b, (a2.T @ g2).reshape(sb))):
+            ck.check(v.grad is not None, f"{name}.grad is None after backward.",
+                     hint="Build the result from a and b with MatMul and reshape only, so that "
+                          "the graph leads back to both.")
+            ck.close(data_of(v.grad), expect, what=f"gradient of {name}",
+                     hint="Hand the reshaped operands to MatMul; the gradients then follow.")

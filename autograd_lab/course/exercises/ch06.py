@@ -1,0 +1,1143 @@
+"""Checkers for chapter 06, Grad modes and in-place operations."""
+from __future__ import annotations
+
+import contextlib
+import io
+import textwrap
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ._common import Checker, library
+
+__all__ = ["RULES", "SNIPPETS", "VISIBLE_SNIPPETS", "snippet_raises", "ch06_predict_raises",
+           "ch06_train_step", "ch06_version_check", "ch06_grad_mode_switch", "ch06_detach",
+           "ch06_inplace_rules", "ch06_inplace_ops"]
+
+
+# -- ch06-predict-raises ---------------------------------------------------------------------
+# The snippets the learner predicts. The notebook shows exactly this code; the checker runs it
+# to find the truth, so the answers come from the library itself, not from a table. None of
+# them repeats a demo of the chapter: each applies one of its rules to a new case.
+SNIPPETS: dict[str, str] = {
+    "a": """\
+        x = al.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        s = y.sum()
+        y.add_(1)
+        s.backward()
+        """,
+    "b": """\
+        x = al.tensor([1.0, 2.0], requires_grad=True)
+        y = x.log()
+        x.detach().mul_(2)
+        y.sum().backward()
+        """,
+    "c": """\
+        w = al.tensor([1.0, 2.0], requires_grad=True)
+        with al.no_grad():
+            with al.enable_grad():
+                w.mul_(0.5)
+        """,
+    "d": """\
+        x = al.tensor([1.0, 2.0], requires_grad=True)
+        y = x.clone()
+        y[0] = 0.0
+        (y * y).sum().backward()
+        """,
+    "e": """\
+        x = al.tensor([0.5, -1.0], requires_grad=True)
+        y = x.sigmoid()
+        y.detach().clone().zero_()
+        y.sum().backward()
+        """,
+    "f": """\
+        x = al.tensor([1.0, 4.0], requires_grad=True)
+        y = x.sqrt()
+        y.mul_(1.0)
+        y.sum().backward()
+        """,
+    "g": """\
+        x = al.tensor([1.0, 2.0], requires_grad=True)
+        loss = (x * x).sum()
+        with al.no_grad():
+            x -= 0.1
+        loss.backward()
+        """,
+    "h": """\
+        x = al.tensor([1.0, 2.0], requires_grad=True)
+        y = x.tanh()
+        z = y.detach()
+        z = z + 1
+        y.sum().backward()
+        """,
+}
+VISIBLE_SNIPPETS = ("a", "b", "c", "d", "e", "f")
+
+# For a wrong prediction: the rule the snippet hits, as a question to ask of it. Each names the
+# rule and where to look, not the verdict of any other snippet.
+RULES: dict[str, str] = {
+    "a": "Look at what each operation saved and when: `sum` saves nothing but a shape, and "
+         "`x * 2` keeps only what x's gradient reads, the 2. Which saved tensor does the "
+         "in-place line change?",
+    "b": "`detach()` shares memory *and* the version counter with the tensor it came from, so "
+         "a change through the detached alias counts as a change of that tensor. What does "
+         "`log` save for its backward?",
+    "c": "`enable_grad` switches recording back on inside `no_grad`. What is the rule for an "
+         "in-place change of a leaf that requires grad while recording is on?",
+    "d": "A clone is a new, computed tensor, not a leaf, so changing it in place is recorded "
+         "like any operation. Did anything save `y` *before* the change?",
+    "e": "`clone()` copies the data into new memory with a fresh version counter. Which "
+         "tensor does the in-place line change, and did `sigmoid` save it?",
+    "f": "The version counter counts in-place operations, not changed values: `mul_(1.0)` "
+         "still counts. What does `sqrt` save for its backward?",
+    "g": "`no_grad` stops recording, but it does not stop the version counter. Which tensor "
+         "did the product save, and what happens to it before backward?",
+    "h": "`z = z + 1` is out of place: it makes a new tensor and rebinds the name. Is any "
+         "tensor that `tanh` saved changed?",
+}
+
+
+def snippet_raises(code: str) -> bool:
+    """Run one snippet (with ``al`` and ``np`` defined) and say whether it raised."""
+    namespace: dict[str, Any] = {"al": library(), "np": np}
+    try:
+        exec(textwrap.dedent(code), namespace)  # noqa: S102 - our own fixed snippets
+    except Exception:
+        return True
+    return False
+
+
+def _verdict(raises: bool) -> str:
+    return "raises" if raises else "runs"
+
+
+def ch06_predict_raises(predictions: dict[str, bool], *, seed: int = 0,
+                        hidden: bool = False) -> None:
+    """Check ``predictions``: for each snippet name, True if it raises, False if it runs.
+
+    The snippets are judged together: a failure says how many predictions are wrong and
+    explains the rule behind the first wrong one, without confirming the others one by one.
+    """
+    ck = Checker("ch06-predict-raises", seed=seed, hidden=hidden)
+    with ck.case("predictions is a dict with a True/False for every snippet"):
+        ck.check(isinstance(predictions, dict), "predictions is not a dict.",
+                 expected='a dict like {"a": True, "b": False, ...}',
+                 received=type(predictions).__name__,
+                 hint="Fill in the dict given in the exercise cell.")
+        for name in SNIPPETS:
+            ck.check(name in predictions, f"there is no prediction for snippet {name!r}.",
+                     hint=f'Add an entry "{name}": True (raises) or False (runs).')
+            value = predictions[name]
+            ck.check(isinstance(value, (bool, np.bool_)),
+                     f"the prediction for snippet {name!r} is not True or False.",
+                     expected="True (it raises) or False (it runs)", received=value,
+                     hint="Replace None (or a string) by True or False.")
+    groups = [list(VISIBLE_SNIPPETS)]
+    if hidden:
+        groups.append([n for n in SNIPPETS if n not in VISIBLE_SNIPPETS])
+    for names in groups:
+        span = f"{', '.join(names[:-1])} and {names[-1]}"
+        with ck.case(f"snippets {span}"):
+            wrong = [n for n in names if bool(predictions[n]) != snippet_raises(SNIPPETS[n])]
+            if wrong:
+                first = wrong[0]
+                said = bool(predictions[first])
+                others = len(wrong) - 1
+                more = (f" {others} more of snippets {span} "
+                        f"{'is' if others == 1 else 'are'} wrong too." if others else
+                        " It is the only wrong one among these.")
+                ck.fail(f"{len(wrong)} of {len(names)} predictions are wrong. Snippet {first}: "
+                        f"you predicted that it {_verdict(said)}, but it "
+                        f"{_verdict(not said)}.{more}",
+                        hint=f"{RULES[first]} Ask of every snippet: what did each operation "
+                             "save for backward, and was it changed (through any alias) after "
+                             "it was saved?")
+    if not hidden:
+        rest = [n for n in SNIPPETS if n not in VISIBLE_SNIPPETS]
+        print(f"(Snippets {', '.join(rest)} are checked when the notebook is graded.)")
+    ck.done()
+
+
+# -- ch06-train-step -------------------------------------------------------------------------
+def _reference_steps(w: np.ndarray, b: np.ndarray, X: np.ndarray, y: np.ndarray, lr: float,
+                     steps: int) -> tuple[list[float], np.ndarray, np.ndarray]:
+    losses = []
+    for _ in range(steps):
+        r = X @ w + b - y
+        losses.append(float(np.mean(r ** 2)))
+        gw = X.T @ (2 * r / r.size)
+        gb = (2 * r / r.size).sum(axis=0)
+        w, b = w - lr * gw, b - lr * gb
+    return losses, w, b
+
+
+def ch06_train_step(train_step: Callable[..., float], *, seed: int = 0,
+                    hidden: bool = False) -> None:
+    """Check ``train_step(w, b, X, y, lr) -> float``: one step of gradient descent on
+    mean((X @ w + b - y) ** 2) that updates the leaves ``w`` and ``b`` in place under
+    ``no_grad``, leaves no stale gradient behind, and returns the loss before the update."""
+    ck = Checker("ch06-train-step", seed=seed, hidden=hidden)
+    al = library()
+    rng = ck.rng
+    configs = [(8, 3, 0.1, 3)] + ([(20, 2, 0.05, 5), (5, 4, 0.2, 4)] if hidden else [])
+    inplace_hint = ("Update the parameters in place inside `with al.no_grad():` "
+                    "(w -= lr * w.grad), then clear the gradients (w.grad = None or "
+                    "w.grad.zero_()).")
+    for n, d, lr, steps in configs:
+        X = np.round(rng.normal(size=(n, d)), 3)
+        y = np.round(rng.normal(size=(n, 1)), 3)
+        w0 = np.round(rng.normal(size=(d, 1)), 3)
+        b0 = np.round(rng.normal(size=(1,)), 3)
+        losses, w_end, b_end = _reference_steps(w0, b0, X, y, lr, steps)
+        w = al.Variable(w0.copy(), requires_grad=True)
+        b = al.Variable(b0.copy(), requires_grad=True)
+        w_obj, b_obj = w, b
+        Xv, yv = al.Variable(X), al.Variable(y)
+        _, w1, b1 = _reference_steps(w0, b0, X, y, lr, 1)
+        with ck.case(f"one step on {n} points with {d} features (lr={lr})"):
+            loss = ck.call(train_step, w, b, Xv, yv, lr,
+                           hint="If this is the in-place error, that is the bug to fix: "
+                                + inplace_hint)
+            ck.check(loss is not None, "train_step returned None.", expected=losses[0],
+                     hint="Return the loss before the update, as a float: loss.item().")
+            ck.close(float(loss), losses[0], what="returned loss",
+                     hint="Return mean((X @ w + b - y) ** 2) computed before the update.")
+            ck.check(w.is_leaf and b.is_leaf and w.requires_grad and b.requires_grad,
+                     "after the step, w or b is no longer a leaf that requires grad.",
+                     hint="An update recorded in the graph (w = w - lr * w.grad outside "
+                          "no_grad) turns the parameter into a computed Variable. "
+                          + inplace_hint)
+            moved = not np.allclose(w.data, w0)
+            ck.check(moved, "the caller's w did not change.", expected=w1, received=w.data,
+                     hint="Rebinding a name inside the function (w = w - lr * w.grad) makes a "
+                          "new Variable the caller never sees. " + inplace_hint)
+            ck.close(w.data, w1, what="w after one step", hint=inplace_hint,
+                     mistakes=[(2 * w0 - w1, "You stepped uphill: subtract "
+                                "lr * w.grad.")])
+            ck.close(b.data, b1, what="b after one step", hint=inplace_hint)
+        with ck.case(f"{steps} steps in a row match gradient descent"):
+            for step in range(1, steps):
+                loss = ck.call(train_step, w, b, Xv, yv, lr)
+                ck.close(float(loss), losses[step], what=f"loss returned by step {step + 1}",
+                         hint="Gradients accumulate in .grad across backward calls: clear them "
+                              "every step (w.grad = None, or w.grad.zero_() under no_grad).")
+            ck.check(w is w_obj and b is b_obj, "the parameters were replaced.",
+                     hint=inplace_hint)
+            ck.close(w.data, w_end, what=f"w after {steps} steps",
+                     hint="Gradients accumulate in .grad across backward calls: clear them "
+                          "every step.")
+            ck.close(b.data, b_end, what=f"b after {steps} steps", hint=inplace_hint)
+    ck.done()
+
+
+# -- ch06-version-check ----------------------------------------------------------------------
+class _Saved:
+    """A stand-in tensor whose version the checker sets by hand (so the check of
+    save_for_backward/saved_tensors does not depend on the rest of the learner's library)."""
+
+    def __init__(self, name: str, version: int = 0) -> None:
+        self.name, self._version, self.shape = name, version, (2,)
+        self.data = np.zeros(2)
+
+    def detach(self) -> _Saved:
+        return _Saved(self.name + "'")
+
+    clone = detach
+
+    def __repr__(self) -> str:
+        return f"<tensor {self.name} at version {self._version}>"
+
+
+_RAISE_HINT = ("In save_for_backward keep, next to the tensors, the version each one has at "
+               "that moment (t._version); in saved_tensors compare each stored number with the "
+               "tensor's current _version and raise RuntimeError if they differ.")
+
+
+def _kept_versions(ctx: Any) -> list[Any]:
+    """The numbers ctx keeps besides its tensors: ints, and tuples or lists of ints."""
+    found = []
+    for name, value in vars(ctx).items():
+        if name == "_saved":
+            continue
+        items = value if isinstance(value, (tuple, list)) else [value]
+        if items and all(isinstance(v, int) and not isinstance(v, bool) or v is None
+                         for v in items):
+            found.append(value)
+    return found
+
+
+def _never_raised_hint(ctx: Any, before: int) -> str:
+    """Why saved_tensors did not raise: look at what save_for_backward kept on ctx."""
+    kept = _kept_versions(ctx)
+    if any(before in (v if isinstance(v, (tuple, list)) else [v]) for v in kept):
+        return (f"save_for_backward kept the version the tensor had when it was saved "
+                f"({before}), so that half is right. saved_tensors never compared it with the "
+                "tensor's _version now: compare each kept number with the tensor's current "
+                "_version and raise RuntimeError when they differ.")
+    if kept:
+        return ("save_for_backward kept numbers, but not the version the tensor had at that "
+                f"moment ({before}): read t._version for each tensor when it is saved. "
+                + _RAISE_HINT)
+    return ("save_for_backward kept no version next to the tensors (ctx holds only the "
+            "tensors), so saved_tensors has nothing to compare with. " + _RAISE_HINT)
+
+
+def ch06_version_check(mygrad: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``save_for_backward``/``saved_tensors``, installed on
+    ``mygrad.Context``: the saved tensors come back as a tuple (None passes through), and a
+    tensor changed in place after it was saved makes ``saved_tensors`` raise RuntimeError naming
+    both versions -- so that, in the whole library, a stale saved tensor makes backward raise.
+    The version counting itself is other exercises' (the course's ``_counter`` is used)."""
+    ck = Checker("ch06-version-check", seed=seed, hidden=hidden)
+    Variable = getattr(mygrad, "Variable", None)
+    counters = _counter_namespaces(Variable) if isinstance(Variable, type) else []
+    scope = getattr(getattr(Variable, "add_", None), "__globals__", {})
+    rules: list[dict[str, Any]] = [scope] if "GradMode" in scope else []
+    own_rules = scope.get("_check_inplace", _MISSING)
+    with _with_course(counters, "_counter", _course_counter,
+                      _own_counter(counters, Variable), "ch06-detach"), \
+            _with_course(rules, "_check_inplace", _course_check_inplace(scope.get("GradMode")),
+                         _own_rules_problem(own_rules) if rules else None,
+                         "ch06-inplace-rules"):
+        _version_check_cases(ck, mygrad, hidden)
+    ck.done()
+
+
+def _version_check_cases(ck: Checker, mygrad: Any, hidden: bool) -> None:
+    """The cases of ch06-version-check (with the course's _counter)."""
+    rng = ck.rng
+    Context = getattr(mygrad, "Context", None)
+    with ck.case("Context has save_for_backward and a saved_tensors property"):
+        if not isinstance(Context, type):
+            ck.fail("mygrad has no class Context.",
+                    received=Context, hint="Pass the package: check.ch06_version_check(mygrad).")
+        ck.check(isinstance(Context.__dict__.get("saved_tensors"), property),
+                 "Context.saved_tensors is not a property.",
+                 received=Context.__dict__.get("saved_tensors"),
+                 hint="Install it as a property: Context.saved_tensors = property(saved_tensors)"
+                      ", so that ctx.saved_tensors (without parentheses) runs your function.")
+
+    def new_ctx() -> Any:
+        return ck.call(Context, hint="Context() must work without arguments.")
+
+    def unpack(ctx: Any, hint: str = _RAISE_HINT) -> Any:
+        return ck.call(lambda: ctx.saved_tensors, hint=hint)
+
+    with ck.case("unchanged tensors come back, the same objects, as a tuple"):
+        ctx = new_ctx()
+        a, b = _Saved("a"), _Saved("b", 3)
+        ck.call(ctx.save_for_backward, a, b)
+        got = unpack(ctx, hint="Nothing changed since save_for_backward (b was saved at version "
+                               "3), so nothing may raise: compare with the version recorded when "
+                               "each tensor was saved, not with 0.")
+        ck.check(isinstance(got, tuple) and len(got) == 2, "saved_tensors is not a tuple of 2.",
+                 expected="(a, b)", received=got,
+                 hint="Return tuple(...) of the saved tensors, in the order they were saved.")
+        ck.check(got[0] is a and got[1] is b, "saved_tensors did not return the saved objects.",
+                 expected="(a, b)", received=got,
+                 hint="Return the tensors themselves: not copies, not their data, not the "
+                      "versions.")
+        again = unpack(ctx)
+        ck.check(again[0] is a and again[1] is b, "reading saved_tensors twice failed.",
+                 hint="saved_tensors must not consume what was saved.")
+    with ck.case("None is saved and returned as None"):
+        ctx = new_ctx()
+        a = _Saved("a")
+        ck.call(ctx.save_for_backward, None, a,
+                hint="None has no _version: keep None for it instead of reading one.")
+        got = unpack(ctx, hint="Skip the version check for a saved None.")
+        ck.check(len(got) == 2 and got[0] is None and got[1] is a,
+                 "saved_tensors did not return (None, a).", received=got,
+                 hint="Store None as it is and skip the version check for it.")
+    with ck.case("a ctx that saved nothing gives ()"):
+        got = unpack(new_ctx(), hint="A new Context has _saved = () and nothing else (Add and "
+                                     "Neg never call save_for_backward): when no versions were "
+                                     "stored, there is nothing to compare.")
+        ck.check(tuple(got) == (), "a new ctx's saved_tensors is not empty.", received=got,
+                 hint="A new Context saved nothing, yet saved_tensors returned tensors: they "
+                      "come from another ctx. Keep what was saved on ctx itself (ctx._saved), "
+                      "not on Context or in a global.")
+    before = 2 if not hidden else int(rng.integers(1, 4))
+    after = 5 if not hidden else int(rng.integers(5, 9))
+    with ck.case(f"a tensor saved at version {before} and not changed since is fine"):
+        ctx = new_ctx()
+        a = _Saved("a", before)
+        ck.call(ctx.save_for_backward, a)
+        got = unpack(ctx, hint="Compare with the version recorded when the tensor was saved, "
+                               "not with 0: a tensor may have been changed before it was saved.")
+        ck.check(got[0] is a, "saved_tensors did not return the saved tensor.")
+    with ck.case(f"saved at version {before}, changed to version {after}: RuntimeError"):
+        ctx = new_ctx()
+        a = _Saved("a", before)
+        ck.call(ctx.save_for_backward, a)
+        a._version = after
+        try:
+            err = ck.raises(RuntimeError, lambda: ctx.saved_tensors, hint=_RAISE_HINT)
+        except AssertionError as failure:
+            if "did not raise" not in str(failure):
+                raise
+            # what save_for_backward kept is known only now (a lazy saved_tensors writes it)
+            raise ck.error("your saved_tensors did not raise although the tensor changed "
+                           "after it was saved.", expected="RuntimeError",
+                           received=f"it returned the tensors (the tensor is at version {after})",
+                           hint=_never_raised_hint(ctx, before)) from None
+        message = str(err)
+        ck.check(str(before) in message and str(after) in message,
+                 "the error message does not name both versions.",
+                 expected=f"a message containing {after} (now) and {before} (when saved)",
+                 received=message,
+                 hint="Say what happened and both numbers, like PyTorch: '... modified by an "
+                      "inplace operation: ... is at version 5; expected version 2 instead.'")
+    with ck.case("each ctx checks its own tensors"):
+        first, second = new_ctx(), new_ctx()
+        a, b = _Saved("a"), _Saved("b")
+        ck.call(first.save_for_backward, a)
+        ck.call(second.save_for_backward, b)
+        b._version += 1
+        got = unpack(first, hint="Keep what was saved on ctx (the instance), not on Context or "
+                                 "in a global: every node of the graph has its own.")
+        ck.check(got[0] is a, "the first ctx did not return its own tensor.", received=got,
+                 hint="Keep what was saved on ctx (the instance), not on Context or in a "
+                      "global: every node of the graph has its own.")
+        ck.raises(RuntimeError, lambda: second.saved_tensors, hint=_RAISE_HINT)
+    with ck.case("two tensors saved, only the second changed: RuntimeError"):
+        ctx = new_ctx()
+        a, b = _Saved("a", 1), _Saved("b", 1)
+        ck.call(ctx.save_for_backward, a, b)
+        b._version += 1
+        ck.raises(RuntimeError, lambda: ctx.saved_tensors,
+                  hint="Check every saved tensor, not only the first.")
+    with ck.case("after a backward without retain_graph, the freed message still comes"):
+        ctx = new_ctx()
+        ck.call(ctx.save_for_backward, _Saved("a"))
+        ctx.release()
+        err = ck.raises(RuntimeError, lambda: ctx.saved_tensors,
+                        hint="Keep the given first lines of saved_tensors: the engine frees the "
+                             "saved tensors (ctx._saved = None) after a backward.")
+        ck.check("retain_graph" in str(err), "the freed-buffers message is gone.",
+                 received=str(err), hint="Keep the given first lines of saved_tensors.")
+    with ck.case("in the library: a * c, then c changed in place, makes backward raise"):
+        a = mygrad.Variable(np.round(rng.normal(size=3), 3), requires_grad=True)
+        c = mygrad.Variable(np.round(rng.normal(size=3), 3))
+        y = ck.call(lambda: (a * c).sum())
+        _counted_change(c, lambda: c.mul_(2.0), "c.mul_(2.0)", "ch06-inplace-ops")
+        ck.raises(RuntimeError, y.backward,
+                  hint="c's version moved from 0 to 1 after Mul saved it, yet backward ran: "
+                       "Mul's backward reads ctx.saved_tensors, so check that the last two "
+                       "lines of your cell ran (they install your functions on Context) and "
+                       "that save_for_backward keeps the versions of the tensors it saves.")
+    with ck.case("in the library: a change through a detached alias is caught too"):
+        x = mygrad.Variable(np.round(rng.normal(size=2), 3), requires_grad=True)
+        y = ck.call(lambda: x.exp())
+        loss = ck.call(lambda: (y * 1.0).sum())
+        _counted_change(y, lambda: y.detach().zero_(), "y.detach().zero_()",
+                        "ch06-detach or ch06-inplace-ops")
+        ck.raises(RuntimeError, loss.backward,
+                  hint="Exp saves its output y, and y's version moved after that, yet backward "
+                       "ran: saved_tensors must compare every saved tensor's version, outputs "
+                       "included.")
+    if hidden:
+        with ck.case("three tensors, only the middle one changed: RuntimeError"):
+            ctx = new_ctx()
+            ts = [_Saved(n, int(rng.integers(0, 3))) for n in "pqr"]
+            ck.call(ctx.save_for_backward, *ts)
+            ts[1]._version += 1
+            ck.raises(RuntimeError, lambda: ctx.saved_tensors,
+                      hint="Check every saved tensor, not only the first or the last.")
+        with ck.case("in the library: a correct program still runs and gives x.grad"):
+            x = mygrad.Variable(np.array([0.5, -1.0]), requires_grad=True)
+            ck.call(lambda: (x * x).sum().backward())
+            ck.close(x.grad.data, 2 * x.data, what="x.grad of sum(x * x)")
+
+
+def _counted_change(v: Any, change: Callable[[], Any], label: str, exercises: str) -> None:
+    """Run ``change`` (an in-place change of ``v`` through the learner's in-place operations
+    and detach). Where those fail to count it on ``v``'s version (``exercises``, checked on
+    their own), make the change and count it here instead, and say so in one line naming them,
+    so that the version check is judged on its own."""
+    before = v._version
+    try:
+        change()
+        failed = None if v._version == before + 1 else (
+            f"{label} moved the version from {before} to {v._version}, not to {before + 1}")
+    except Exception as err:  # noqa: BLE001 - the other exercise's failure, reported below
+        failed = f"{label} raised {type(err).__name__}: {err}"
+    if failed is None:
+        return
+    print(f"note: {failed} -- exercise {exercises} fails its own check; this check made the "
+          "change and counted it itself.")
+    counter = v.__dict__.get("_counter")
+    if not (isinstance(counter, list) and len(counter) == 1):
+        counter = v._counter = [v._version]
+    counter[0] = before + 1
+    v.data[...] = v.data * 2
+
+
+# -- the loader's check of mygrad/grad_mode.py ------------------------------------------------
+def mygrad_grad_mode(pkg: Any) -> None:
+    """The loader's check of the learner's ``mygrad/grad_mode.py``: the shared check of
+    :mod:`._library`, then the version rules of this chapter (add_, mul_, +=, x[...] = ...,
+    zero_ bump the version; detach shares it; enable_grad; what in-place refuses)."""
+    from ._library import grad_mode
+    grad_mode(pkg)
+    ck = Checker("mygrad-grad-mode-versions")
+    with ck.case("add_, mul_, sub_, +=, x[...] = and zero_ each bump the version by one"):
+        x = pkg.Variable(np.array([1.0, 2.0, 3.0]))
+        versions = [x._version]
+        x.add_(1.0); versions.append(x._version)                  # noqa: E702
+        x.mul_(2.0); versions.append(x._version)                  # noqa: E702
+        x.sub_(1.0); versions.append(x._version)                  # noqa: E702
+        same = x.__iadd__(1.0)                                     # what x += 1.0 does
+        ck.check(same is x, "x += 1 did not give back the Variable.", received=same,
+                 hint="__iadd__ must return self: Python binds its result to x again.")
+        versions.append(x._version)
+        x[0] = 5.0; versions.append(x._version)                   # noqa: E702
+        x.zero_(); versions.append(x._version)                    # noqa: E702
+        ck.check(versions == list(range(7)), "the versions did not count 0, 1, ..., 6.",
+                 expected=list(range(7)), received=versions,
+                 hint="Each in-place method calls bump_version(self) once.")
+    with ck.case("detach shares the version counter; enable_grad records inside no_grad"):
+        y = pkg.Variable(np.ones(2))
+        d = y.detach()
+        d.add_(1.0)
+        ck.check(y._version == 1, "a change through detach() did not count for the original.",
+                 hint="detach() shares the counter object, not a copy of its value.")
+        w = pkg.Variable(np.ones(2), requires_grad=True)
+        with pkg.no_grad():
+            with pkg.enable_grad():
+                z = w * 2
+        ck.check(z.grad_fn is not None, "enable_grad inside no_grad did not record.")
+    with ck.case("in-place on a leaf that requires grad is refused, allowed under no_grad"):
+        w = pkg.Variable(np.ones(2), requires_grad=True)
+        ck.raises(RuntimeError, w.add_, 1.0, hint="Refuse it while grad mode is on.")
+        with pkg.no_grad():
+            w.add_(1.0)
+        ck.close(w.data, [2.0, 2.0], what="w after add_ under no_grad")
+    ck.done()
+
+
+# -- ch06-grad-mode-switch ---------------------------------------------------------------------
+def _grad_mode_of(ck: Checker, cls: Any) -> Any:
+    """The ``GradMode`` the learner's ``set_grad_enabled`` switches (from its methods' globals)."""
+    ck.check(isinstance(cls, type), "set_grad_enabled is not a class.", received=cls,
+             hint="Pass the classes themselves: check.ch06_grad_mode_switch(set_grad_enabled, "
+                  "no_grad, enable_grad).")
+    for name in ("__enter__", "__exit__", "__init__"):
+        fn = cls.__dict__.get(name)
+        mode = getattr(fn, "__globals__", {}).get("GradMode")
+        if mode is not None:
+            return mode
+    ck.fail("set_grad_enabled's methods cannot see GradMode.", hint="Run the chapter's first "
+            "cell (it imports GradMode from mygrad), then the cell above, then this check.")
+    raise AssertionError("unreachable")
+
+
+def _enter_exit(ck: Checker, manager: Any, GradMode: Any, *, raising: bool = False) -> bool:
+    """Run ``with manager:`` around a block (that raises when ``raising``); the mode inside."""
+    inside: list[bool] = []
+
+    class _Inside(Exception):
+        pass
+
+    def block() -> None:
+        with manager:
+            inside.append(GradMode.enabled)
+            if raising:
+                raise _Inside("raised inside the with block on purpose")
+
+    block.__name__ = "with " + type(manager).__name__ + "()"
+    if raising:
+        try:
+            ck.call(block, hint="An error inside the with block must reach the caller unchanged: "
+                                "only the block's own error may come out of it.")
+        except AssertionError as err:
+            if isinstance(err.__cause__, _Inside):
+                return inside[0]
+            raise
+        ck.fail("an error raised inside the with block disappeared.",
+                expected="the block's error, passed on to the caller", received="no error",
+                hint="__exit__ decides whether an error in the block is swallowed: a true "
+                     "return value swallows it. A grad mode must let it go on up.")
+    ck.call(block)
+    return inside[0]
+
+
+def ch06_grad_mode_switch(set_grad_enabled: Any, no_grad: Any, enable_grad: Any, *,
+                          seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``set_grad_enabled`` (and the ``no_grad``/``enable_grad`` built on
+    it): the mode inside a block, the mode restored to what it was before the block (not to
+    True), after an error too, nesting, and use as a decorator (per call, recursion included).
+    Only ``GradMode`` is used: no Function is applied, so ``apply`` plays no part."""
+    ck = Checker("ch06-grad-mode-switch", seed=seed, hidden=hidden)
+    GradMode = _grad_mode_of(ck, set_grad_enabled)
+    start = GradMode.enabled
+    restore_hint = ("Read the mode in __enter__, when the block begins, keep it on the object, "
+                    "and put exactly that value back in __exit__.")
+    try:
+        GradMode.enabled = True
+        with ck.case("with no_grad(): recording is off inside and on again after"):
+            inside = _enter_exit(ck, ck.call(no_grad, hint="no_grad() takes no arguments: it "
+                                             "calls set_grad_enabled's __init__ with False."),
+                                 GradMode)
+            ck.check(inside is False, "GradMode.enabled was not False inside `with no_grad():`.",
+                     expected=False, received=inside,
+                     hint="__enter__ sets GradMode.enabled to the mode given to __init__.")
+            ck.check(GradMode.enabled is True, "recording stayed off after `with no_grad():`.",
+                     expected=True, received=GradMode.enabled, hint=restore_hint)
+        with ck.case("set_grad_enabled(False) and (True) switch to the mode given"):
+            for mode in (False, True, 0, 1):
+                GradMode.enabled = not mode
+                inside = _enter_exit(ck, ck.call(set_grad_enabled, mode), GradMode)
+                ck.check(inside is bool(mode),
+                         f"inside `with set_grad_enabled({mode!r}):` the mode was wrong.",
+                         expected=bool(mode), received=inside,
+                         hint="Keep the mode as a bool (a flag may come as 0 or 1) and set "
+                              "GradMode.enabled to it in __enter__.")
+                ck.check(GradMode.enabled is (not mode), "the mode after the block is not the "
+                         "mode before it.", expected=not mode, received=GradMode.enabled,
+                         hint=restore_hint)
+        with ck.case("enable_grad inside no_grad: on, then off again, then on"):
+            GradMode.enabled = True
+            seen = []
+            with ck.call(no_grad):
+                seen.append(GradMode.enabled)
+                with ck.call(enable_grad):
+                    seen.append(GradMode.enabled)
+                seen.append(GradMode.enabled)
+            seen.append(GradMode.enabled)
+            ck.check(seen == [False, True, False, True], "the modes of nested blocks are wrong.",
+                     expected="[False, True, False, True] (in no_grad, in enable_grad, back in "
+                              "no_grad, after)", received=seen,
+                     hint="The end of the inner block must give back the mode of the outer "
+                          "block (False), not the default True: " + restore_hint
+                          if seen[:2] == [False, True] else restore_hint)
+        with ck.case("the mode is read when the block begins, not when the object is made"):
+            GradMode.enabled = True
+            manager = ck.call(enable_grad)
+            GradMode.enabled = False
+            _enter_exit(ck, manager, GradMode)
+            ck.check(GradMode.enabled is False, "after the block the mode is not the one it "
+                     "had when the block began.", expected=False, received=GradMode.enabled,
+                     hint="The object was made while recording was on and used after it was "
+                          "switched off (as a decorator's object is): read the mode to restore "
+                          "in __enter__, not in __init__.")
+        with ck.case("an error inside `with no_grad():` still switches recording back on"):
+            GradMode.enabled = True
+            _enter_exit(ck, ck.call(no_grad), GradMode, raising=True)
+            ck.check(GradMode.enabled is True, "recording stayed off after an error inside "
+                     "`with no_grad():`.", expected=True, received=GradMode.enabled,
+                     hint="__exit__ runs whether or not the block raised; the error comes in "
+                          "its arguments. Restore the mode in every case, not only when they "
+                          "are None.")
+        with ck.case("@no_grad() on a function: off during each call, as before afterwards"):
+            def probe(x: Any) -> Any:
+                """Doc of probe."""
+                return GradMode.enabled, x
+
+            GradMode.enabled = True
+            decorated = ck.call(ck.call(no_grad), probe,
+                                hint="@no_grad() calls the object with the function: "
+                                     "__call__(self, fn) returns the function to use instead.")
+            ck.check(callable(decorated), "@no_grad() did not give a function.",
+                     received=decorated, hint="__call__ returns a new function that runs fn.")
+            ck.check(GradMode.enabled is True, "decorating a function switched recording off.",
+                     expected=True, received=GradMode.enabled,
+                     hint="Decorating only wraps the function: switch the mode in the wrapper, "
+                          "each time it is called, not in __call__ itself.")
+            result = ck.call(decorated, 7)
+            ck.check(isinstance(result, tuple) and result == (False, 7),
+                     "the decorated function did not run in no_grad mode with its arguments, "
+                     "or did not give back its result.", expected=(False, 7), received=result,
+                     hint="The wrapper passes its arguments on, runs fn inside the mode, and "
+                          "returns what fn returns.")
+            ck.check(GradMode.enabled is True, "recording stayed off after calling the "
+                     "decorated function.", expected=True, received=GradMode.enabled,
+                     hint=restore_hint)
+            ck.check(getattr(decorated, "__name__", None) == "probe",
+                     "the decorated function lost its name.", expected="probe",
+                     received=getattr(decorated, "__name__", None),
+                     hint="Copy fn's __name__ (and __doc__) onto the wrapper.")
+        with ck.case("a decorated function that calls itself: the mode is right afterwards"):
+            def depth(n: int) -> bool:
+                return GradMode.enabled if n == 0 else decorated_depth(n - 1)
+
+            decorated_depth = ck.call(ck.call(no_grad), depth)
+            GradMode.enabled = True
+            inside = ck.call(decorated_depth, 3)
+            ck.check(inside is False, "recording was on inside the innermost call.",
+                     expected=False, received=inside)
+            ck.check(GradMode.enabled is True, "after a decorated function called itself, "
+                     "recording stayed off.", expected=True, received=GradMode.enabled,
+                     hint="The inner call entered the same object again and overwrote the mode "
+                          "it had kept for the outer call. Give each call a switch of its own "
+                          "(a new set_grad_enabled per call).")
+        if hidden:
+            with ck.case("three levels, starting with recording off"):
+                GradMode.enabled = False
+                seen = []
+                with ck.call(enable_grad):
+                    with ck.call(no_grad):
+                        with ck.call(set_grad_enabled, True):
+                            seen.append(GradMode.enabled)
+                        seen.append(GradMode.enabled)
+                    seen.append(GradMode.enabled)
+                seen.append(GradMode.enabled)
+                ck.check(seen == [True, False, True, False], "the modes of nested blocks are "
+                         "wrong.", expected=[True, False, True, False], received=seen,
+                         hint=restore_hint)
+    finally:
+        GradMode.enabled = start
+    ck.done()
+
+
+# -- ch06-detach -------------------------------------------------------------------------------
+def _counter_of(ck: Checker, fn: Any) -> Any:
+    counter = getattr(fn, "__globals__", {}).get("_counter")
+    ck.check(callable(counter), "detach cannot see _counter.",
+             hint="Run the cell above (it defines _counter next to detach) and this check again.")
+    return counter
+
+
+def _reference_detach(Variable: Any, counter: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A correct detach, used where another exercise needs one and the learner's fails."""
+    def detach(v: Any) -> Any:
+        out = Variable(v.data)
+        out._counter = counter(v)
+        return out
+    return detach
+
+
+def ch06_detach(detach: Any, requires_grad_: Any, *, seed: int = 0,
+                hidden: bool = False) -> None:
+    """Check the learner's ``detach(self)`` and ``requires_grad_(self, flag)``: a new leaf
+    around the same array, with the same version counter, the original untouched; and
+    requires_grad_ setting the flag of a leaf and returning the Variable itself. Values are made
+    and linked by hand (``grad_fn`` set to a stand-in node), so no other exercise is involved."""
+    ck = Checker("ch06-detach", seed=seed, hidden=hidden)
+    Variable = getattr(detach, "__globals__", {}).get("Variable")
+    if not isinstance(Variable, type):
+        ck.fail("detach cannot see Variable.",
+                hint="Run the chapter's first cell, then the cell above, then this check again.")
+    counter = _counter_of(ck, detach)
+    rng = ck.rng
+    with ck.case("_counter(v): [0] for a new Variable, the same list every call, one each"):
+        found = _counter_problem(counter, Variable)
+        if found is not None:
+            ck.fail(found[0] + ".", hint=found[1])
+
+    class Node:
+        """a stand-in grad_fn: the checker links the Variable by hand"""
+
+    def computed(data: Any) -> Any:
+        v = Variable(np.asarray(data, dtype=np.float64))
+        v.requires_grad, v.grad_fn = True, Node()
+        return v
+
+    with ck.case("y.detach() of a computed y: a new leaf that needs no gradient"):
+        y = computed(np.round(rng.normal(size=3), 3))
+        node = y.grad_fn
+        d = ck.call(detach, y)
+        ck.check(isinstance(d, Variable), "detach did not return a Variable.",
+                 received=type(d).__name__, hint="Return a new Variable.")
+        ck.check(d is not y, "detach returned the Variable itself.",
+                 hint="detach makes a *new* Variable; y keeps its place in the graph.")
+        ck.check(d.grad_fn is None and d.is_leaf, "the detached Variable is not a leaf.",
+                 received=repr(d.grad_fn), hint="A new Variable starts with grad_fn None.")
+        ck.check(d.requires_grad is False, "the detached Variable requires grad.",
+                 expected=False, received=d.requires_grad,
+                 hint="A detached Variable is a constant for autograd: do not pass "
+                      "requires_grad on to it.")
+        ck.check(y.grad_fn is node and y.requires_grad is True,
+                 "detach changed the original Variable.", received=repr(y),
+                 hint="Leave self as it was: y must stay in its graph.")
+    with ck.case("the detached Variable shares the data: the same numpy array"):
+        ck.check(d.data is y.data or np.shares_memory(d.data, y.data),
+                 "the detached Variable holds a copy of the data.",
+                 hint="Pass self.data itself to the new Variable, not a copy: detach is "
+                      "cheap because nothing is copied.")
+    with ck.case("the detached Variable shares the version counter"):
+        ck.check(counter(d) is counter(y), "the detached Variable has a version counter of its "
+                 "own.", hint="Give the new Variable the counter object of self (_counter(self)"
+                              "), not a new one and not a copy of its value.")
+    with ck.case("requires_grad_() sets the flag of a leaf and returns the Variable"):
+        v = Variable(np.array([1.0, 2.0]))
+        out = ck.call(requires_grad_, v)
+        ck.check(out is v, "requires_grad_ did not return the Variable itself.",
+                 received=out, hint="Return self, so that calls can be chained.")
+        ck.check(v.requires_grad is True, "requires_grad_() did not switch requires_grad on.",
+                 expected=True, received=v.requires_grad,
+                 hint="With no argument the flag is True (the default).")
+        ck.call(requires_grad_, v, 0)
+        ck.check(v.requires_grad is False, "requires_grad_(0) did not give requires_grad False.",
+                 expected=False, received=v.requires_grad, hint="Store the flag as a bool.")
+    with ck.case("requires_grad_ of a computed Variable is refused, pointing to detach"):
+        y = computed([1.0])
+        err = ck.raises(RuntimeError, requires_grad_, y, False,
+                        hint="requires_grad_ only changes leaves: whether a computed Variable "
+                             "(one with a grad_fn) requires grad follows from its inputs. Raise "
+                             "RuntimeError with the given _ONLY_LEAVES for it, before changing "
+                             "anything.")
+        ck.check("detach" in str(err), "the refusal does not say what to do instead.",
+                 received=str(err), hint="Raise it with the given message _ONLY_LEAVES "
+                                         "(format it with the name of the node's class): it "
+                                         "points to .detach().")
+        ck.check(y.requires_grad is True, "requires_grad_ changed a computed Variable before "
+                 "refusing.", hint="Refuse first, then change: a refused call leaves the "
+                                   "Variable as it was.")
+    if hidden:
+        with ck.case("detach of a detached Variable still shares data and counter"):
+            y = computed(rng.normal(size=(2, 2)))
+            dd = ck.call(detach, ck.call(detach, y))
+            ck.check(counter(dd) is counter(y) and np.shares_memory(dd.data, y.data),
+                     "detaching twice lost the shared data or counter.")
+    ck.done()
+
+
+# -- ch06-inplace-ops ----------------------------------------------------------------------------
+def ch06_inplace_ops(Variable: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's in-place operations on ``Variable`` (add_, sub_, mul_, +=, -=, *=,
+    x[key] = value, zero_): the array itself changes, the version counts one per call, self is
+    returned, and what ``_check_inplace`` refuses is refused before anything changes. The
+    course's ``_check_inplace`` and ``_counter`` are used (those are other exercises'), and grad
+    mode is switched on ``GradMode`` directly, so the learner's no_grad plays no part."""
+    ck = Checker("ch06-inplace-ops", seed=seed, hidden=hidden)
+    methods = ("add_", "sub_", "mul_", "__iadd__", "__isub__", "__imul__", "__setitem__",
+               "zero_")
+    missing = [m for m in methods if not callable(getattr(Variable, m, None))]
+    ck.check(isinstance(Variable, type) and not missing,
+             f"Variable has no {', '.join(missing)}.", hint="Run the cell above (its last lines "
+             "install the methods on Variable) and pass the class: "
+             "check.ch06_inplace_ops(Variable).")
+    GradMode = getattr(Variable.add_, "__globals__", {}).get("GradMode")
+    if GradMode is None:
+        ck.fail("the in-place methods cannot see GradMode.",
+                hint="Run the chapter's first cell, then the cells above, then this check.")
+    ops: dict[str, Callable[..., Any]] = {
+        "add_": np.add, "sub_": np.subtract, "mul_": np.multiply,
+        "__iadd__": np.add, "__isub__": np.subtract, "__imul__": np.multiply}
+    scope = Variable.add_.__globals__
+    own_rules = scope.get("_check_inplace", _MISSING)
+    counters = _counter_namespaces(Variable)
+    with _with_course([scope], "_check_inplace", _course_check_inplace(GradMode),
+                      _own_rules_problem(own_rules), "ch06-inplace-rules"), \
+            _with_course(counters, "_counter", _course_counter,
+                         _own_counter(counters, Variable), "ch06-detach"):
+        _inplace_ops_cases(ck, Variable, GradMode, ops, hidden)
+    ck.done()
+
+
+def _inplace_ops_cases(ck: Checker, Variable: Any, GradMode: Any,
+                       ops: dict[str, Callable[..., Any]], hidden: bool) -> None:
+    """The cases of ch06-inplace-ops (with the course's _check_inplace and _counter)."""
+    rng = ck.rng
+    start = GradMode.enabled
+    try:
+        GradMode.enabled = True
+        for name, op in ops.items():
+            with ck.case(f"x.{name}(other) changes x's own array, counts 1, returns x"):
+                data = np.round(rng.normal(size=3), 3)
+                other = np.round(rng.uniform(0.5, 2.0, size=3), 3)
+                x = Variable(data.copy())
+                array, before = x.data, x._version
+                out = ck.call(getattr(Variable, name), x, Variable(other),
+                              hint=f"Read the traceback above: it points at the line of your "
+                                   f"{name} that fails.")
+                ck.check(out is x, f"x.{name}(...) did not return x.", received=out,
+                         hint="Return self: `x += 1` binds the method's result to x again, "
+                              "so returning nothing would turn x into None.")
+                ck.check(x.data is array, f"x.{name}(...) gave x a new array.",
+                         hint="Change the numbers in self.data itself (numpy's in-place "
+                              "operators, or data[...] = ...): a Variable that shares the array "
+                              "(a detached alias) must see the change.")
+                ck.close(array, op(data, other), what=f"x.data after x.{name}(other)",
+                         mistakes=[(data, (f"the data did not change: the update of {name} "
+                                           "does not write into the array it is given.")),
+                                   (op(other, data), "the operands are swapped.")])
+                ck.check(x._version == before + 1, f"x.{name}(...) did not count one change.",
+                         expected=before + 1, received=x._version,
+                         hint="Each in-place call bumps the version exactly once "
+                              "(bump_version(self)); without it, a stale saved tensor goes "
+                              "unnoticed and backward gives a wrong gradient." if
+                              x._version == before else
+                              "Bump once per call, not once per element or twice.")
+        with ck.case("x[key] = value writes into x and counts 1"):
+            x = Variable(np.zeros(4))
+            array = x.data
+            ck.call(Variable.__setitem__, x, slice(1, 3), Variable(np.array([5.0, 6.0])))
+            ck.check(x.data is array, "x[key] = value gave x a new array.",
+                     hint="Write into self.data[key].")
+            ck.close(array, [0.0, 5.0, 6.0, 0.0], what="x.data after x[1:3] = [5, 6]")
+            ck.check(x._version == 1, "x[key] = value did not count one change.",
+                     expected=1, received=x._version, hint="Bump the version once.")
+            ck.call(Variable.__setitem__, x, 0, 2.0)
+            ck.close(array[0], 2.0, what="x.data[0] after x[0] = 2.0",
+                     hint="value may be a plain number: make it a Variable (as_variable) "
+                          "first.")
+        with ck.case("x.zero_() zeroes x's own array, counts 1, returns x"):
+            x = Variable(np.round(rng.normal(size=(2, 3)), 3))
+            array = x.data
+            out = ck.call(Variable.zero_, x)
+            ck.check(out is x, "x.zero_() did not return x.", received=out,
+                     hint="Return self, so that x.zero_().add_(1) chains.")
+            ck.check(x.data is array, "x.zero_() gave x a new array.",
+                     hint="Set the numbers of self.data to 0 in place (data[...] = 0).")
+            ck.close(array, np.zeros((2, 3)), what="x.data after zero_()")
+            ck.check(x._version == 1, "x.zero_() did not count one change.", expected=1,
+                     received=x._version, hint="Bump the version once.")
+        refusals = [("add_", lambda v: Variable.add_(v, 1.0)),
+                    ("x[0] = ...", lambda v: Variable.__setitem__(v, 0, 1.0)),
+                    ("zero_", lambda v: Variable.zero_(v))]
+        for label, change in refusals:
+            with ck.case(f"{label} on a leaf that requires grad is refused, and changes nothing"):
+                w = Variable(np.array([1.0, 2.0]), requires_grad=True)
+                array, copy = w.data, w.data.copy()
+                before = w._version
+                ck.raises(RuntimeError, named_call(change, w, label),
+                          hint="Call _check_inplace(self, other) first: it raises "
+                               "while grad mode is on and a Variable involved requires grad.")
+                ck.check(np.array_equal(array, copy) and w._version == before,
+                         f"{label} was refused, but only after it had changed the data or the "
+                         "version.", hint="Check first, then change: a refused operation "
+                                          "must leave the Variable as it was.")
+        with ck.case("with recording off, the leaf's update is allowed and counted"):
+            w = Variable(np.array([1.0, 2.0]), requires_grad=True)
+            GradMode.enabled = False
+            try:
+                ck.call(Variable.sub_, w, Variable(np.array([0.5, 0.5])),
+                        hint="With GradMode.enabled False, _check_inplace allows it: nothing "
+                             "else may refuse.")
+            finally:
+                GradMode.enabled = True
+            ck.close(w.data, [0.5, 1.5], what="w after w.sub_(0.5) with recording off")
+            ck.check(w._version == 1, "the allowed update was not counted.", expected=1,
+                     received=w._version, hint="Bump the version in every in-place call.")
+        if hidden:
+            with ck.case("a number as the other operand, and a broadcast row"):
+                x = Variable(np.ones((2, 3)))
+                ck.call(Variable.mul_, x, 3.0)
+                ck.call(Variable.add_, x, Variable(np.array([1.0, 2.0, 3.0])))
+                ck.close(x.data, np.array([[4.0, 5.0, 6.0]] * 2), what="x.data")
+                ck.check(x._version == 2, "two calls did not count two changes.")
+    finally:
+        GradMode.enabled = start
+
+
+def named_call(change: Callable[[Any], Any], value: Any, label: str) -> Callable[[], Any]:
+    """``change(value)`` as a function with no arguments, named after the operation."""
+    def call() -> Any:
+        return change(value)
+    call.__name__ = label
+    return call
+
+
+# -- the course's pieces, for checks that must not depend on another exercise ------------------
+def _course_counter(v: Any) -> list[int]:
+    """The course's _counter: v's one-element version counter, made the first time."""
+    counter = v.__dict__.get("_counter")
+    if counter is None:
+        counter = v._counter = [0]
+    return counter
+
+
+def _counter_problem(counter: Any, Variable: Any) -> tuple[str, str] | None:
+    """What is wrong with the learner's ``_counter`` (None if nothing): it must give a new
+    Variable ``[0]``, the same list on every call, kept in ``v._counter``, one per Variable."""
+    try:
+        a, b = Variable(np.zeros(2)), Variable(np.zeros(2))
+        first = counter(a)
+        if not isinstance(first, list) or first != [0]:
+            return (f"_counter(v) of a new Variable is {first!r}, not [0]",
+                    "A new Variable has made no change yet: its counter starts as [0], a "
+                    "one-element list (a list, so that a detached alias can share it).")
+        if counter(a) is not first:
+            return ("_counter(v) gave a different list on the second call",
+                    "Make the list only the first time (when v has none yet) and keep it: a new "
+                    "list on every call forgets the changes counted so far.")
+        if a.__dict__.get("_counter") is not first:
+            return ("_counter(v) did not keep its list in v._counter",
+                    "Keep the counter in v._counter: detach gives the new Variable its counter "
+                    "by setting out._counter, and _counter must then return that one.")
+        if counter(b) is first:
+            return ("two Variables got the same counter",
+                    "Each Variable gets its own list (kept on the Variable, not on the class or "
+                    "in a global); only detach shares one, on purpose.")
+    except Exception as err:  # noqa: BLE001 - the learner's code may raise anything
+        return (f"_counter raised {type(err).__name__}: {err}",
+                "Read the traceback above to find the failing line in your _counter.")
+    return None
+
+
+def _namespaces(*fns: Any) -> list[dict[str, Any]]:
+    """The distinct global namespaces of the learner's functions (those that have one)."""
+    found: dict[int, dict[str, Any]] = {}
+    for fn in fns:
+        ns = getattr(getattr(fn, "fget", fn), "__globals__", None)
+        if isinstance(ns, dict):
+            found.setdefault(id(ns), ns)
+    return list(found.values())
+
+
+_MISSING = object()
+
+
+@contextlib.contextmanager
+def _with_course(namespaces: list[dict[str, Any]], name: str, course: Any,
+                 problem: str | None, exercise: str) -> Iterator[None]:
+    """Run with ``name`` in each namespace replaced by the course's ``course``, then put the
+    learner's back. ``problem``: why the learner's own fails its exercise (None if it passes):
+    then say so in one line naming the exercise."""
+    if problem is not None:
+        print(f"note: {problem} -- exercise {exercise} fails its own check; this check uses "
+              f"the course's {name}.")
+    saved = [(ns, ns.get(name, _MISSING)) for ns in namespaces]
+    for ns in namespaces:
+        ns[name] = course
+    try:
+        yield
+    finally:
+        for ns, own in saved:
+            if own is _MISSING:
+                ns.pop(name, None)
+            else:
+                ns[name] = own
+
+
+def _own_counter(namespaces: list[dict[str, Any]], Variable: Any) -> str | None:
+    """Why the learner's _counter in these namespaces fails ch06-detach (None if it passes)."""
+    for ns in namespaces:
+        own = ns.get("_counter")
+        if callable(own) and own is not _course_counter:
+            found = _counter_problem(own, Variable)
+            return None if found is None else found[0]
+    return None
+
+
+# -- ch06-inplace-rules --------------------------------------------------------------------------
+_LEAF_WORDS = "a leaf Variable that requires grad is being used in an in-place operation"
+
+
+def ch06_inplace_rules(check_inplace: Any, *, seed: int = 0, hidden: bool = False) -> None:
+    """Check the learner's ``_check_inplace(self, other=None)``: with grad mode off it allows
+    everything; with grad mode on it refuses a leaf that requires grad (PyTorch's message), a
+    computed Variable that requires grad and an ``other`` that requires grad, and allows the
+    rest (``other`` may be a number or None). Variables are made and linked by hand, and grad
+    mode is switched on ``GradMode`` directly: no other exercise plays a part."""
+    ck = Checker("ch06-inplace-rules", seed=seed, hidden=hidden)
+    scope = getattr(check_inplace, "__globals__", {})
+    Variable, GradMode = scope.get("Variable"), scope.get("GradMode")
+    if not isinstance(Variable, type) or GradMode is None:
+        ck.fail("_check_inplace cannot see Variable and GradMode.",
+                hint="Run the chapter's first cell (it imports them from mygrad), then the cell "
+                     "above, then this check.")
+    rng = ck.rng
+
+    class Node:
+        """a stand-in grad_fn: the checker links the Variable by hand"""
+
+    def var(requires_grad: bool = False, computed: bool = False) -> Any:
+        v = Variable(np.round(rng.normal(size=2), 3))
+        if requires_grad:
+            v.requires_grad = True
+        if computed:
+            v.grad_fn = Node()
+        return v
+
+    def refused(label: str, *args: Any, hint: str) -> str:
+        call = named_call(lambda a: check_inplace(*a), args, label)
+        return str(ck.raises(RuntimeError, call, hint=hint))
+
+    def allowed(label: str, *args: Any, hint: str) -> None:
+        call = named_call(lambda a: check_inplace(*a), args, label)
+        ck.call(call, hint=hint)
+
+    no_grad_hint = ("While grad mode is off nothing is recorded, so there is nothing to refuse: "
+                    "return at once when GradMode.enabled is False (that is how an optimizer "
+                    "changes its parameters, under no_grad).")
+    plain_hint = ("A change that involves no Variable requiring grad needs no recording: data, "
+                  "masks and constants may change in place. Refuse only when a Variable "
+                  "involved requires grad.")
+    start = GradMode.enabled
+    try:
+        GradMode.enabled = True
+        with ck.case("recording on: a leaf that requires grad is refused, in PyTorch's words"):
+            message = refused("_check_inplace(w) with w a leaf that requires grad", var(True),
+                              hint="A leaf that requires grad is an input of the graph: with "
+                                   "grad mode on, changing it in place must raise "
+                                   "RuntimeError.")
+            ck.check(_LEAF_WORDS in message, "the message for a leaf is not PyTorch's.",
+                     expected="_LEAF_IN_PLACE (\"" + _LEAF_WORDS + " ...\")", received=message,
+                     hint="A leaf that requires grad gets the given _LEAF_IN_PLACE; "
+                          "_NOT_RECORDED is for the other refusals. Test for the leaf first.")
+        with ck.case("recording on: a computed Variable that requires grad is refused"):
+            refused("_check_inplace(y) with y computed, requiring grad", var(True, True),
+                    hint="mygrad does not record in-place operations, and a computed Variable "
+                         "that requires grad is part of a graph: changing it would need a new "
+                         "node. Refuse it with _NOT_RECORDED (not only leaves).")
+        with ck.case("recording on: another operand that requires grad is refused"):
+            refused("_check_inplace(c, w) with c a constant and w requiring grad", var(),
+                    var(True), hint="c.add_(w) would make c depend on w, a dependence that "
+                                    "would have to be recorded: look at other's requires_grad "
+                                    "too, not only at self's.")
+        with ck.case("recording on: Variables that need no gradient may change"):
+            allowed("_check_inplace(c, d) with two constants", var(), var(), hint=plain_hint)
+            allowed("_check_inplace(c, 2.0) with a plain number", var(), 2.0,
+                    hint="other may be a plain number (x.add_(2.0)) or None (zero_()): read its "
+                         "requires_grad with getattr(other, \"requires_grad\", False).")
+            allowed("_check_inplace(c) (zero_ passes no other)", var(),
+                    hint="other may be None (zero_() has no other operand): a None other "
+                         "requires no grad.")
+        with ck.case("recording off: every change is allowed (an optimizer's step)"):
+            GradMode.enabled = False
+            allowed("_check_inplace(w, c) under no_grad", var(True), var(), hint=no_grad_hint)
+            allowed("_check_inplace(y, w) under no_grad", var(True, True), var(True),
+                    hint=no_grad_hint)
+            GradMode.enabled = True
+        if hidden:
+            with ck.case("recording on: a leaf requiring grad is refused with any other"):
+                refused("_check_inplace(w, 3.0)", var(True), 3.0,
+                        hint="A leaf that requires grad is refused whatever the other operand.")
+            with ck.case("the rules leave grad mode as they found it"):
+                allowed("_check_inplace(c, d)", var(), var(), hint=plain_hint)
+                ck.check(GradMode.enabled is True, "_check_inplace switched grad mode off.",
+                         hint="Only read GradMode.enabled; never set it here.")
+    finally:
+        GradMode.enabled = start
+    ck.done()
+
+
+def _course_check_inplace(GradMode: Any) -> Callable[..., None]:
+    """The course's _check_inplace, reading the learner's ``GradMode``."""
+    def _check_inplace(self: Any, other: Any = None) -> None:
+        if not GradMode.enabled:
+            return
+        if self.requires_grad and self.is_leaf:
+            raise RuntimeError(_LEAF_WORDS + ". Wrap the update in `with no_grad():` (as an "
+                               "optimizer step does).")
+        if self.requires_grad or getattr(other, "requires_grad", False):
+            raise RuntimeError("mygrad does not record in-place operations: this one involves "
+                               "a Variable that requires grad. Write it out of place (y = y + "
+                               "1) or under `with no_grad():`.")
+    return _check_inplace
+
+
+def _own_rules_problem(own: Any) -> str | None:
+    """Why the learner's _check_inplace fails ch06-inplace-rules (None if it passes)."""
+    if own is _MISSING:
+        return "_check_inplace is not defined"
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            ch06_inplace_rules(own)
+    except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
+        return "your _check_inplace does not pass its own check"
+    return None
+
+
+def _counter_namespaces(Variable: Any) -> list[dict[str, Any]]:
+    """Where the learner's version counting looks up _counter: the globals of _version, the
+    in-place methods, bump_version and detach."""
+    add = getattr(Variable, "add_", None)
+    scope = getattr(add, "__globals__", {})
+    return _namespaces(Variable.__dict__.get("_version"), add, scope.get("bump_version"),
+                       Variable.__dict__.get("detach"))

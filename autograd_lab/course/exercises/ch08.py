@@ -1,0 +1,988 @@
+"""Checkers for chapter 08, Modules and optimizers.
+
+The optimizers are checked step by step against ``autograd_lab.optim`` (which follows
+PyTorch's update rules): both get the same parameters and the same gradients, and the
+parameters must agree after every step.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._common import Checker, library, named, shaped_mistakes
+
+__all__ = ["ch08_module", "ch08_sequential", "ch08_dropout", "ch08_linear", "ch08_sgd_momentum", "ch08_adam", "ch08_training_loop", "mygrad_nn",
+           "mygrad_optim"]
+
+
+# -- ch08-module ----------------------------------------------------------------------------
+def ch08_module(MyModule: type[Any], Parameter: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check Module's parameter walk: assigning a ``Parameter`` (or a ``Module``) to an
+    attribute registers it under that name, in assignment order; assigning anything else to the
+    name unregisters it; ``named_modules()`` yields ``("", self)`` then every module inside, with
+    dotted names, depth first; ``named_parameters()`` yields each parameter once (a parameter
+    shared by two layers is listed under its first name), with dotted names; ``parameters()``
+    yields the same objects; ``zero_grad()`` sets every gradient, children's too, to ``None``.
+
+    Only the learner's ``Module`` is exercised; ``Parameter`` is the given class."""
+    ck = Checker("ch08-module", seed=seed, hidden=hidden)
+    rng = ck.rng
+    name = MyModule.__name__
+
+    def param(*shape: int) -> Any:
+        return ck.call(named(lambda: Parameter(rng.normal(size=shape)), "Parameter"))
+
+    def build(kind: str) -> Any:
+        """A small model, built through the learner's __setattr__."""
+        class Leaf(MyModule):
+            def __init__(self, *params: Any) -> None:
+                super().__init__()
+                for i, p in enumerate(params):
+                    setattr(self, f"p{i}", p)
+
+        class Tree(MyModule):
+            def __init__(self) -> None:
+                super().__init__()
+                self.scale = param(1)
+                self.note = "not registered"
+                self.body = Leaf(param(2, 3), param(3))
+                self.shift = param(2)
+                if kind == "nested":
+                    self.body.inner = Leaf(param(4))
+                if kind == "shared":
+                    self.head = Leaf(self.body.p0, param(5))
+                if kind == "reassigned":
+                    self.scale = np.ones(1)          # a plain array: scale is no parameter now
+                    self.body = Leaf(param(6))       # a new module under the old name
+        return ck.call(named(Tree, f"a {name} subclass"),
+                       hint="Call super().__init__() first; __setattr__ must store the value "
+                            "too (object.__setattr__(self, name, value)).")
+
+    walk = ("named_parameters walks named_modules(prefix) and, for each module, yields its "
+            "own _parameters under f\"{module_name}.{param_name}\" (just the parameter name "
+            "for the top module).")
+
+    def names_of(model: Any) -> list[str]:
+        pairs = ck.call(lambda: list(model.named_parameters()), hint=walk)
+        return [n for n, _ in pairs]
+
+    def explain(got: list[str], want: list[str]) -> str:
+        short = [w.rpartition(".")[2] for w in want]
+        if got == short:
+            return ("The names lack the module's prefix: a child's parameter is named "
+                    "'body.p0', not 'p0'. " + walk)
+        if set(got) < set(want) and all("." not in g for g in got):
+            return ("Only the top module's own parameters are listed: recurse into the child "
+                    "modules registered in _modules. " + walk)
+        if len(got) > len(set(got)) or len(got) > len(want):
+            return ("A parameter appears twice: keep a set of the ids already yielded and skip "
+                    "a parameter seen before (a shared layer is one parameter). " + walk)
+        if sorted(got) == sorted(want):
+            return ("The order differs: registration keeps assignment order (a dict does), "
+                    "and the walk goes depth first: a module's own parameters, then each "
+                    "child's in the order the children were assigned.")
+        return walk
+
+    with ck.case(f"assigning Parameters and Modules to a {name} registers them, in order"):
+        model = build("plain")
+        want = ["scale", "shift", "body.p0", "body.p1"]
+        got = names_of(model)
+        ck.check(got == want, "named_parameters() does not list the expected names.",
+                 expected=want, received=got, hint=explain(got, want))
+        params = [p for _, p in model.named_parameters()]
+        ck.check(all(a is b for a, b in zip(params, (model.scale, model.shift, model.body.p0,
+                                                     model.body.p1))),
+                 "named_parameters() yields other objects than the attributes.",
+                 hint="Yield the Parameter objects themselves, not copies or their data.")
+        listed = ck.call(lambda: list(model.parameters()))
+        ck.check(len(listed) == len(params) and all(a is b for a, b in zip(listed, params)),
+                 "parameters() does not yield the same objects as named_parameters().",
+                 expected=len(params), received=len(listed),
+                 hint="parameters() is named_parameters() without the names.")
+        ck.check(model.note == "not registered", "a plain attribute was not stored.",
+                 hint="__setattr__ ends with object.__setattr__(self, name, value) for every "
+                      "value.")
+    with ck.case("named_modules(): the model first, then every module inside, dotted names"):
+        model = build("nested")
+        got = [n for n, _ in ck.call(lambda: list(model.named_modules()))]
+        want = ["", "body", "body.inner"]
+        ck.check(got == want, "named_modules() does not list the expected names.",
+                 expected=want, received=got,
+                 hint="yield prefix, self; then for each child in _modules: yield from "
+                      "child.named_modules(prefix + '.' + name, or just name at the top).")
+        want = ["scale", "shift", "body.p0", "body.p1", "body.inner.p0"]
+        got = names_of(model)
+        ck.check(got == want, "the parameters of a module two levels down are not listed "
+                 "as expected.", expected=want, received=got, hint=explain(got, want))
+    with ck.case("a parameter shared by two layers is listed once, under its first name"):
+        model = build("shared")
+        want = ["scale", "shift", "body.p0", "body.p1", "head.p1"]
+        got = names_of(model)
+        ck.check(got == want, "the shared parameter is not listed exactly once.",
+                 expected=want, received=got, hint=explain(got, want))
+    with ck.case("assigning something else to a name unregisters what it held"):
+        model = build("reassigned")
+        want = ["shift", "body.p0"]
+        got = names_of(model)
+        ck.check(got == want, "a reassigned name still lists what it held before.",
+                 expected=want, received=got,
+                 hint=("A name holds one thing at a time: when a name is assigned a value that "
+                       "is not a Parameter, remove it from _parameters (and from _modules when "
+                       "it is not a Module); a new Parameter or Module under an old name keeps "
+                       "its place." if "scale" in got or "body.p1" in got
+                       else explain(got, want)))
+    with ck.case("zero_grad() sets every gradient, the children's too, to None"):
+        model = build("nested" if not hidden else "shared")
+        for p in model.parameters():
+            p.grad = Parameter(np.ones(p.shape))
+        ck.call(model.zero_grad)
+        left = [n for n, p in model.named_parameters() if p.grad is not None]
+        zeros = left and all(np.all(np.asarray(getattr(p.grad, "data", p.grad)) == 0)
+                             for n, p in model.named_parameters() if n in left)
+        ck.check(not left, "some gradients are not None after zero_grad().",
+                 expected=[], received=left,
+                 hint=("Set p.grad = None, not zeros (PyTorch 2's default: backward then "
+                       "starts a fresh gradient). " if zeros else
+                       "Walk self.parameters(), so that children's parameters are reached too. ")
+                      + "for p in self.parameters(): p.grad = None.")
+    with ck.case("train(False) switches the model and every module inside it; train() back"):
+        model = build("nested")
+        out = ck.call(lambda: model.train(False))
+        modes = {n: m.training for n, m in model.named_modules()}
+        ck.check(not any(modes.values()), "some modules are still in training mode after "
+                 "train(False).", expected={n: False for n in modes}, received=modes,
+                 hint="Walk self.modules() (the model and everything inside it) and set "
+                      "m.training = mode on each, not only on self.")
+        ck.check(out is model, "train(mode) does not return the module itself.",
+                 hint="End train() with `return self`, so that model = Net().train() works.")
+        ck.call(model.train)
+        modes = {n: m.training for n, m in model.named_modules()}
+        ck.check(all(modes.values()), "train() does not switch every module back to training.",
+                 expected={n: True for n in modes}, received=modes,
+                 hint="train(mode=True): the default switches back to training mode.")
+    with ck.case("state_dict() copies every parameter by its dotted name; load_state_dict "
+                 "copies back in place and refuses another architecture"):
+        model = build("nested")
+        state = ck.call(lambda: model.state_dict(), hint="state_dict returns {dotted name: "
+                        "p.data.copy()} over named_parameters().")
+        want = names_of(model)
+        ck.check(isinstance(state, dict) and list(state) == want, "state_dict() does not have "
+                 "one entry per parameter, under its dotted name.", expected=want,
+                 received=list(state) if isinstance(state, dict) else state,
+                 hint="Build the dict from self.named_parameters(): {name: p.data.copy()}.")
+        by_name = dict(model.named_parameters())
+        ck.check(all(isinstance(v, np.ndarray) and np.array_equal(v, by_name[k].data)
+                     for k, v in state.items()), "state_dict() does not hold the parameters' "
+                 "values as numpy arrays.", hint="Store p.data.copy(), the numpy array, not "
+                 "the Parameter itself.")
+        before = {k: v.copy() for k, v in state.items()}
+        for p in by_name.values():
+            p.data += 1.0
+        ck.check(all(np.array_equal(state[k], before[k]) for k in state), "changing the "
+                 "parameters after state_dict() changed the saved arrays too.",
+                 hint="Save copies (p.data.copy()): a state_dict is a snapshot, and the "
+                      "optimizer changes p.data in place at every step.")
+        arrays = {k: p.data for k, p in by_name.items()}
+        ck.call(lambda: model.load_state_dict(before), hint="load_state_dict(state) copies "
+                "state[name] into each parameter: p.data[...] = state[name].")
+        ck.check(all(np.array_equal(p.data, before[k]) for k, p in by_name.items()),
+                 "after load_state_dict the parameters do not hold the loaded values.",
+                 hint="Copy each state[name] into the parameter of that name.")
+        ck.check(all(p.data is arrays[k] for k, p in by_name.items()), "load_state_dict "
+                 "replaced the parameters' arrays instead of copying into them.",
+                 hint="Copy in place, p.data[...] = state[name]: an optimizer built before "
+                      "the load holds these arrays' owners, and p.data = state[name] would "
+                      "also tie the model to the dict, so training would change the saved "
+                      "state.")
+        for p in by_name.values():
+            p.data += 1.0
+        ck.check(all(np.array_equal(state[k], before[k]) for k in state), "training after "
+                 "load_state_dict changed the state_dict it was loaded from.",
+                 hint="Copy the values in (p.data[...] = state[name]); do not keep the dict's "
+                      "arrays.")
+        extra = dict(before)
+        extra["head.weight"] = np.zeros(2)
+        ck.raises(KeyError, model.load_state_dict, extra, hint="Compare the names first: "
+                  "when set(state) differs from the model's parameter names, raise KeyError "
+                  "naming both, so that a state_dict of another architecture is refused.")
+        wrong = dict(before)
+        wrong[max(want, key=lambda k: before[k].size)] = np.zeros(1)
+        ck.raises(ValueError, model.load_state_dict, wrong, hint="Check each array's shape "
+                  "against the parameter's and raise ValueError naming both: numpy would "
+                  "broadcast some wrong shapes into the parameter without a word.")
+    ck.done()
+
+
+# -- ch08-sequential ------------------------------------------------------------------------
+def ch08_sequential(MySequential: type[Any], Module: type[Any], *, seed: int = 0,
+                    hidden: bool = False) -> None:
+    """Check Sequential: ``Sequential(m0, m1, ...)`` registers its modules under the names
+    ``"0"``, ``"1"``, ... (through Module's ``__setattr__``); ``forward(x)`` feeds ``x`` through
+    them in that order, each module getting the previous one's output; ``len`` and ``[i]``
+    give the number of modules and the i-th one.
+
+    The modules fed in are small ``Module`` subclasses (of the learner's given ``Module``)
+    whose effect is known, so only Sequential's own lines are exercised."""
+    ck = Checker("ch08-sequential", seed=seed, hidden=hidden)
+    rng = ck.rng
+
+    class Affine(Module):
+        def __init__(self, a: float, b: float) -> None:
+            super().__init__()
+            self.a, self.b = a, b
+
+        def forward(self, x: Any) -> Any:
+            return x * self.a + self.b
+
+    n = 3 if not hidden else 4
+    coeffs = [(float(rng.integers(2, 5)), float(rng.integers(1, 9))) for _ in range(n)]
+    layers = [Affine(a, b) for a, b in coeffs]
+    seq = ck.call(named(lambda: MySequential(*layers), MySequential.__name__),
+                  hint="Call super().__init__() first, then register each module with "
+                       "setattr(self, str(i), module).")
+    with ck.case(f"{MySequential.__name__}(m0, ..., m{n - 1}) registers them as '0', '1', ..."):
+        names = [name for name, _ in ck.call(lambda: list(seq.named_modules()))][1:]
+        want = [str(i) for i in range(n)]
+        ck.check(names == want, "the modules are not registered under '0', '1', ...",
+                 expected=want, received=names,
+                 hint=("Register each module by assignment, setattr(self, str(i), module), so "
+                       "that Module's __setattr__ files it in _modules; a plain list hides them "
+                       "from the walk (no parameters, no train/eval)." if not names else
+                       "Use the position as the name: setattr(self, str(i), module)."))
+        ck.check(all(m is layers[i] for i, (_, m) in enumerate(list(seq.named_modules())[1:])),
+                 "the registered modules are not the ones passed in.",
+                 hint="Register the modules themselves, in the order given.")
+    with ck.case("forward feeds each module the previous one's output, in order"):
+        x = np.round(rng.normal(size=(2, 3)), 3)
+        want = x.copy()
+        for a, b in coeffs:
+            want = want * a + b
+        got = ck.call(seq, x)
+        reverse = x.copy()
+        for a, b in reversed(coeffs):
+            reverse = reverse * a + b
+        last = x * coeffs[-1][0] + coeffs[-1][1]
+        ck.close(getattr(got, "data", got), want, what="output",
+                 hint="x = module(x) for each module in self._modules.values(), then return x.",
+                 mistakes=shaped_mistakes(want.shape,
+                     (lambda: reverse, "The modules run in reverse order: apply them in the "
+                                       "order they were given (m0 first)."),
+                     (lambda: last, "Only the last module's output on the input comes out: "
+                                    "reassign x = m(x) in the loop, so each module gets the "
+                                    "previous module's output.")))
+    with ck.case("len() and indexing"):
+        ck.check(ck.call(lambda: len(seq)) == n, "len() is not the number of modules.",
+                 expected=n, received=len(seq), hint="__len__ returns len(self._modules).")
+        for i in (0, n - 1, -1):
+            index = ("__getitem__(i) returns list(self._modules.values())[i], so that negative "
+                     "indices count from the end as for a list.")
+            ck.check(ck.call(lambda: seq[i], hint=f"seq[{i}] raised. " + index) is layers[i],
+                     f"seq[{i}] is not module {i}.", hint=index)
+    ck.done()
+
+
+# -- ch08-dropout ---------------------------------------------------------------------------
+def ch08_dropout(MyDropout: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check Dropout (inverted dropout, as PyTorch): in training mode each element is zeroed
+    with probability ``p`` and the others are scaled by ``1 / (1 - p)``, as a differentiable
+    product (the gradient is the same mask and scale); ``p = 0`` and evaluation mode give the
+    input unchanged; ``p = 1`` gives zeros."""
+    ck = Checker("ch08-dropout", seed=seed, hidden=hidden)
+    rng = ck.rng
+    # the Variable of the library the class (or the class it extends) was written with
+    Variable = next((v for v in (_variable_class(c) for c in MyDropout.__mro__[:-1])
+                     if v is not library().Variable), library().Variable)
+    name = MyDropout.__name__
+    recipe = ("keep = generator.random(x.shape) >= p; return x * Variable(keep / (1 - p)) (in "
+              "x's dtype), so that autograd records the product.")
+    for p in ((0.25, 0.5) if not hidden else (0.3, 0.7)):
+        with ck.case(f"{name}({p}) in training mode: about {p:.0%} zeros, the rest scaled by "
+                     f"1/(1 - p) = {1 / (1 - p):.4g}; the gradient is the same"):
+            drop = ck.call(named(lambda: MyDropout(p), name))
+            x = Variable(rng.uniform(1.0, 2.0, size=(200, 100)), requires_grad=True)
+            y = ck.call(drop, x, hint=recipe)
+            out = np.asarray(getattr(y, "data", y), dtype=np.float64)
+            kept = out != 0
+            frac = 1 - kept.mean()
+            ck.check(abs(frac - p) < 0.03, f"{frac:.1%} of the elements are zeroed, expected "
+                     f"about {p:.0%}.", expected=p, received=round(float(frac), 4),
+                     hint=("The mask keeps an element with probability 1 - p: keep = "
+                           "generator.random(x.shape) >= p (with < p you keep a fraction p)."
+                           if abs(frac - (1 - p)) < 0.03 else recipe))
+            ratio = out[kept] / x.data[kept]
+            ck.check(np.allclose(ratio, 1 / (1 - p), rtol=1e-5),
+                     "the kept elements are not scaled by 1/(1 - p).",
+                     expected=1 / (1 - p), received=float(np.median(ratio)),
+                     hint=("Scale what is kept by 1/(1 - p), so that the expected output equals "
+                           "the input and evaluation mode needs no rescaling. "
+                           if np.allclose(ratio, 1.0) else
+                           "Scale by 1/(1 - p), not by p or 1 - p. ") + recipe)
+            ck.check(getattr(y, "grad_fn", None) is not None,
+                     "the output has no grad_fn: nothing was recorded for backward.",
+                     hint="Multiply the Variable x by a Variable mask; do not compute on x.data.")
+            ck.call(named(lambda: y.backward(Variable(np.ones(out.shape))), "backward"))
+            ck.close(getattr(x.grad, "data", None), kept / (1 - p), rtol=1e-5, atol=1e-6,
+                     what="x.grad", hint="The gradient is the mask times 1/(1 - p): build the "
+                                         "output as x * Variable(mask).")
+    with ck.case(f"{name}(p) in evaluation mode, and p = 0, give the input; p = 1 gives zeros"):
+        x = Variable(rng.uniform(1.0, 2.0, size=(30, 20)))
+        drop = ck.call(named(lambda: MyDropout(0.5), name))
+        ck.call(drop.eval)
+        out = ck.call(drop, x)
+        ck.close(getattr(out, "data", out), x.data, what="output in eval mode",
+                 hint="In evaluation mode (self.training is False) return the input unchanged: "
+                      "no mask and no scaling.")
+        out = ck.call(ck.call(named(lambda: MyDropout(0.0), name)), x)
+        ck.close(getattr(out, "data", out), x.data, what="output with p = 0",
+                 hint="With p = 0 nothing is dropped: return the input.")
+        out = ck.call(ck.call(named(lambda: MyDropout(1.0), name)), x)
+        ck.close(getattr(out, "data", out), np.zeros(x.shape), what="output with p = 1",
+                 hint="With p = 1 everything is dropped (and 1/(1 - p) would divide by zero): "
+                      "return x * 0.0.")
+    ck.done()
+
+
+# -- ch08-linear ----------------------------------------------------------------------------
+def ch08_linear(MyLinear: type[Any], *, seed: int = 0, hidden: bool = False,
+                Module: type[Any] | None = None, manual_seed: Callable[[int], None] | None = None
+                ) -> None:
+    """Check a Linear layer: a Module whose Parameters ``weight`` (out, in) and ``bias``
+    (out,) are registered by assignment, drawn from U(-1/sqrt(in), 1/sqrt(in)), and whose
+    forward is ``x @ weight.T + bias`` (a differentiable Variable expression).
+
+    Without ``Module``: ``MyLinear(in, out, bias=True, seed=None)`` is an ``autograd_lab.nn``
+    Module seeded by its ``seed`` argument. With ``Module`` and ``manual_seed`` (the learner's
+    ``mygrad``): ``MyLinear(in, out, bias=True)`` is a subclass of that ``Module`` and draws
+    from the generator that ``manual_seed`` resets."""
+    ck = Checker("ch08-linear", seed=seed, hidden=hidden)
+    al = library()
+    mine = Module is not None
+    nn = al.nn
+    Base = Module if Module is not None else nn.Module
+    Variable = _variable_class(MyLinear) if mine else al.Variable
+    rng = ck.rng
+    init_hint = ("Call super().__init__() first, then assign Parameter objects to self.weight "
+                 "and self.bias (or self.bias = None when bias=False).")
+    cls_name = MyLinear.__name__
+
+    def make(*args: Any, seed: int = 0, **kwargs: Any) -> Any:
+        if mine:
+            if manual_seed is not None:
+                manual_seed(seed)
+            return ck.call(named(lambda: MyLinear(*args, **kwargs), cls_name), hint=init_hint)
+        return ck.call(named(lambda: MyLinear(*args, seed=seed, **kwargs), cls_name), hint=init_hint)
+
+    with ck.case(f"{cls_name}(3, 2) registers weight (2, 3) and bias (2,) as Parameters"):
+        layer = make(3, 2, seed=0)
+        ck.check(isinstance(layer, Base), f"{cls_name} is not a Module.",
+                 hint=f"Write `class {cls_name}(Module):`.")
+        names = [n for n, _ in ck.call(layer.named_parameters)]
+        ck.check(names == ["weight", "bias"], "named_parameters() does not list weight, bias.",
+                 expected=["weight", "bias"], received=names,
+                 hint="Only nn.Parameter values are registered: self.weight = "
+                      "nn.Parameter(array), assigned in this order, after super().__init__().")
+        params = dict(layer.named_parameters())
+        for name, shape in (("weight", (2, 3)), ("bias", (2,))):
+            got = tuple(params[name].shape)
+            ck.check(got == shape, f"{name} has shape {got}, expected {shape}.",
+                     hint="weight is (out_features, in_features), as in PyTorch, so that "
+                          "forward is x @ weight.T; bias is (out_features,).")
+            ck.check(params[name].requires_grad, f"{name} does not require grad.",
+                     hint="nn.Parameter(...) requires grad by default; do not pass "
+                          "requires_grad=False.")
+    shapes = [(4, 3, 2, True), (5, 4, 1, False)] + ([(7, 6, 3, True)] if hidden else [])
+    for batch, n_in, n_out, bias in shapes:
+        with ck.case(f"forward and backward: ({batch}, {n_in}) batch, out_features={n_out}, "
+                     f"bias={bias}"):
+            layer = make(n_in, n_out, bias=bias, seed=1)
+            names = [n for n, _ in layer.named_parameters()]
+            want = ["weight", "bias"] if bias else ["weight"]
+            ck.check(names == want, f"the parameters are {names}, expected {want}.",
+                     hint="With bias=False register no bias: self.bias = None.")
+            W = np.array(layer.weight.data, dtype=np.float64)
+            x = Variable(np.round(rng.normal(size=(batch, n_in)), 3), requires_grad=True)
+            y = ck.call(layer, x)
+            b = np.array(layer.bias.data, dtype=np.float64) if bias else 0.0
+            expected = x.data @ W.T + b
+            got = getattr(y, "data", y)
+            ck.close(got, expected, atol=1e-5, rtol=1e-5, what="output",
+                     hint="forward returns x @ self.weight.T + self.bias.",
+                     mistakes=shaped_mistakes(expected.shape, (lambda: x.data @ W + b,
+                                                         "Use weight.T: weight is (out, in).")))
+            ck.check(getattr(y, "grad_fn", None) is not None,
+                     "the output has no grad_fn: nothing was recorded for backward.",
+                     hint="Compute with Variables (x @ self.weight.T + self.bias), not with "
+                          "their numpy .data, so that the graph is recorded.")
+            g = np.round(rng.normal(size=(batch, n_out)), 3)
+            ck.call(named(lambda: y.backward(Variable(g)), "backward"))
+            ck.close(getattr(layer.weight.grad, "data", None), g.T @ x.data, atol=1e-5,
+                     rtol=1e-5, what="weight.grad", hint="Let autograd do it: build the output "
+                     "from self.weight with Variable operations.")
+            if bias:
+                ck.close(getattr(layer.bias.grad, "data", None), g.sum(axis=0), atol=1e-5,
+                         rtol=1e-5, what="bias.grad")
+    n_in, n_out = (100, 300) if not hidden else (250, 120)
+    bound = 1 / np.sqrt(n_in)
+    with ck.case(f"weights of {cls_name}({n_in}, {n_out}) are U(-1/sqrt({n_in}), 1/sqrt({n_in}))"):
+        layer = make(n_in, n_out, seed=seed)
+        w = np.asarray(layer.weight.data, dtype=np.float64)
+        b = np.asarray(layer.bias.data, dtype=np.float64)
+        std = float(w.std())
+        init = (f"Draw both from rng.uniform(-k, k, size=...) with k = 1 / sqrt(in_features) = "
+                f"{bound:.4g}.")
+        ck.check(np.abs(w).max() <= bound * (1 + 1e-6),
+                 f"some weights lie outside [-{bound:.4g}, {bound:.4g}].",
+                 expected=f"max |w| <= {bound:.4g}", received=f"max |w| = {np.abs(w).max():.4g}",
+                 hint=("A normal distribution has no bound: use a uniform one. " if std > 0.45 *
+                       bound else "") + init)
+        ck.check(abs(float(w.mean())) < 0.05 * bound, "the weights are not centred on 0.",
+                 expected=0.0, received=float(w.mean()),
+                 hint="U(0, 1) only gives positive weights. " + init)
+        ck.check(np.abs(w).max() > 0.9 * bound and abs(std - bound / np.sqrt(3)) < 0.05 * bound,
+                 "the weights do not spread over the whole interval.",
+                 expected=f"std about k / sqrt(3) = {bound / np.sqrt(3):.4g}",
+                 received=f"std {std:.4g}",
+                 hint="k uses fan_in, the number of inputs (in_features), not out_features. "
+                      + init)
+        ck.check(np.abs(b).max() <= bound * (1 + 1e-6) and np.abs(b).max() > 0.5 * bound,
+                 "the bias is not drawn from the same interval.",
+                 expected=f"values in [-{bound:.4g}, {bound:.4g}], not all 0",
+                 received=f"max |b| = {np.abs(b).max():.4g}",
+                 hint="PyTorch draws the bias from the same U(-k, k) (zeros would also train, but "
+                      "this exercise follows PyTorch).")
+    seeding = ("Draw weight and bias with init_uniform, from the module's generator (which "
+               "manual_seed resets), not from a new default_rng() or np.random." if mine else
+               "Make one generator per layer, rng = np.random.default_rng(seed), and draw "
+               "weight and bias from it.")
+    with ck.case("the same seed gives the same weights, another seed others"):
+        a1, a2, other = make(4, 3, seed=7), make(4, 3, seed=7), make(4, 3, seed=8)
+        ck.check(np.array_equal(a1.weight.data, a2.weight.data)
+                 and np.array_equal(a1.bias.data, a2.bias.data),
+                 "two layers made with seed=7 differ.", hint=seeding)
+        ck.check(not np.array_equal(a1.weight.data, other.weight.data),
+                 "seed=7 and seed=8 give the same weights.", hint=seeding)
+    if mine:
+        class Two(Base):  # type: ignore[misc, valid-type]
+            def __init__(self) -> None:
+                super().__init__()
+                self.hidden = MyLinear(3, 4)
+                self.out = MyLinear(4, 2)
+
+            def forward(self, x: Any) -> Any:
+                return self.out(self.hidden(x).relu())
+
+        with ck.case("inside another Module: dotted names and a state_dict"):
+            model = ck.call(named(Two, "a Module holding two layers"), hint=init_hint)
+            keys = list(model.state_dict())
+            want = ["hidden.weight", "hidden.bias", "out.weight", "out.bias"]
+            ck.check(keys == want, "the state_dict keys are not the expected dotted names.",
+                     expected=want, received=keys, hint=init_hint)
+            out = ck.call(model, Variable(rng.normal(size=(5, 3))))
+            ck.check(tuple(out.shape) == (5, 2), "the model output has the wrong shape.",
+                     expected=(5, 2), received=tuple(out.shape))
+        ck.done()
+        return
+    with ck.case("inside nn.Sequential: dotted names and a state_dict"):
+        model = ck.call(named(lambda: nn.Sequential(MyLinear(3, 4, seed=0), nn.ReLU(),
+                                                     MyLinear(4, 2, seed=1)), "nn.Sequential"))
+        keys = list(model.state_dict())
+        want = ["0.weight", "0.bias", "2.weight", "2.bias"]
+        ck.check(keys == want, "the state_dict keys are not the expected dotted names.",
+                 expected=want, received=keys, hint=init_hint)
+        out = ck.call(model, al.Variable(rng.normal(size=(5, 3))))
+        ck.check(tuple(out.shape) == (5, 2), "the model output has the wrong shape.",
+                 expected=(5, 2), received=tuple(out.shape))
+    ck.done()
+
+
+def _variable_class(layer_class: type[Any]) -> Any:
+    """The Variable class of the library a learner's layer class was written with."""
+    import sys
+    module = sys.modules.get(layer_class.__module__)
+    found = getattr(module, "Variable", None)
+    if found is None:
+        import __main__
+        found = getattr(__main__, "Variable", None)
+    return found if found is not None else library().Variable
+
+
+# -- shared by the optimizer exercises -----------------------------------------------------
+SHAPES = ((3,), (2, 2))
+
+
+def _params(al: Any, rng: np.random.Generator) -> tuple[list[Any], list[Any]]:
+    """Two identical lists of float64 Parameters: the learner's and the library's."""
+    data = [np.round(rng.normal(size=s), 3) for s in SHAPES]
+    return ([al.nn.Parameter(d.copy()) for d in data], [al.nn.Parameter(d.copy()) for d in data])
+
+
+def _set_grads(al: Any, groups: tuple[list[Any], ...], grads: list[np.ndarray | None]) -> None:
+    for params in groups:
+        for p, g in zip(params, grads):
+            p.grad = None if g is None else al.Variable(g.copy())
+
+
+def _run_steps(ck: Checker, mine: Any, ref: Any, ours: list[Any], theirs: list[Any],
+               grads: list[list[np.ndarray | None]], hint: str,
+               simulate: Callable[[list[list[np.ndarray | None]]], list[tuple[list, str]]] | None
+               = None) -> None:
+    """Give both optimizers the same gradients step after step; compare after every step."""
+    al = library()
+    for step, step_grads in enumerate(grads, start=1):
+        start = [p.data.copy() for p in ours]
+        _set_grads(al, (ours, theirs), step_grads)
+        ck.call(mine.step, hint=hint)
+        ref.step()
+        for i, (p, q) in enumerate(zip(ours, theirs)):
+            if np.array_equal(p.data, start[i]) and not np.array_equal(q.data, start[i]):
+                ck.fail(f"parameter {i} did not change in step {step}.", expected=q.data,
+                        received=p.data,
+                        hint="Update the parameter's data in place, under al.no_grad(): "
+                             "p -= lr * d_p (or p.data -= ...). Rebinding p = p - ... changes "
+                             "only your local name. If params came from a generator, keep "
+                             "list(params): a generator can be walked only once.")
+            mistakes = []
+            if simulate is not None:
+                for values, why in simulate(grads[:step]):
+                    mistakes.append((values[i], why))
+            ck.close(p.data, q.data, atol=1e-10, rtol=1e-8,
+                     what=f"parameter {i} (shape {q.shape}) after step {step}", hint=hint,
+                     mistakes=mistakes)
+
+
+def _check_in_place(ck: Checker, params: list[Any], before: list[Any]) -> None:
+    ck.check(all(p is q for p, q in zip(params, before)), "the parameters were replaced.",
+             hint="Keep the Parameter objects; change their data in place.")
+    ck.check(all(p.is_leaf and p.requires_grad for p in params),
+             "after step() a parameter is no longer a leaf that requires grad.",
+             hint="Do the update under al.no_grad() (or on p.data), so it is not recorded.")
+
+
+def _check_zero_grad(ck: Checker, make: Callable[[list[Any]], Any]) -> None:
+    al = library()
+    with ck.case("zero_grad() clears every gradient"):
+        params = [al.nn.Parameter(np.ones(s)) for s in SHAPES]
+        opt = make(params)
+        _set_grads(al, (params,), [np.ones(s) for s in SHAPES])
+        ck.call(opt.zero_grad)
+        cleared = all(p.grad is None or not np.any(p.grad.data) for p in params)
+        ck.check(cleared, "after zero_grad() a parameter still has a non-zero gradient.",
+                 hint="for p in self.params: p.grad = None (the default in PyTorch 2).")
+
+
+def _grad_sequence(rng: np.random.Generator, steps: int, skip: tuple[tuple[int, int], ...] = ()
+                   ) -> list[list[np.ndarray | None]]:
+    seq: list[list[np.ndarray | None]] = []
+    for step in range(steps):
+        row: list[np.ndarray | None] = [np.round(rng.normal(size=s), 3) for s in SHAPES]
+        for k, i in skip:
+            if k == step:
+                row[i] = None
+        seq.append(row)
+    return seq
+
+
+# -- ch08-sgd-momentum ----------------------------------------------------------------------
+def _sgd_simulations(start: list[np.ndarray], lr: float, momentum: float, wd: float
+                     ) -> Callable[[list[list[np.ndarray | None]]], list[tuple[list, str]]]:
+    def run(grads: list[list[np.ndarray | None]]) -> list[tuple[list, str]]:
+        variants = {
+            "ema": "This is an average, b = mu * b + (1 - mu) * g. PyTorch's momentum adds the "
+                   "whole gradient: b = mu * b + g.",
+            "no_memory": "The velocity does not carry over between steps: keep one buffer per "
+                         "parameter in the optimizer (e.g. self.buffers) and update it in place.",
+            "wd_after": "Weight decay belongs in the gradient, before the buffer: "
+                        "g = g + weight_decay * p, then b = mu * b + g.",
+            "no_wd": "weight_decay is ignored: add weight_decay * p to the gradient first.",
+        }
+        out = []
+        for kind, why in variants.items():
+            params = [s.copy() for s in start]
+            bufs: list[np.ndarray | None] = [None] * len(params)
+            for step_grads in grads:
+                for i, g in enumerate(step_grads):
+                    if g is None:
+                        continue
+                    p = params[i]
+                    d = g if kind in ("wd_after", "no_wd") else g + wd * p
+                    if momentum:
+                        b = bufs[i]
+                        if b is None or kind == "no_memory":
+                            bufs[i] = d.copy() if kind != "ema" else (1 - momentum) * d
+                        else:
+                            bufs[i] = momentum * b + ((1 - momentum) * d if kind == "ema" else d)
+                        d = bufs[i]
+                    if kind == "wd_after":
+                        d = d + wd * p
+                    params[i] = p - lr * d
+            out.append((params, why))
+        return out
+    return run
+
+
+def ch08_sgd_momentum(SGDMomentum: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``SGDMomentum(params, lr, momentum=0.0, weight_decay=0.0)`` with ``step()`` and
+    ``zero_grad()``, step by step against ``autograd_lab.optim.SGD`` (PyTorch's rule:
+    g += wd * p; b = g on the first step, else b = momentum * b + g; p -= lr * b)."""
+    ck = Checker("ch08-sgd-momentum", seed=seed, hidden=hidden)
+    al = library()
+    rng = ck.rng
+    hint = ("Per parameter p with a gradient: d = p.grad.data + weight_decay * p.data; if "
+            "momentum: b = d.copy() on the first step, else b = momentum * b + d, and d = b; "
+            "then p.data -= lr * d. Skip parameters whose grad is None.")
+
+    def make(params: Any, **kw: Any) -> Any:
+        return ck.call(named(lambda: SGDMomentum(params, **kw), SGDMomentum.__name__),
+                       hint=f"The constructor is {SGDMomentum.__name__}(params, lr, "
+                            "momentum=0.0, weight_decay=0.0); keep params as a list.")
+
+    configs = [("lr=0.1 without momentum, 1 step", dict(lr=0.1), 1),
+               ("momentum=0.9, 5 steps", dict(lr=0.05, momentum=0.9), 5),
+               ("momentum=0.5 and weight_decay=0.1, 4 steps",
+                dict(lr=0.1, momentum=0.5, weight_decay=0.1), 4)]
+    if hidden:
+        configs += [("weight_decay=0.2 without momentum, 3 steps",
+                     dict(lr=0.2, weight_decay=0.2), 3),
+                    ("random lr and momentum, 6 steps",
+                     dict(lr=float(np.round(rng.uniform(0.01, 0.2), 3)),
+                          momentum=float(np.round(rng.uniform(0.5, 0.95), 3))), 6)]
+    for name, kw, steps in configs:
+        with ck.case(f"{name}: matches optim.SGD"):
+            ours, theirs = _params(al, rng)
+            before = list(ours)
+            mine = make(ours, **kw)
+            ref = al.optim.SGD(theirs, **kw)
+            sim = _sgd_simulations([p.data.copy() for p in ours], kw["lr"],
+                                   kw.get("momentum", 0.0), kw.get("weight_decay", 0.0))
+            _run_steps(ck, mine, ref, ours, theirs, _grad_sequence(rng, steps), hint, sim)
+            _check_in_place(ck, ours, before)
+    with ck.case("a parameter whose grad is None is skipped (momentum=0.9)"):
+        ours, theirs = _params(al, rng)
+        mine = make(ours, lr=0.1, momentum=0.9)
+        ref = al.optim.SGD(theirs, lr=0.1, momentum=0.9)
+        grads = _grad_sequence(rng, 4, skip=((0, 1), (2, 0)))
+        _run_steps(ck, mine, ref, ours, theirs, grads,
+                   "Skip a parameter whose .grad is None (no update, its buffer unchanged); "
+                   "its first step with a gradient starts its buffer. " + hint)
+    with ck.case("params given as a generator (like model.parameters())"):
+        ours, theirs = _params(al, rng)
+        mine = make((p for p in ours), lr=0.1, momentum=0.9)
+        ref = al.optim.SGD(theirs, lr=0.1, momentum=0.9)
+        _run_steps(ck, mine, ref, ours, theirs, _grad_sequence(rng, 2), hint)
+    _check_zero_grad(ck, lambda ps: make(ps, lr=0.1, momentum=0.9))
+    ck.done()
+
+
+# -- ch08-adam ------------------------------------------------------------------------------
+def _adam_simulations(start: list[np.ndarray], lr: float, betas: tuple[float, float],
+                      eps: float) -> Callable[[list[list[np.ndarray | None]]],
+                                              list[tuple[list, str]]]:
+    b1, b2 = betas
+
+    def run(grads: list[list[np.ndarray | None]]) -> list[tuple[list, str]]:
+        variants = {
+            "no_correction": "The bias correction is missing: divide m by (1 - beta1**t) and "
+                             "v by (1 - beta2**t); without it the first steps are far too small.",
+            "eps_inside": "eps belongs outside the square root: sqrt(v_hat) + eps.",
+            "global_t": "Count steps per parameter: a parameter skipped in a step (grad None) "
+                        "does not advance its own t. Keep t in that parameter's state.",
+            "first_only": "Both moments need their correction: m_hat = m / (1 - beta1**t) and "
+                          "v_hat = v / (1 - beta2**t).",
+            "t_plus_one": "The bias correction is one step ahead: on a parameter's first step "
+                          "t is 1, so m_hat = m / (1 - beta1**1). Start t at 0 and add 1 before "
+                          "the correction, once per step.",
+        }
+        out = []
+        for kind, why in variants.items():
+            params = [s.copy() for s in start]
+            m = [np.zeros_like(s) for s in start]
+            v = [np.zeros_like(s) for s in start]
+            t = [0] * len(start)
+            t_global = 0
+            for step_grads in grads:
+                t_global += 1
+                for i, g in enumerate(step_grads):
+                    if g is None:
+                        continue
+                    t[i] += 1
+                    tt = t_global if kind == "global_t" else t[i] + (kind == "t_plus_one")
+                    m[i] = b1 * m[i] + (1 - b1) * g
+                    v[i] = b2 * v[i] + (1 - b2) * g * g
+                    mh = m[i] if kind == "no_correction" else m[i] / (1 - b1 ** tt)
+                    vh = v[i] if kind in ("no_correction", "first_only") else v[i] / (1 - b2 ** tt)
+                    den = np.sqrt(vh + eps) if kind == "eps_inside" else np.sqrt(vh) + eps
+                    params[i] = params[i] - lr * mh / den
+            out.append((params, why))
+        return out
+    return run
+
+
+def ch08_adam(MyAdam: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``MyAdam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8)`` with ``step()`` and
+    ``zero_grad()``, step by step against ``autograd_lab.optim.Adam``: per parameter,
+    t += 1; m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g*g;
+    p -= lr * (m / (1 - b1**t)) / (sqrt(v / (1 - b2**t)) + eps)."""
+    ck = Checker("ch08-adam", seed=seed, hidden=hidden)
+    al = library()
+    rng = ck.rng
+    hint = ("Per parameter with a gradient g: t += 1; m = beta1 * m + (1 - beta1) * g; "
+            "v = beta2 * v + (1 - beta2) * g * g; m_hat = m / (1 - beta1**t); "
+            "v_hat = v / (1 - beta2**t); p.data -= lr * m_hat / (sqrt(v_hat) + eps). "
+            "m and v start at zeros, one pair (and one t) per parameter.")
+
+    def make(params: Any, **kw: Any) -> Any:
+        return ck.call(named(lambda: MyAdam(params, **kw), MyAdam.__name__),
+                       hint=f"The constructor is {MyAdam.__name__}(params, lr=1e-3, "
+                            "betas=(0.9, 0.999), eps=1e-8); keep params as a list.")
+
+    configs: list[tuple[str, dict[str, Any], int]] = [
+               ("default hyper-parameters, 1 step", dict(), 1),
+               ("lr=0.01, 10 steps", dict(lr=0.01), 10),
+               ("betas=(0.5, 0.9) and eps=0.1, 4 steps", dict(lr=0.1, betas=(0.5, 0.9), eps=0.1),
+                4)]
+    if hidden:
+        configs += [("betas=(0.8, 0.99) and eps=0.01, 8 steps",
+                     dict(lr=0.05, betas=(0.8, 0.99), eps=0.01), 8)]
+    for name, kw, steps in configs:
+        with ck.case(f"{name}: matches optim.Adam"):
+            ours, theirs = _params(al, rng)
+            before = list(ours)
+            mine = make(ours, **kw)
+            ref = al.optim.Adam(theirs, **kw)
+            sim = _adam_simulations([p.data.copy() for p in ours], kw.get("lr", 1e-3),
+                                    kw.get("betas", (0.9, 0.999)), kw.get("eps", 1e-8))
+            _run_steps(ck, mine, ref, ours, theirs, _grad_sequence(rng, steps), hint, sim)
+            _check_in_place(ck, ours, before)
+    with ck.case("a parameter skipped in a step keeps its own step count t"):
+        ours, theirs = _params(al, rng)
+        kw = dict(lr=0.1, betas=(0.5, 0.9), eps=1e-3)
+        mine = make(ours, **kw)
+        ref = al.optim.Adam(theirs, **kw)
+        sim = _adam_simulations([p.data.copy() for p in ours], 0.1, (0.5, 0.9), 1e-3)
+        grads = _grad_sequence(rng, 4, skip=((0, 1), (1, 1)))
+        _run_steps(ck, mine, ref, ours, theirs, grads, hint, sim)
+    _check_zero_grad(ck, lambda ps: make(ps, lr=0.1))
+    ck.done()
+
+
+# -- ch08-fit -------------------------------------------------------------------------------
+def _reference_loop(model: Any, opt: Any, X: Any, y: Any, steps: int) -> list[float]:
+    F = library().functional
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.mse_loss(model(X), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def _loss_after_steps(al: Any, build: Callable[[], tuple[Any, Any]], X: Any, y: Any,
+                      steps: int) -> tuple[list[float], list[float]]:
+    """Typical wrong loops: (losses recorded after the step, losses without zero_grad)."""
+    F = al.functional
+    model, opt = build()
+    after = []
+    for _ in range(steps):
+        opt.zero_grad()
+        F.mse_loss(model(X), y).backward()
+        opt.step()
+        with al.no_grad():
+            after.append(F.mse_loss(model(X), y).item())
+    model, opt = build()
+    no_zero = []
+    for _ in range(steps):
+        loss = F.mse_loss(model(X), y)
+        loss.backward()
+        opt.step()
+        no_zero.append(loss.item())
+    return after, no_zero
+
+
+def ch08_training_loop(training_loop: Callable[..., Any], *, seed: int = 0,
+                       hidden: bool = False) -> None:
+    """Check ``training_loop(model, opt, X, y, steps) -> list[float]``: ``steps`` full-batch
+    steps of zero_grad, mean squared error of model(X) against y, backward, opt.step(); returns the
+    loss of every step (computed before that step's update) as Python floats."""
+    ck = Checker("ch08-training-loop", seed=seed, hidden=hidden)
+    al = library()
+    nn, optim = al.nn, al.optim
+    rng = ck.rng
+    hint = ("Each step: opt.zero_grad(); loss = ((model(X) - y) ** 2).mean() (or "
+            "F.mse_loss(model(X), y)); loss.backward(); opt.step(); "
+            "losses.append(loss.item()).")
+    setups: list[tuple[str, Callable[[], tuple[Any, Any]], int, int]] = [
+        ("a Linear(3, 1) model with SGD(lr=0.1), 6 steps",
+         lambda: _linear_setup(nn, optim.SGD, dict(lr=0.1)), 3, 6),
+        ("a 3-8-1 MLP with Adam(lr=0.05), 5 steps",
+         lambda: _mlp_setup(nn, optim.Adam, dict(lr=0.05)), 3, 5),
+    ]
+    if hidden:
+        setups.append(("a Linear(3, 1) model with SGD(lr=0.05, momentum=0.9), 8 steps",
+                       lambda: _linear_setup(nn, optim.SGD, dict(lr=0.05, momentum=0.9)), 3, 8))
+    for name, build, n_in, steps in setups:
+        with ck.case(name):
+            X = al.Variable(np.round(rng.normal(size=(16, n_in)), 3))
+            y = al.Variable(np.round(X.data @ np.array([[1.0], [-2.0], [0.5]]) + 0.3, 3))
+            model, opt = build()
+            losses = ck.call(training_loop, model, opt, X, y, steps, hint=hint)
+            ref_model, ref_opt = build()
+            expected = _reference_loop(ref_model, ref_opt, X, y, steps)
+            ck.check(isinstance(losses, (list, tuple)) and len(losses) == steps,
+                     f"training_loop must return a list of {steps} losses, one per step.",
+                     expected=f"a list of {steps} floats", received=losses,
+                     hint="Append loss.item() after every step and return the list.")
+            bad = [v for v in losses if not isinstance(v, (float, int, np.floating))]
+            ck.check(not bad, "the losses must be Python floats.", received=bad[:1],
+                     hint="Append loss.item(), not the Variable loss: a Variable keeps its "
+                          "whole graph alive.")
+            after, no_zero = _loss_after_steps(al, build, X, y, steps)
+            ck.close(np.array(losses, dtype=np.float64), np.array(expected), atol=1e-6,
+                     rtol=1e-5, what="list of losses", hint=hint,
+                     mistakes=[(np.array(after), "These are the losses after each update; "
+                                "record the loss computed before opt.step()."),
+                               (np.array(no_zero), "Gradients piled up across steps: call "
+                                "opt.zero_grad() before every backward.")])
+            got_state, want_state = model.state_dict(), ref_model.state_dict()
+            for key in want_state:
+                ck.close(got_state[key], want_state[key], atol=1e-6, rtol=1e-5,
+                         what=f"model parameter {key} after training_loop", hint=hint)
+    ck.done()
+
+
+def _linear_setup(nn: Any, opt_cls: type[Any], kw: dict) -> tuple[Any, Any]:
+    model = nn.Linear(3, 1, dtype=np.float64, seed=3)
+    return model, opt_cls(model.parameters(), **kw)
+
+
+def _mlp_setup(nn: Any, opt_cls: type[Any], kw: dict) -> tuple[Any, Any]:
+    model = nn.Sequential(nn.Linear(3, 8, dtype=np.float64, seed=4), nn.Tanh(),
+                          nn.Linear(8, 1, dtype=np.float64, seed=5))
+    return model, opt_cls(model.parameters(), **kw)
+
+
+# -- the loader's checks of the learner's mygrad/nn.py and mygrad/optim.py -------------------
+def mygrad_nn(pkg: Any) -> None:
+    """``mygrad.nn``: Parameter, Module registration, Linear, ReLU, Sequential, train/eval,
+    Dropout, manual_seed (what chapters 09-12 rely on)."""
+    nn = pkg.nn
+    ck = Checker("mygrad-nn")
+    with ck.case("Parameter requires grad; Module registers Parameters and Modules in order"):
+        p = ck.call(nn.Parameter, np.zeros(2))
+        ck.check(isinstance(p, pkg.Variable) and p.requires_grad and p.is_leaf,
+                 "a Parameter must be a leaf Variable that requires grad.",
+                 hint="class Parameter(Variable) with requires_grad=True by default.")
+        model = ck.call(nn.Sequential, nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+        names = [n for n, _ in ck.call(lambda: list(model.named_parameters()))]
+        want = ["0.weight", "0.bias", "2.weight", "2.bias"]
+        ck.check(names == want, "named_parameters() gives the wrong names or order.",
+                 expected=want, received=names,
+                 hint="Module.__setattr__ files Parameters into _parameters and Modules into "
+                      "_modules; named_parameters walks them, own parameters first.")
+        model.zero_grad()
+        ck.check(all(q.grad is None for q in model.parameters()),
+                 "zero_grad() did not set every gradient to None.")
+    with ck.case("train() and eval() reach every module; Dropout honours them"):
+        model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+        ck.call(model.eval)
+        ck.check(all(not m.training for m in model.modules()),
+                 "eval() did not reach every module.", hint="Set training on self.modules().")
+        x = pkg.Variable(np.ones((4, 1000)))
+        drop = model[1]
+        ck.close(drop(x).data, x.data, what="Dropout in eval mode",
+                 hint="In eval mode Dropout returns its input unchanged.")
+        drop.train()
+        out = np.asarray(drop(x).data)
+        kept = out != 0
+        ck.check(0.4 < kept.mean() < 0.6, "Dropout(0.5) in training mode should zero about "
+                 "half of the elements.", received=float(kept.mean()))
+        ck.close(out[kept], np.full(int(kept.sum()), 2.0), what="the kept elements",
+                 hint="Inverted dropout scales what it keeps by 1 / (1 - p).")
+    with ck.case("init_uniform draws U(-bound, bound) from the generator manual_seed resets"):
+        init_uniform = getattr(nn, "init_uniform", None)
+        ck.check(callable(init_uniform), "nn.py has no init_uniform(shape, bound, dtype).",
+                 hint="Chapter 10's Conv2d draws its weights with it: run the manual_seed cell of "
+                      "chapter 08 again.")
+        pkg.manual_seed(3)
+        a = ck.call(init_uniform, (4, 5), 0.25)
+        pkg.manual_seed(3)
+        b = ck.call(init_uniform, (4, 5), 0.25, np.float64)
+        drawn = np.random.default_rng(3).uniform(-0.25, 0.25, size=(4, 5))
+        ck.check(a.shape == (4, 5) and a.dtype == np.float32 and b.dtype == np.float64,
+                 "init_uniform gives the wrong shape or dtype.", expected="(4, 5) float32, float64",
+                 received=f"{a.shape} {a.dtype}, {b.dtype}")
+        ck.close(b, drawn, atol=0, what="init_uniform((4, 5), 0.25) after manual_seed(3)",
+                 hint="Return _generator.uniform(-bound, bound, size=shape).astype(dtype).")
+    with ck.case("Linear's bias gradient: your column_sums with USE_KERNELS, numpy without; "
+                 "the same numbers"):
+        flag, kernel = getattr(nn, "USE_KERNELS", None), getattr(nn, "column_sums", None)
+        if flag is None or kernel is None:
+            ck.fail("mygrad/nn.py has no USE_KERNELS "
+                    "flag or does not see column_sums.", hint="Run chapter 08's Linear cell "
+                    "again: it defines the flag and AddBias, whose backward calls column_sums.")
+        rng = np.random.default_rng(5)
+        x = rng.normal(size=(9, 4)).astype(np.float32)
+        g = rng.normal(size=(9, 3)).astype(np.float32)
+        calls = []
+
+        def counting(a: np.ndarray) -> np.ndarray:
+            calls.append(a.shape)
+            return kernel(a)
+
+        grads = {}
+        try:
+            nn.column_sums = counting
+            for use in (True, False):
+                nn.USE_KERNELS = use
+                pkg.manual_seed(0)
+                layer = ck.call(nn.Linear, 4, 3)
+                out = ck.call(layer, pkg.Variable(x))
+                ck.call(lambda: out.backward(pkg.Variable(g)))
+                grads[use] = (len(calls), np.asarray(layer.bias.grad.data))
+        finally:
+            nn.column_sums, nn.USE_KERNELS = kernel, flag
+        ck.check(grads[True][0] == 1 and grads[False][0] == 1, "Linear's backward did not "
+                 "call column_sums exactly once with USE_KERNELS = True and never with False.",
+                 received=[grads[True][0], grads[False][0] - grads[True][0]],
+                 hint="AddBias.backward: column_sums(g) if USE_KERNELS else column_sums_ref(g), "
+                      "reading the flag at every call.")
+        ck.close(grads[True][1], g.sum(axis=0), atol=1e-5, what="bias gradient (kernel)")
+        ck.close(grads[False][1], g.sum(axis=0), atol=1e-5, what="bias gradient (numpy)")
+    ck.done()
+    ch08_linear(nn.Linear, Module=nn.Module, manual_seed=pkg.manual_seed)
+
+
+def mygrad_optim(pkg: Any) -> None:
+    """``mygrad.optim``: SGD (momentum, weight decay, nesterov) and Adam, step by step against
+    ``autograd_lab.optim``."""
+    al = library()
+    ck = Checker("mygrad-optim")
+    rng = np.random.default_rng(3)
+    cases: list[tuple[str, Any, Any, dict[str, Any]]] = [
+             ("SGD, momentum 0.9, weight decay 0.1", pkg.optim.SGD, al.optim.SGD,
+              dict(lr=0.1, momentum=0.9, weight_decay=0.1)),
+             ("SGD, nesterov", pkg.optim.SGD, al.optim.SGD,
+              dict(lr=0.1, momentum=0.9, nesterov=True)),
+             ("Adam", pkg.optim.Adam, al.optim.Adam, dict(lr=0.05)),
+             ("Adam, weight decay 0.1", pkg.optim.Adam, al.optim.Adam,
+              dict(lr=0.05, weight_decay=0.1))]
+    for name, mine, ref, kw in cases:
+        with ck.case(f"{name}: 4 steps match autograd_lab.optim"):
+            start = rng.normal(size=(2, 3))
+            p, q = pkg.nn.Parameter(start.copy()), al.nn.Parameter(start.copy())
+            opt, ref_opt = ck.call(mine, [p], **kw), ref([q], **kw)
+            for step in range(4):
+                g = rng.normal(size=(2, 3))
+                ck.call(opt.zero_grad)
+                ref_opt.zero_grad()
+                p.grad, q.grad = pkg.Variable(g.copy()), al.Variable(g.copy())
+                ck.call(opt.step)
+                ref_opt.step()
+                ck.close(p.data, q.data, atol=1e-12, rtol=1e-10,
+                         what=f"the parameter after step {step + 1}")
+            ck.check(p.is_leaf and p.requires_grad, "after step() the parameter is no longer "
+                     "a leaf that requires grad.", hint="Update p.data under no_grad().")
+    ck.done()

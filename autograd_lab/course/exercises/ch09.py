@@ -1,0 +1,1040 @@
+"""Checkers for chapter 09, Training on real digits."""
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._common import Checker, data_of, library, named
+
+__all__ = ["ch09_log_softmax", "ch09_class_indices", "ch09_cross_entropy", "ch09_batches",
+           "ch09_dataloader", "ch09_train_step", "ch09_fit", "ch09_shift_pixels",
+           "mygrad_functional", "mygrad_data"]
+
+
+def _log_softmax_ref(x: np.ndarray) -> np.ndarray:
+    z = x - x.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+_STABLE = ("Subtract each row's maximum first: z = x - max(x), then log_softmax = z - "
+           "log(sum(exp(z))). exp(z) is at most 1, so nothing overflows.")
+_AXIS0 = ("You normalised along axis 0 (over the batch): the sum of exp was taken down each "
+          "column. Each row is one sample: take the maximum and the sum along axis -1 (the "
+          "classes), with keepdims=True.")
+_GLOBAL_MAX = ("You subtracted one maximum for the whole batch (x.max() without an axis): in a "
+               "row whose logits all lie far below it, every exp underflows to 0 and log(0) is "
+               "-inf. Subtract each row's own maximum: x.data.max(axis=-1, keepdims=True).")
+
+
+def _global_shift_fails(got: np.ndarray, x: np.ndarray) -> bool:
+    """True if ``got`` is inf or nan exactly where log_softmax shifted by the maximum of the
+    whole batch (instead of each row's) is."""
+    with np.errstate(all="ignore"):
+        z = x - x.max()
+        shifted = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    bad = ~np.isfinite(shifted)
+    return bool(bad.any() and np.array_equal(bad, ~np.isfinite(got)))
+
+
+_VARIABLE = ("Use Variable operations (x - m, .exp(), .sum(axis=..., keepdims=True), .log()) "
+             "so that the result has a grad_fn and backward works; do not go through x.data "
+             "or numpy for the part that depends on x.")
+
+
+def _needs_variable(ck: Checker, out: Any, what: str) -> None:
+    ck.check(out is not None, f"your {what} returned None.",
+             hint="Did you forget the `return` statement?")
+    ck.check(hasattr(out, "grad_fn") and getattr(out, "requires_grad", False),
+             f"your {what} did not return a Variable that requires grad.",
+             expected="a Variable with a grad_fn", received=type(out).__name__, hint=_VARIABLE)
+
+
+_SHADOW = ("The notebook's `log_softmax` is now the one-argument function of exercise "
+           "ch09-log-softmax: its cell ran again after section 3's `%%mygrad functional "
+           "activations` cell, and replaced that cell's `log_softmax(x, dim=-1)`, which your "
+           "library's code calls with `dim`. Run the `%%mygrad functional activations` cell "
+           "again (or give your exercise function another name), then this cell.")
+
+
+def _takes_dim(fn: Any) -> bool:
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return True
+    return "dim" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _shadowed_log_softmax(fn: Any) -> bool:
+    """True if ``fn`` looks ``log_softmax`` up in a namespace (the notebook's) where it is a
+    function without a ``dim`` argument although section 3's cell has run there."""
+    names = getattr(fn, "__globals__", None)
+    code = getattr(fn, "__code__", None)
+    if not isinstance(names, dict) or code is None or "log_softmax" not in code.co_names:
+        return False
+    found = names.get("log_softmax")
+    return callable(found) and not _takes_dim(found)
+
+
+# -- ch09-log-softmax ---------------------------------------------------------------------
+def ch09_log_softmax(log_softmax: Callable[[Any], Any], *, seed: int = 0,
+                     hidden: bool = False) -> None:
+    """Check ``log_softmax(x)`` for a Variable x of shape (N, C): log-probabilities along the
+    last axis, finite for huge logits, built from Variable operations so that backward works."""
+    ck = Checker("ch09-log-softmax", seed=seed, hidden=hidden)
+    al = library()
+    rng = ck.rng
+    cases = [
+        ("a (3, 5) batch of logits", np.round(rng.normal(size=(3, 5)), 3)),
+        ("a single row (1, 10)", np.round(2 * rng.normal(size=(1, 10)), 3)),
+        ("logits around 1000", np.round(1000 + 5 * rng.normal(size=(2, 4)), 3)),
+        ("logits [1000, 0, -1000]", np.array([[1000.0, 0.0, -1000.0], [0.0, 0.0, 0.0]])),
+    ]
+    if hidden:
+        cases += [("logits around -1000", np.round(-1000 + 3 * rng.normal(size=(4, 3)), 3)),
+                  ("a (6, 10) batch, scale 30", 30 * rng.normal(size=(6, 10)))]
+    for name, data in cases:
+        with ck.case(name):
+            x = al.Variable(data.copy(), requires_grad=True)
+            with np.errstate(all="ignore"):
+                out = ck.call(log_softmax, x)
+            _needs_variable(ck, out, "log_softmax")
+            ck.check(np.array_equal(x.data, data), "your log_softmax changed its input x.",
+                     hint="Compute new Variables (x - m); do not write into x or x.data.")
+            got = np.asarray(data_of(out), dtype=np.float64)
+            expected = _log_softmax_ref(data)
+            ck.check(got.shape == expected.shape, f"the result has shape {got.shape}, expected "
+                     f"{expected.shape}.", hint="Reduce with keepdims=True so that the row "
+                     "values broadcast back against x: one log-probability per logit.")
+            ck.check(bool(np.all(np.isfinite(got))), "the result has inf or nan in it.",
+                     received=got, hint=_GLOBAL_MAX if _global_shift_fails(got, data)
+                     else _STABLE)
+            with np.errstate(all="ignore"):
+                columns = np.exp(got).sum(axis=0)
+                rows = np.exp(got).sum(axis=-1)
+            ck.check(not (data.shape[0] > 1 and np.allclose(columns, 1.0, atol=1e-9)
+                          and not np.allclose(rows, 1.0, atol=1e-9)),
+                     "exp of your result sums to 1 down each column, not along each row.",
+                     hint=_AXIS0)
+            wrong_axis = data - np.log(np.exp(data - data.max(axis=0, keepdims=True)).sum(
+                axis=0, keepdims=True)) - data.max(axis=0, keepdims=True)
+            ck.close(got, expected, atol=1e-7, what="log-probabilities", hint=_STABLE,
+                     mistakes=[(wrong_axis, _AXIS0),
+                               (data - data.max(axis=-1, keepdims=True),
+                                "You returned x - max(x) without subtracting "
+                                "log(sum(exp(x - max(x))))."),
+                               (np.exp(expected), "These are probabilities (softmax); "
+                                "return their logarithm.")])
+            g = np.round(rng.normal(size=data.shape), 3)
+            ck.call(named(lambda: out.backward(al.Variable(g)), "backward"), hint=_VARIABLE)
+            ck.check(x.grad is not None, "x.grad is None after backward.", hint=_VARIABLE)
+            p = np.exp(expected)
+            ck.close(data_of(x.grad), g - p * g.sum(axis=-1, keepdims=True), atol=1e-7,
+                     what="gradient of x", hint=_VARIABLE)
+    with ck.case("gradcheck on a (2, 4) float64 input"):
+        x = al.Variable(rng.normal(size=(2, 4)), requires_grad=True)
+        ck.call(named(lambda: al.gradcheck(log_softmax, (x,)), "gradcheck"), hint=_VARIABLE)
+    ck.done()
+    names = getattr(log_softmax, "__globals__", None)
+    if (isinstance(names, dict) and "USE_KERNELS" in names
+            and names.get("log_softmax") is log_softmax and not _takes_dim(log_softmax)):
+        print("Note: this cell ran after section 3's `%%mygrad functional activations` cell "
+              "and replaced its `log_softmax(x, dim=-1)` in this notebook; the cells of "
+              "section 3 call it with dim. Run the `%%mygrad functional activations` cell "
+              "again before going on.")
+
+
+# -- ch09-cross-entropy -------------------------------------------------------------------
+def ch09_cross_entropy(cross_entropy: Callable[[Any, np.ndarray], Any], *, seed: int = 0,
+                       hidden: bool = False, Variable: type[Any] | None = None) -> None:
+    """Check ``cross_entropy(logits, targets)``: the mean over the batch of -log p[target] for
+    logits (N, C) and integer targets (N,), equal to ``F.cross_entropy`` in value and gradient,
+    also for logits in the thousands. ``Variable`` is the class the logits are made of (the
+    learner's ``mygrad.Variable``; by default ``autograd_lab``'s)."""
+    ck = Checker("ch09-cross-entropy", seed=seed, hidden=hidden)
+    al = library()
+    Var = Variable if Variable is not None else al.Variable
+    import autograd_lab.functional as F
+    rng = ck.rng
+    cases = [("4 samples, 3 classes", 4, 3, 1.0), ("8 samples, 10 classes", 8, 10, 2.0),
+             ("logits in the thousands", 3, 5, 1000.0)]
+    if hidden:
+        cases += [("1 sample, 10 classes", 1, 10, 1.0), ("16 samples, 10 classes, scale 50",
+                                                         16, 10, 50.0)]
+    for name, n, c, scale in cases:
+        with ck.case(name):
+            data = np.round(scale * rng.normal(size=(n, c)), 3)
+            targets = rng.integers(0, c, size=n)
+            logits = Var(data.copy(), requires_grad=True)
+            with np.errstate(all="ignore"):
+                loss = ck.call(cross_entropy, logits, targets,
+                               hint=_SHADOW if _shadowed_log_softmax(cross_entropy) else None)
+            _needs_variable(ck, loss, "cross_entropy")
+            ref_logits = al.Variable(data.copy(), requires_grad=True)
+            ref = F.cross_entropy(ref_logits, targets)
+            ref.backward()
+            expected = float(ref.item())
+            got = np.asarray(data_of(loss), dtype=np.float64)
+            ck.check(got.size == 1, f"the loss has shape {got.shape}; it should be one number.",
+                     hint="Average the per-sample losses over the batch: .mean() or .sum() / N.")
+            per_sample = -_log_softmax_ref(data)[np.arange(n), targets]
+            ck.check(bool(np.isfinite(got.reshape(-1)[0])), "the loss is inf or nan.",
+                     expected=expected, received=float(got.reshape(-1)[0]),
+                     hint="Use a stable log_softmax (subtract the row maximum first) and pick "
+                          "the target's log-probability; never take log(softmax).")
+            ck.close(got.reshape(()), expected, atol=1e-7, what="loss",
+                     hint="loss = mean over samples of -log_softmax(logits)[i, targets[i]].",
+                     mistakes=[(per_sample.sum(), "You summed over the batch; take the mean."),
+                               (-expected, "The sign is wrong: the loss is MINUS the "
+                                "log-probability of the target."),
+                               (-_log_softmax_ref(data).mean(), "You averaged over all "
+                                "classes; pick only each sample's target class.")])
+            ck.call(named(lambda: loss.sum().backward(), "backward"), hint=_VARIABLE)
+            ck.check(logits.grad is not None, "logits.grad is None after backward.",
+                     hint=_VARIABLE)
+            ck.close(data_of(logits.grad), ref_logits.grad.data, atol=1e-7,
+                     what="gradient of the logits",
+                     hint="It should be (softmax(logits) - onehot(targets)) / N; build the loss "
+                          "from Variable operations only.")
+    ck.done()
+
+
+# -- ch09-class-indices ---------------------------------------------------------------------
+def ch09_class_indices(class_indices: Callable[[Any, Any], Any], *, seed: int = 0,
+                       hidden: bool = False, Variable: type[Any] | None = None) -> None:
+    """Check ``_class_indices(targets, logits)``: for logits of shape (N, C) and targets (an
+    array, a list or a Variable) of shape (N,) holding whole numbers in 0..C-1, return them as
+    an integer array; anything else raises ``ValueError`` saying what was expected: logits that
+    are not 2-d, targets of another shape, and values that are negative, >= C or not whole."""
+    ck = Checker("ch09-class-indices", seed=seed, hidden=hidden)
+    Var = Variable if Variable is not None else library().Variable
+    rng = ck.rng
+    n, c = (5, 4) if not hidden else (7, 10)
+    logits = Var(rng.normal(size=(n, c)))
+    targets = rng.integers(0, c, size=n)
+    with ck.case(f"targets of shape ({n},) in 0..{c - 1}, as ints, floats and a Variable"):
+        for given, what in ((targets, "an int array"), (targets.astype(np.float64),
+                                                        "a float array of whole numbers"),
+                            (Var(targets.astype(np.float64)), "a Variable"),
+                            (list(targets), "a list")):
+            got = ck.call(class_indices, given, logits,
+                          hint="Read the values with np.asarray(getattr(targets, 'data', "
+                               "targets)), check them, return them as an int array.")
+            got = np.asarray(got)
+            ck.check(np.issubdtype(got.dtype, np.integer), f"for {what}, the result has dtype "
+                     f"{got.dtype}; indices have to be ints.", expected="an integer dtype",
+                     received=got.dtype, hint="Return t.astype(np.intp): numpy indexes only "
+                                              "with integers.")
+            ck.check(got.shape == (n,) and np.array_equal(got, targets),
+                     f"for {what}, the result is not the targets as ints.",
+                     expected=targets, received=got,
+                     hint="Return the same values in the same order, converted with "
+                          ".astype(np.intp).")
+
+    def rejects(why: str, t: Any, lg: Any, hint: str) -> None:
+        err = ck.raises(ValueError, class_indices, t, lg, hint=hint)
+        ck.check(len(str(err)) > 20, f"the ValueError for {why} has no message.",
+                 received=str(err), hint="Say what was expected and what came, e.g. "
+                                         "f'targets must be class indices in 0..{C - 1}, got ...'.")
+
+    with ck.case("logits that are not (N, C) raise ValueError"):
+        rejects("1-d logits", targets, Var(rng.normal(size=(c,))),
+                hint="cross_entropy takes a batch: check logits.ndim == 2 first and raise "
+                     "ValueError otherwise.")
+        rejects("3-d logits", targets, Var(rng.normal(size=(n, c, 2))),
+                hint="cross_entropy takes a batch: check logits.ndim == 2 first and raise "
+                     "ValueError otherwise.")
+    with ck.case(f"targets not of shape ({n},) raise ValueError"):
+        rejects("targets of shape (N, 1)", targets.reshape(n, 1), logits,
+                hint=f"Targets of shape ({n}, 1) would broadcast against arange(N) into an "
+                     f"({n}, {n}) pick of log-probabilities: require t.shape == (N,), N = "
+                     "logits.shape[0], and raise ValueError otherwise.")
+        rejects("one target too many", np.append(targets, 0), logits,
+                hint="One class index per row of the logits: require t.shape == "
+                     "(logits.shape[0],).")
+    with ck.case(f"values outside 0..{c - 1}, or not whole, raise ValueError"):
+        bad = targets.copy()
+        bad[1] = -1
+        rejects("a target of -1", bad, logits,
+                hint="A negative index would silently pick the LAST class (numpy counts from "
+                     "the end): raise ValueError when t.min() < 0.")
+        bad = targets.copy()
+        bad[0] = c
+        rejects(f"a target of {c} (= C)", bad, logits,
+                hint=f"The classes are 0..C-1, so {c} is out of range for C = {c}: raise "
+                     "ValueError when t.max() >= logits.shape[1].")
+        bad = targets.astype(np.float64)
+        bad[-1] = 1.5
+        rejects("a target of 1.5", bad, logits,
+                hint="astype(int) would truncate 1.5 to class 1 without a word: raise "
+                     "ValueError when np.any(t != np.round(t)).")
+    ck.done()
+
+
+# -- ch09-dataloader ------------------------------------------------------------------------
+def ch09_dataloader(DataLoader: type[Any], *, seed: int = 0, hidden: bool = False,
+                    Variable: type[Any] | None = None) -> None:
+    """Check ``DataLoader(X, y, batch_size, shuffle, seed, drop_last)``: ``len(loader)`` is the
+    number of batches an epoch yields (the last partial batch counts unless ``drop_last``);
+    iterating yields ``(Variable of inputs, array of labels)`` pairs that cover every sample once
+    per epoch (inputs and labels of the same samples); without shuffle in order; with shuffle a
+    new order every epoch, from one generator made from ``seed`` (so the same seed repeats the
+    whole sequence of epochs and another seed does not)."""
+    ck = Checker("ch09-dataloader", seed=seed, hidden=hidden)
+    rng = ck.rng
+    n, bs = (10, 4) if not hidden else (23, 5)
+    X = np.arange(n * 2, dtype=np.float64).reshape(n, 2) + rng.integers(0, 3)
+    y = np.arange(n) * 3
+    make_hint = ("In __init__ make ONE generator, self.rng = np.random.default_rng(seed), and "
+                 "pass it to batches(...) in __iter__, so each epoch draws a new order.")
+
+    def epoch(loader: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+        out = []
+        for k, item in enumerate(ck.call(lambda: list(iter(loader)))):
+            ck.check(isinstance(item, (tuple, list)) and len(item) == 2,
+                     f"batch {k} is not a pair (xb, yb).", received=item,
+                     hint="yield Variable(xb), yb for each (xb, yb) that batches(...) yields.")
+            xb, yb = item
+            if Variable is not None:
+                ck.check(isinstance(xb, Variable), f"the inputs of batch {k} are a "
+                         f"{type(xb).__name__}, not a Variable.",
+                         hint="Wrap the inputs, Variable(xb), so that the model can take them; "
+                              "the labels stay a numpy array (the loss indexes with them).")
+            out.append((np.asarray(getattr(xb, "data", xb)), np.asarray(getattr(yb, "data", yb))))
+        return out
+
+    for drop_last in (False, True):
+        want = n // bs if drop_last else -(-n // bs)
+        with ck.case(f"{n} samples, batch_size={bs}, drop_last={drop_last}: {want} batches, "
+                     "in order without shuffle"):
+            loader = ck.call(named(lambda: DataLoader(X, y, batch_size=bs, shuffle=False,
+                                                      drop_last=drop_last), "DataLoader"))
+            for attr, value in (("X", X), ("y", y)):
+                ck.check(np.array_equal(np.asarray(getattr(loader, attr, None)), value),
+                         f"loader.{attr} does not hold the samples given.",
+                         hint="Store the arrays as self.X and self.y: fit and evaluate read "
+                              "loader.X and loader.y.")
+            got = ck.call(lambda: len(loader))
+            ck.check(got == want, f"len(loader) is {got}, expected {want}.", expected=want,
+                     received=got,
+                     hint=("The last, partial batch counts too unless drop_last: "
+                           "ceil(n / batch_size) = -(-n // batch_size)." if got == n // bs else
+                           "With drop_last the partial batch is left out: n // batch_size."
+                           if got == -(-n // bs) else "len is the number of batches of an "
+                           "epoch, not the number of samples."))
+            pairs = epoch(loader)
+            sizes = [len(yb) for _, yb in pairs]
+            expected_sizes = [bs] * (n // bs) + ([n % bs] if n % bs and not drop_last else [])
+            ck.check(sizes == expected_sizes, "the batches do not have the expected sizes.",
+                     expected=expected_sizes, received=sizes,
+                     hint="Pass batch_size and drop_last on to batches(...).")
+            ys = np.concatenate([yb for _, yb in pairs]) if pairs else np.array([])
+            ck.check(np.array_equal(ys, y[:len(ys)]), "without shuffle the samples do not come "
+                     "in order.", expected=y[:len(ys)], received=ys,
+                     hint="Pass shuffle on to batches(...).")
+    with ck.case("with shuffle: every sample once per epoch, a new order each epoch, the same "
+                 "sequence for the same seed"):
+        loader = ck.call(named(lambda: DataLoader(X, y, batch_size=bs, shuffle=True,
+                                                  seed=seed + 3), "DataLoader"))
+        first, second = epoch(loader), epoch(loader)
+        for pairs in (first, second):
+            xs = np.concatenate([xb for xb, _ in pairs])
+            ys = np.concatenate([yb for _, yb in pairs])
+            ck.check(sorted(ys.tolist()) == y.tolist(), "an epoch does not hold every sample "
+                     "exactly once.", hint="Shuffle a permutation of the indices, then slice "
+                     "it: batches(...) does that.")
+            ck.check(np.array_equal(xs, X[ys // 3]), "inputs and labels of a batch come from "
+                     "different samples.", hint="Index X and y with the same indices.")
+        order1 = np.concatenate([yb for _, yb in first])
+        order2 = np.concatenate([yb for _, yb in second])
+        ck.check(not np.array_equal(order1, order2), "two epochs come in the same order.",
+                 hint="The order is drawn afresh each epoch only if the generator lives on: "
+                      + make_hint + " Passing seed itself makes a new generator, with the same "
+                      "first draw, every epoch.")
+        again = ck.call(named(lambda: DataLoader(X, y, batch_size=bs, shuffle=True,
+                                                 seed=seed + 3), "DataLoader"))
+        a1, a2 = epoch(again), epoch(again)
+        same = all(np.array_equal(p[1], q[1]) for p, q in zip(first + second, a1 + a2))
+        ck.check(same, "two loaders made with the same seed give different epochs.",
+                 hint="Draw only from np.random.default_rng(seed), never from np.random or an "
+                      "unseeded generator. " + make_hint)
+        other = ck.call(named(lambda: DataLoader(X, y, batch_size=bs, shuffle=True,
+                                                 seed=seed + 4), "DataLoader"))
+        o1 = np.concatenate([yb for _, yb in epoch(other)])
+        ck.check(not np.array_equal(o1, order1), "another seed gives the same order.",
+                 hint="Make the generator from the seed argument: np.random.default_rng(seed).")
+    with ck.case("transform: applied to each batch's inputs as it is drawn, every epoch"):
+        calls: list[int] = []
+
+        def transform(xb: np.ndarray) -> np.ndarray:
+            calls.append(len(xb))
+            return np.asarray(xb) * 10.0 + len(calls)
+
+        loader = ck.call(named(lambda: DataLoader(X, y, batch_size=bs, shuffle=False,
+                                                  transform=transform), "DataLoader"),
+                         hint="DataLoader takes transform=None as its last argument and "
+                              "stores it (self.transform = transform).")
+        ck.check(np.array_equal(np.asarray(getattr(loader, "X", None)), X),
+                 "with a transform, loader.X no longer holds the samples given.",
+                 hint="Keep self.X as given; the transform runs on each batch in __iter__.")
+        done_before = len(calls)
+        first, second = epoch(loader), epoch(loader)
+        ck.check(done_before == 0, f"the transform ran {done_before} times while the loader "
+                 "was made.", hint="Apply the transform in __iter__, to each batch as it is "
+                 "drawn: run once on all of X in __init__, a random transform (a shift) would "
+                 "draw only once, and every epoch would see the same images.")
+        want = 2 * -(-n // bs)
+        ck.check(len(calls) == want, f"the transform ran {len(calls)} times in two epochs of "
+                 f"{want // 2} batches.", expected=want, received=len(calls),
+                 hint="Call self.transform(xb) on the inputs of every batch, in __iter__, when "
+                      "transform is not None.")
+        k = 0
+        for pairs in (first, second):
+            for xb, yb in pairs:
+                k += 1
+                ck.check(np.array_equal(xb, X[yb // 3] * 10.0 + k),
+                         f"the inputs of batch {k} are not transform(xb).",
+                         hint="yield Variable(self.transform(xb)), yb: the transform changes "
+                              "the inputs only, never the labels.")
+    ck.done()
+
+
+# -- ch09-shift-pixels --------------------------------------------------------------------
+def _shifts(img: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
+    """The nine one-pixel moves (dy, dx) of one image, zeros shifted in."""
+    h, w = img.shape
+    padded = np.pad(img, 1)
+    return {(dy, dx): padded[1 - dy:1 - dy + h, 1 - dx:1 - dx + w]
+            for dy in (-1, 0, 1) for dx in (-1, 0, 1)}
+
+
+def _move_of(got: np.ndarray, img: np.ndarray) -> tuple[int, int] | None:
+    for move, moved in _shifts(img).items():
+        if np.array_equal(got, moved):
+            return move
+    return None
+
+
+def _rolled(got: np.ndarray, img: np.ndarray) -> bool:
+    return any(np.array_equal(got, np.roll(img, (dy, dx), axis=(0, 1)))
+               for dy in (-1, 0, 1) for dx in (-1, 0, 1) if (dy, dx) != (0, 0))
+
+
+def ch09_shift_pixels(shift_pixels: Callable[..., Any], *, seed: int = 0,
+                      hidden: bool = False) -> None:
+    """Check ``shift_pixels(images, rng, fraction=0.25)`` for images of shape (N, H, W): a new
+    array in which each image, with probability ``fraction``, is moved by (dy, dx), each of dy
+    and dx drawn from -1, 0, 1, with zeros moved in at the edge it leaves; the other images are
+    unchanged; every random number comes from ``rng``; the input is left alone."""
+    ck = Checker("ch09-shift-pixels", seed=seed, hidden=hidden)
+    rng = ck.rng
+    shapes = [(400, 8, 8)] + ([(300, 5, 7)] if hidden else [])
+    for shape in shapes:
+        n = shape[0]
+        images = rng.integers(1, 17, size=shape).astype(np.float64) / 16.0
+        for fraction in (0.25, 1.0, 0.0):
+            with ck.case(f"{n} images of {shape[1]}x{shape[2]}, fraction={fraction}"):
+                before = images.copy()
+                out = ck.call(shift_pixels, images, np.random.default_rng(seed + 5),
+                              fraction=fraction)
+                ck.check(np.array_equal(images, before), "your shift_pixels changed the "
+                         "images it was given.", hint="Work on a copy (out = images.copy()) "
+                         "and return it: the loader's samples must stay as they are.")
+                out = np.asarray(out)
+                ck.check(out.shape == images.shape, f"the result has shape {out.shape}, "
+                         f"expected {images.shape}.", hint="Return all the images, in their "
+                         "order, each of shape (H, W): moved or not.")
+                moves = [_move_of(o, i) for o, i in zip(out, images)]
+                bad = [k for k, m in enumerate(moves) if m is None]
+                if bad:
+                    k = bad[0]
+                    wrapped = _rolled(out[k], images[k])
+                    ck.fail(f"image {k} is not a one-pixel move of the image given.",
+                            expected=images[k], received=out[k], hint=(
+                                "np.roll wraps around: the row (or column) that leaves one "
+                                "edge comes back in at the other. Fill the edge the image "
+                                "leaves with zeros, e.g. take the slice of "
+                                "np.pad(image, 1) that starts at (1 - dy, 1 - dx)."
+                                if wrapped else "Move the whole image by dy rows and dx "
+                                "columns (each -1, 0 or 1), with zeros moved in."))
+                if n * fraction / 9 >= 10:      # each move expected 10 times or more
+                    seen = {m for m in moves if m is not None}
+                    missing = sorted(set(_shifts(images[0])) - seen)
+                    ck.check(not missing, f"no image moved by {missing[0] if missing else ''} "
+                             "(dy, dx).", received=sorted(seen), hint="Draw dy and dx "
+                             "separately, each from -1, 0, 1 (rng.integers(-1, 2, size=2)): "
+                             "up, down, left, right and the four diagonals all occur.")
+                moved = sum(m != (0, 0) for m in moves)
+                expected_moved = fraction * 8 / 9 * n
+                if fraction == 0.0:
+                    ck.check(moved == 0, f"with fraction=0, {moved} images moved.",
+                             hint="Choose each image with probability fraction, e.g. "
+                                  "rng.random(n) < fraction; fraction=0 moves none.")
+                else:
+                    low, high = expected_moved * 0.75, min(n, expected_moved * 1.25 + 3)
+                    ck.check(low <= moved <= high, f"{moved} of {n} images moved; with "
+                             f"fraction={fraction} about {expected_moved:.0f} should (a chosen "
+                             "image may draw dy = dx = 0 and stay).",
+                             expected=f"{low:.0f} to {high:.0f}", received=moved,
+                             hint=("Move only the chosen images: each with probability "
+                                   "fraction (rng.random(n) < fraction)." if moved > high else
+                                   "Choose each image with probability fraction and draw its "
+                                   "dy and dx from -1, 0, 1."))
+                if fraction == 1.0:
+                    again = np.asarray(ck.call(shift_pixels, images,
+                                               np.random.default_rng(seed + 5), fraction=1.0))
+                    ck.check(np.array_equal(again, out), "the same generator state gave "
+                             "different moves.", hint="Draw every random number from the rng "
+                             "argument (rng.random, rng.integers), never from np.random, so "
+                             "that a seed repeats a run.")
+    ck.done()
+
+
+# -- ch09-batches -------------------------------------------------------------------------
+_ORDER_HINT = ("Make the order once: np.arange(n), or with shuffle "
+               "np.random.default_rng(seed).permutation(n); then slice it into pieces of "
+               "batch_size and index x and y with each piece.")
+
+
+def _collect(ck: Checker, batches: Callable[..., Any], x: np.ndarray, y: np.ndarray,
+             **kwargs: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    def run() -> Any:
+        return list(batches(x, y, **kwargs))
+    out = ck.call(named(run, "batches"))
+    result = []
+    for k, item in enumerate(out):
+        ck.check(isinstance(item, (tuple, list)) and len(item) == 2,
+                 f"batch {k} is not a pair (xb, yb).", received=item,
+                 hint="yield xb, yb: the inputs and the labels of the same samples.")
+        xb, yb = (np.asarray(data_of(v)) for v in item)
+        ck.check(len(xb) == len(yb), f"batch {k} has {len(xb)} inputs but {len(yb)} labels.",
+                 hint="Index x and y with the same indices.")
+        result.append((xb, yb))
+    return result
+
+
+def _ids(ck: Checker, got: list[tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray:
+    """The sample ids in the order they came (x[i] holds 100 * i + col, y[i] holds i)."""
+    seen = np.concatenate([yb for _, yb in got]) if got else np.zeros(0, dtype=int)
+    for k, (xb, yb) in enumerate(got):
+        ck.check(xb.ndim == 2 and np.array_equal(xb[:, 0] // 100, yb),
+                 f"in batch {k} the inputs and labels do not belong together.",
+                 hint="Use the SAME index array for x and y, e.g. idx = order[i:i + batch_size]; "
+                      "yield x[idx], y[idx]. Shuffling x and y separately breaks the pairs.")
+    return seen
+
+
+def _data(n: int) -> tuple[np.ndarray, np.ndarray]:
+    ids = np.arange(n)
+    x = (100 * ids[:, None] + np.arange(3)[None, :]).astype(np.float64)
+    return x, ids.copy()
+
+
+def ch09_batches(batches: Callable[..., Any], *, seed: int = 0, hidden: bool = False) -> None:
+    """Check ``batches(x, y, batch_size, shuffle=False, seed=None, drop_last=False)``: yields
+    pairs (x[idx], y[idx]) that cover every sample once (the last batch may be smaller unless
+    ``drop_last``), in order without shuffle, in a seeded random order with it."""
+    ck = Checker("ch09-batches", seed=seed, hidden=hidden)
+    rng = ck.rng
+    configs = [(10, 4), (12, 4), (7, 10)]
+    if hidden:
+        configs += [(int(rng.integers(20, 60)), int(rng.integers(2, 9))) for _ in range(2)]
+    for n, bs in configs:
+        x, y = _data(n)
+        sizes = [bs] * (n // bs) + ([n % bs] if n % bs else [])
+        with ck.case(f"{n} samples, batch_size={bs}, no shuffle: in order"):
+            got = _collect(ck, batches, x, y, batch_size=bs)
+            got_sizes = [len(yb) for _, yb in got]
+            ck.check(got_sizes == sizes, "the batch sizes are wrong.", expected=sizes,
+                     received=got_sizes, hint="All batches have batch_size samples, except the "
+                     "last one, which gets what is left (and there is no empty batch).")
+            ids = _ids(ck, got, n)
+            ck.check(np.array_equal(ids, np.arange(n)), "without shuffle the samples should "
+                     "come in their order 0, 1, 2, ...", expected=np.arange(n), received=ids,
+                     hint=_ORDER_HINT)
+        with ck.case(f"{n} samples, batch_size={bs}, drop_last=True"):
+            got = _collect(ck, batches, x, y, batch_size=bs, drop_last=True)
+            got_sizes = [len(yb) for _, yb in got]
+            ck.check(got_sizes == [bs] * (n // bs), "drop_last should skip a last batch that "
+                     "is smaller than batch_size (and only that one).", expected=[bs] * (n // bs),
+                     received=got_sizes, hint="Stop at n - n % batch_size when drop_last is "
+                     "True.")
+        with ck.case(f"{n} samples, batch_size={bs}, shuffled with a seed"):
+            x_before, y_before = x.copy(), y.copy()
+            got = _collect(ck, batches, x, y, batch_size=bs, shuffle=True, seed=3)
+            ck.check(np.array_equal(x, x_before) and np.array_equal(y, y_before),
+                     "batches changed the x or y it was given.",
+                     hint="Shuffle an index array (a permutation), not the data in place "
+                          "(np.random.shuffle(x) changes the caller's array).")
+            got_sizes = [len(yb) for _, yb in got]
+            ck.check(got_sizes == sizes, "the batch sizes are wrong.", expected=sizes,
+                     received=got_sizes, hint="Shuffling changes the order, not the sizes.")
+            ids = _ids(ck, got, n)
+            ck.check(np.array_equal(np.sort(ids), np.arange(n)), "not every sample came "
+                     "exactly once.", expected=f"each of 0..{n - 1} once",
+                     received=ids, hint="Draw a permutation of all n indices (no repeats, none "
+                     "missing), e.g. rng.permutation(n), instead of rng.integers(...).")
+            again = _ids(ck, _collect(ck, batches, x, y, batch_size=bs, shuffle=True, seed=3), n)
+            ck.check(np.array_equal(ids, again), "the same seed gave a different order.",
+                     expected=ids, received=again, hint="Make the generator from the seed "
+                     "inside batches: rng = np.random.default_rng(seed).")
+            others = [_ids(ck, _collect(ck, batches, x, y, batch_size=bs, shuffle=True, seed=s), n)
+                      for s in (4, 5, 6)]
+            ck.check(not np.array_equal(ids, np.arange(n)) or n < 3,
+                     "with shuffle=True the samples still came in order.", received=ids,
+                     hint=_ORDER_HINT)
+            ck.check(any(not np.array_equal(ids, o) for o in others),
+                     "different seeds gave the same order.",
+                     hint="Use the seed argument: np.random.default_rng(seed).")
+    ck.done()
+
+
+# -- ch09-train-step ----------------------------------------------------------------------
+def _model(al: Any, seed: int) -> Any:
+    import autograd_lab.nn as nn
+    g = al.Generator(seed)
+    return nn.Sequential(nn.Linear(6, 8, generator=g, dtype=np.float64), nn.ReLU(),
+                         nn.Linear(8, 3, generator=g, dtype=np.float64))
+
+
+def _params(model: Any) -> list[np.ndarray]:
+    return [p.data.copy() for p in model.parameters()]
+
+
+def ch09_train_step(train_step: Callable[..., float], *, seed: int = 0,
+                    hidden: bool = False) -> None:
+    """Check ``train_step(model, loss_fn, optimizer, x, y) -> float``: forward, loss,
+    ``loss.backward()``, ``optimizer.step()``, with ``optimizer.zero_grad()`` anywhere before
+    ``backward``; returns the loss of this batch (before the update) as a Python float."""
+    ck = Checker("ch09-train-step", seed=seed, hidden=hidden)
+    al = library()
+    import autograd_lab.nn as nn
+    from autograd_lab.optim import SGD, Adam
+    rng = ck.rng
+    configs: list[tuple[str, Callable[[Any], Any], int]] = [
+        ("SGD with momentum", lambda ps: SGD(ps, lr=0.1, momentum=0.9), 4)]
+    if hidden:
+        configs += [("Adam", lambda ps: Adam(ps, lr=0.01), 5),
+                    ("plain SGD", lambda ps: SGD(ps, lr=0.3), 3)]
+    order = ("out = model(x); loss = loss_fn(out, y); loss.backward(); optimizer.step() in "
+             "this order, with optimizer.zero_grad() anywhere before loss.backward(); then "
+             "return loss.item().")
+    for name, make_opt, steps in configs:
+        model_seed = int(rng.integers(0, 1000))
+        mine, ref = _model(al, model_seed), _model(al, model_seed)
+        opt_mine, opt_ref = make_opt(mine.parameters()), make_opt(ref.parameters())
+        loss_fn = nn.CrossEntropyLoss()
+        xs = [al.Variable(rng.normal(size=(5, 6))) for _ in range(steps)]
+        ys = [al.Variable(rng.integers(0, 3, size=5)) for _ in range(steps)]
+        def one_step(step: int) -> None:
+            start = _params(mine)
+            got = ck.call(train_step, mine, loss_fn, opt_mine, xs[step], ys[step], hint=order)
+            loss = loss_fn(ref(xs[step]), ys[step])
+            opt_ref.zero_grad()
+            loss.backward()
+            opt_ref.step()
+            ck.check(got is not None, "train_step returned None.", expected=float(loss.item()),
+                     hint="Return the batch's loss as a float: loss.item().")
+            ck.check(isinstance(got, (float, np.floating)), "train_step should return a Python "
+                     "float.", expected="a float", received=type(got).__name__,
+                     hint="Return loss.item(), not the loss Variable (keeping Variables alive "
+                          "would keep their whole graphs in memory).")
+            ck.close(float(got), float(loss.item()), atol=1e-10, what=f"loss of step {step + 1}",
+                     hint="Return the loss computed in this step, before the update.")
+            ck.check(any(not np.array_equal(a, b) for a, b in zip(start, _params(mine))),
+                     f"step {step + 1} did not change the parameters.",
+                     hint="optimizer.step() found no gradients: it must come after "
+                          "loss.backward(), and optimizer.zero_grad() must not come between "
+                          "them (it would clear what backward just computed). " + order)
+            for (pname, p), r in zip(mine.named_parameters(), ref.parameters()):
+                ck.close(p.data, r.data, atol=1e-10, what=f"{pname} after step {step + 1}",
+                         hint=("Gradients add up in .grad across backward calls: call "
+                               "optimizer.zero_grad() every step, before loss.backward(). "
+                               if step else "") + order)
+
+        with ck.case(f"{name}: one step"):
+            one_step(0)
+        with ck.case(f"{name}: {steps - 1} more steps"):
+            for step in range(1, steps):
+                one_step(step)
+    ck.done()
+
+
+# -- ch09-fit ------------------------------------------------------------------------------
+class _Probe:
+    """A model that remembers, for each call, its mode, whether a graph was recorded and how
+    many samples came; its logits are x @ w with a w that requires grad."""
+
+    def __init__(self, Variable: type[Any], w: np.ndarray) -> None:
+        self.w = Variable(w.copy(), requires_grad=True)
+        self.training = True
+        self.calls: list[tuple[bool, bool, int]] = []
+
+    def __call__(self, x: Any) -> Any:
+        out = x @ self.w
+        self.calls.append((self.training, getattr(out, "grad_fn", None) is not None, len(x.data)))
+        return out
+
+    def train(self, mode: bool = True) -> _Probe:
+        self.training = bool(mode)
+        return self
+
+    def eval(self) -> _Probe:
+        return self.train(False)
+
+    def parameters(self) -> list[Any]:
+        return [self.w]
+
+
+class _Loss:
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def item(self) -> float:
+        return self.value
+
+    def backward(self) -> None:
+        pass
+
+
+def _probe_loss(out: Any, y: Any) -> _Loss:
+    """The mean cross-entropy of the batch, computed in numpy (the probe needs no gradient)."""
+    return _Loss(float(-_log_softmax_ref(np.asarray(out.data))[np.arange(len(y)),
+                                                                np.asarray(y)].mean()))
+
+
+class _ProbeOptimizer:
+    """Records the learning rate and the model's mode at each step; shrinks w a little, by lr."""
+
+    def __init__(self, model: _Probe, lr: float) -> None:
+        self.model, self.lr = model, lr
+        self.steps: list[tuple[float, bool]] = []
+
+    def zero_grad(self) -> None:
+        pass
+
+    def step(self) -> None:
+        self.steps.append((self.lr, self.model.training))
+        self.model.w.data[...] = self.model.w.data * (1.0 - self.lr)
+
+
+class _Batches:
+    """A loader over fixed batches in order: X, y and (Variable of inputs, labels) pairs."""
+
+    def __init__(self, Variable: type[Any], X: np.ndarray, y: np.ndarray, batch_size: int) -> None:
+        self.Variable, self.X, self.y, self.batch_size = Variable, X, y, batch_size
+
+    def __iter__(self) -> Any:
+        for start in range(0, len(self.X), self.batch_size):
+            yield (self.Variable(self.X[start:start + self.batch_size]),
+                   self.y[start:start + self.batch_size])
+
+    def __len__(self) -> int:
+        return -(-len(self.X) // self.batch_size)
+
+
+_EVAL_MODE = ("evaluate must put the model in evaluation mode (model.eval()) before its "
+              "forward passes: in training mode Dropout would zero activations at random and "
+              "the score would be noise.")
+_NO_GRAD = ("Run evaluate's forward passes inside `with no_grad():`: nothing is differentiated "
+            "there, and a recorded graph only costs time and memory.")
+_RESTORE = ("Remember the mode before (was_training = model.training) and put it back at the "
+            "end with model.train(was_training): a model that came in evaluation mode stays in "
+            "it, one that came in training mode goes back to training.")
+
+
+def ch09_fit(fit: Callable[..., Any], evaluate: Callable[..., Any], *, Variable: type[Any],
+             seed: int = 0, hidden: bool = False) -> None:
+    """Check ``evaluate(model, X, y, loss_fn, batch_size)`` and ``fit(model, loader, optimizer,
+    epochs, loss_fn, test, log_every, lr_schedule)`` on a probe model that records its mode and
+    whether a graph was recorded at each call. ``evaluate`` runs in eval mode under no_grad in
+    batches, restores the mode, and returns the mean loss over the samples and the accuracy.
+    ``fit`` trains every epoch in training mode, sets ``optimizer.lr = lr_schedule(epoch)``
+    (epochs counted from 0) before each epoch, and keeps the history."""
+    ck = Checker("ch09-fit", seed=seed, hidden=hidden)
+    rng = ck.rng
+    n, d, c, bs = (10, 3, 4, 4) if not hidden else (13, 5, 3, 5)
+    X = np.round(rng.normal(size=(n, d)), 3)
+    y = rng.integers(0, c, size=n)
+    W = np.round(rng.normal(size=(d, c)), 3)
+    logits = X @ W
+    per_sample = -_log_softmax_ref(logits)[np.arange(n), y]
+    accuracy = float((logits.argmax(axis=1) == y).mean())
+    sizes = [min(bs, n - s) for s in range(0, n, bs)]
+    batch_means = [per_sample[s:s + bs].mean() for s in range(0, n, bs)]
+    for start_mode in (True, False):
+        mode = "training" if start_mode else "evaluation"
+        with ck.case(f"evaluate: {n} samples in batches of {bs}, model in {mode} mode"):
+            model = _Probe(Variable, W).train(start_mode)
+            got = ck.call(evaluate, model, X, y, _probe_loss, batch_size=bs)
+            ck.check(isinstance(got, tuple) and len(got) == 2, "evaluate should return a pair "
+                     "(mean loss, accuracy).", received=got, hint="return total / len(X), "
+                     "correct / len(X)")
+            ck.check(len(model.calls) > 0, "evaluate never called the model.",
+                     hint="Call model(Variable(xb)) on each batch of X.")
+            ck.check(all(not training for training, _, _ in model.calls), "the model was in "
+                     "training mode during evaluate's forward passes.", hint=_EVAL_MODE)
+            ck.check(not any(graph for _, graph, _ in model.calls), "evaluate's forward passes "
+                     "recorded a graph.", hint=_NO_GRAD)
+            rows = [k for _, _, k in model.calls]
+            ck.check(sum(rows) == n and max(rows) <= bs, f"evaluate passed batches of "
+                     f"{rows} samples to the model.", expected=sizes, received=rows,
+                     hint="Walk X in slices X[start:start + batch_size], each sample once.")
+            ck.check(model.training == start_mode, f"after evaluate the model is in "
+                     f"{'training' if model.training else 'evaluation'} mode; it came in "
+                     f"{mode} mode.", hint=_RESTORE)
+            ck.close(got[0], per_sample.mean(), atol=1e-9, what="mean loss",
+                     hint="Add each batch's mean loss times its size, then divide by len(X).",
+                     mistakes=[(np.mean(batch_means), "You averaged the batches' mean losses: "
+                                "the last batch is smaller, so weight each batch's loss by its "
+                                "size (loss.item() * len(yb)) and divide the total by len(X)."),
+                               (per_sample.sum(), "This is the sum over the samples; divide "
+                                "by len(X).")])
+            ck.close(got[1], accuracy, atol=1e-12, what="accuracy",
+                     hint="Count the samples whose largest logit (out.data.argmax(axis=1)) is "
+                          "their label, and divide by len(X).",
+                     mistakes=[(accuracy * n, "This is the number of right answers; divide "
+                                "by len(X) to get the accuracy.")])
+    epochs = 3
+    schedule = (lambda e: 0.1 / (e + 1)) if not hidden else (lambda e: 0.05 * (3 - e))
+    Xt, yt = X[: n // 2], y[: n // 2]
+
+    def reference() -> tuple[dict[str, list[float]], list[float]]:
+        model = _Probe(Variable, W)
+        history: dict[str, list[float]] = {"loss": [], "accuracy": [], "test_loss": [],
+                                           "test_accuracy": []}
+        lrs = []
+        for e in range(epochs):
+            lr = schedule(e)
+            losses = []
+            for start in range(0, n, bs):
+                out = X[start:start + bs] @ model.w.data
+                losses.append(_probe_loss(types.SimpleNamespace(data=out),
+                                          y[start:start + bs]).value)
+                model.w.data[...] = model.w.data * (1.0 - lr)
+                lrs.append(lr)
+            history["loss"].append(float(np.mean(losses)))
+            out = X @ model.w.data
+            history["accuracy"].append(float((out.argmax(axis=1) == y).mean()))
+            out = Xt @ model.w.data
+            history["test_accuracy"].append(float((out.argmax(axis=1) == yt).mean()))
+            history["test_loss"].append(float(-_log_softmax_ref(out)[np.arange(len(yt)),
+                                                                     yt].mean()))
+        return history, lrs
+
+    want, want_lrs = reference()
+    with ck.case(f"fit: {epochs} epochs of {len(sizes)} batches, model in evaluation mode "
+                 "before, with test=(X, y) and lr_schedule"):
+        model = _Probe(Variable, W).eval()
+        opt = _ProbeOptimizer(model, lr=0.5)
+        history = ck.call(fit, model, _Batches(Variable, X, y, bs), opt, epochs, _probe_loss,
+                          test=(Xt, yt), lr_schedule=schedule,
+                          hint="fit(model, loader, optimizer, epochs, loss_fn=cross_entropy, "
+                               "test=None, log_every=0, lr_schedule=None)")
+        ck.check(len(opt.steps) == epochs * len(sizes), f"fit made {len(opt.steps)} steps; "
+                 f"{epochs} epochs of {len(sizes)} batches make {epochs * len(sizes)}.",
+                 hint="Each epoch runs train_step on every batch of the loader, once.")
+        ck.check(all(training for _, training in opt.steps), "some training steps ran with "
+                 "the model in evaluation mode.", hint="Call model.train() at the start of "
+                 "each epoch: the model may come in evaluation mode (evaluate, or a caller), "
+                 "and Dropout must be on while training.")
+        train_calls = [graph for training, graph, _ in model.calls if training]
+        ck.check(all(train_calls), "a training step's forward pass recorded no graph.",
+                 hint="Only evaluate runs under no_grad; train_step must record the graph "
+                      "that loss.backward() walks.")
+        lrs = [lr for lr, _ in opt.steps]
+        first = [lrs[k * len(sizes)] for k in range(epochs)]
+        ck.check(np.allclose(lrs, want_lrs), "the learning rates of the steps do not follow "
+                 "lr_schedule.", expected=[schedule(e) for e in range(epochs)], received=first,
+                 hint=("Count the epochs from 0: the first epoch runs at lr_schedule(0)."
+                       if np.allclose(first[:-1], [schedule(e + 1) for e in range(epochs - 1)])
+                       else "Set the rate BEFORE the epoch's steps: optimizer.lr = "
+                       "lr_schedule(epoch), with epoch counted from 0." if
+                       np.allclose(first[1:], [schedule(e) for e in range(epochs - 1)])
+                       else "At the start of each epoch, when lr_schedule is given, set "
+                       "optimizer.lr = lr_schedule(epoch) (epoch = 0, 1, ...)."))
+        ck.check(isinstance(history, dict), "fit should return the history, a dict.",
+                 received=type(history).__name__, hint="return history")
+        for key in ("loss", "accuracy", "test_loss", "test_accuracy"):
+            ck.check(len(history.get(key, [])) == epochs, f'history["{key}"] should hold '
+                     f"{epochs} numbers, one per epoch.", received=history.get(key),
+                     hint="Append one value per epoch to each list.")
+        ck.close(history["loss"], want["loss"], atol=1e-9, what='history["loss"]',
+                 hint="Each epoch's training loss is the mean of what train_step returned "
+                      "for its batches.")
+        for key in ("accuracy", "test_accuracy", "test_loss"):
+            ck.close(history[key], want[key], atol=1e-9, what=f'history["{key}"]',
+                     hint="After each epoch's steps, evaluate the model on loader.X, loader.y "
+                          "(accuracy) and on test (test_loss, test_accuracy).")
+    with ck.case("fit without lr_schedule leaves the learning rate alone"):
+        model = _Probe(Variable, W)
+        opt = _ProbeOptimizer(model, lr=0.05)
+        history = ck.call(fit, model, _Batches(Variable, X, y, bs), opt, 2, _probe_loss)
+        ck.check(all(lr == 0.05 for lr, _ in opt.steps) and len(opt.steps) == 2 * len(sizes),
+                 "without lr_schedule the learning rate changed or steps are missing.",
+                 received=[lr for lr, _ in opt.steps],
+                 hint="Touch optimizer.lr only when lr_schedule is not None.")
+        ck.check(len(history.get("loss", [])) == 2 and not history.get("test_loss"),
+                 'without test, history["test_loss"] should stay empty.',
+                 received=history, hint="Evaluate on the test set only when test is given.")
+    ck.done()
+
+
+# -- the loader's checks of the learner's mygrad/functional.py and mygrad/data.py ------------
+def mygrad_functional(pkg: Any) -> None:
+    """``mygrad.functional`` (also reachable as ``mygrad.nn.functional``): cross_entropy with
+    int-array or Variable targets, log_softmax, softmax, relu, mse_loss, against
+    ``autograd_lab.functional``."""
+    import autograd_lab.functional as F
+    al = library()
+    ck = Checker("mygrad-functional")
+    rng = np.random.default_rng(9)
+    with ck.case("mygrad.nn.functional is mygrad.functional"):
+        ck.check(getattr(pkg.nn, "functional", None) is pkg.functional,
+                 "mygrad.nn.functional does not lead to mygrad.functional.",
+                 hint="functional.py sets nn.functional to itself when it is imported.")
+    data = np.round(30 * rng.normal(size=(6, 4)), 3)
+    targets = rng.integers(0, 4, size=6)
+    ref = al.Variable(data.copy(), requires_grad=True)
+    ref_loss = F.cross_entropy(ref, targets)
+    ref_loss.backward()
+    for kind, t in (("an int array", targets), ("a Variable", pkg.Variable(targets))):
+        with ck.case(f"cross_entropy with targets as {kind}: value and gradient"):
+            x = pkg.Variable(data.copy(), requires_grad=True)
+            loss = ck.call(pkg.functional.cross_entropy, x, t)
+            ck.call(loss.backward)
+            ck.close(loss.data, ref_loss.data, atol=1e-10, what="loss")
+            ck.close(x.grad.data, ref.grad.data, atol=1e-10, what="gradient of the logits")
+    with ck.case("softmax runs SoftmaxRows on 2-d rows, or chapter 05's Softmax when "
+                 "USE_KERNELS is False, with the same values"):
+        module = pkg.functional
+        ck.check(hasattr(module, "USE_KERNELS"), "mygrad/functional.py has no USE_KERNELS flag.",
+                 hint="Run the activations cell of chapter 09 again: it defines the flag.")
+        flag = module.USE_KERNELS
+        made = {}
+        try:
+            for use in (True, False):
+                module.USE_KERNELS = use
+                x = pkg.Variable(data.copy(), requires_grad=True)
+                y = ck.call(module.softmax, x, dim=1)
+                made[use] = type(y.grad_fn).__name__
+                ck.close(y.data, F.softmax(al.Variable(data), dim=1).data, atol=1e-12,
+                         what=f"softmax with USE_KERNELS = {use}")
+        finally:
+            module.USE_KERNELS = flag
+        ck.check(made[True] == "SoftmaxRowsBackward" and made[False] != "SoftmaxRowsBackward",
+                 f"softmax made {made[True]} with USE_KERNELS = True and {made[False]} with "
+                 "False.", expected="SoftmaxRowsBackward, then chapter 05's SoftmaxBackward",
+                 hint="In softmax: if USE_KERNELS and x.ndim == 2 and dim in (-1, 1): return "
+                      "SoftmaxRows.apply(x); otherwise Softmax.apply(x, dim).")
+    with ck.case("cross_entropy runs the fused kernel, or cross_entropy_ref when USE_KERNELS "
+                 "is False, with the same values"):
+        module = pkg.functional
+        ck.check(hasattr(module, "USE_KERNELS") and callable(getattr(module, "cross_entropy_ref",
+                                                                      None)),
+                 "mygrad/functional.py has no USE_KERNELS flag or no cross_entropy_ref.",
+                 hint="Run the cells of chapter 09 that define cross_entropy_ref and "
+                      "cross_entropy again: they write both, and the flag, into the module.")
+        flag = module.USE_KERNELS
+        results = {}
+        try:
+            for use in (True, False):
+                module.USE_KERNELS = use
+                x = pkg.Variable(data.copy(), requires_grad=True)
+                loss = ck.call(module.cross_entropy, x, targets)
+                ck.call(loss.backward)
+                results[use] = (type(loss.grad_fn).__name__, loss.data, x.grad.data)
+        finally:
+            module.USE_KERNELS = flag
+        ck.check(results[True][0] == "SoftmaxCrossEntropyBackward",
+                 f"with USE_KERNELS = True the loss is made by {results[True][0]}, not by the "
+                 "fused kernel of chapter 07.", expected="SoftmaxCrossEntropyBackward",
+                 received=results[True][0],
+                 hint="if USE_KERNELS: return softmax_cross_entropy(logits, t) (after the "
+                      "targets are checked); otherwise return cross_entropy_ref(logits, t).")
+        ck.check(results[False][0] != "SoftmaxCrossEntropyBackward",
+                 "with USE_KERNELS = False cross_entropy still runs the fused kernel.",
+                 hint="Read the flag inside cross_entropy, at every call, so that flipping "
+                      "mygrad.functional.USE_KERNELS takes effect.")
+        for use in (True, False):
+            ck.close(results[use][1], ref_loss.data, atol=1e-10,
+                     what=f"loss with USE_KERNELS = {use}")
+            ck.close(results[use][2], ref.grad.data, atol=1e-10,
+                     what=f"gradient with USE_KERNELS = {use}")
+    with ck.case("log_softmax, softmax, relu and mse_loss"):
+        x = pkg.Variable(data.copy())
+        ck.close(pkg.functional.log_softmax(x, dim=1).data,
+                 F.log_softmax(al.Variable(data), dim=1).data, atol=1e-10, what="log_softmax")
+        ck.close(pkg.functional.softmax(x, dim=1).data,
+                 F.softmax(al.Variable(data), dim=1).data, atol=1e-12, what="softmax")
+        ck.close(pkg.functional.relu(x).data, np.maximum(data, 0), what="relu")
+        ck.close(pkg.functional.mse_loss(x, pkg.Variable(np.ones_like(data))).data,
+                 ((data - 1) ** 2).mean(), rtol=1e-12, what="mse_loss")
+    with ck.case("bad targets raise ValueError"):
+        ck.raises(ValueError, pkg.functional.cross_entropy, pkg.Variable(data), targets[:3],
+                  hint="Check that there is one target per row of the logits.")
+    ck.done()
+
+
+def mygrad_data(pkg: Any) -> None:
+    """``mygrad.data``: batches, DataLoader (Variable inputs, int labels, a new order each
+    epoch, a transform), train_step, evaluate and fit (with a learning-rate schedule) on a tiny
+    problem, and shift_pixels."""
+    ck = Checker("mygrad-data")
+    x = np.arange(20, dtype=np.float32).reshape(10, 2)
+    y = np.arange(10)
+    with ck.case("DataLoader: 4 batches of at most 3, every sample once, reshuffled each epoch"):
+        loader = ck.call(pkg.DataLoader, x, y, batch_size=3, shuffle=True, seed=0)
+        ck.check(len(loader) == 4, "len(loader) is wrong.", expected=4, received=len(loader))
+        epochs = []
+        for _ in range(2):
+            got = list(loader)
+            ck.check(all(isinstance(xb, pkg.Variable) for xb, _ in got),
+                     "the inputs of a batch are not Variables.")
+            labels = np.concatenate([yb for _, yb in got])
+            ck.check(sorted(labels.tolist()) == list(range(10)),
+                     "an epoch does not hold every sample exactly once.", received=labels)
+            ck.check(all(np.array_equal(xb.data, x[yb]) for xb, yb in got),
+                     "inputs and labels were separated.")
+            epochs.append(labels)
+        ck.check(not np.array_equal(epochs[0], epochs[1]), "two epochs came in the same order.",
+                 hint="Draw each epoch's order from one generator made in __init__.")
+    with ck.case("fit and evaluate learn a separable toy problem"):
+        rng = np.random.default_rng(0)
+        xs = rng.normal(size=(64, 2)).astype(np.float32)
+        ys = (xs[:, 0] > 0).astype(np.int64)
+        pkg.manual_seed(0)
+        model = pkg.nn.Sequential(pkg.nn.Linear(2, 8), pkg.nn.ReLU(), pkg.nn.Linear(8, 2))
+        opt = pkg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        history = ck.call(pkg.fit, model, pkg.DataLoader(xs, ys, batch_size=16), opt, 10,
+                          test=(xs, ys))
+        loss, acc = ck.call(pkg.evaluate, model, xs, ys)
+        ck.check(history["loss"][-1] < history["loss"][0], "the training loss did not fall.",
+                 received=history["loss"])
+        ck.check(acc >= 0.9, "fit did not learn a problem a line separates.", received=acc)
+        ck.close(history["test_accuracy"][-1], acc, what="the last test accuracy")
+    with ck.case("shift_pixels, the loader's transform and fit's lr_schedule"):
+        images = np.arange(1, 2 * 16 + 1, dtype=np.float64).reshape(2, 4, 4)
+        moved = ck.call(pkg.shift_pixels, images, np.random.default_rng(0), fraction=1.0)
+        ck.check(all(_move_of(m, i) is not None for m, i in zip(np.asarray(moved), images)),
+                 "shift_pixels does not move images by one pixel with zeros moved in.",
+                 hint="Run chapter 09's ch09-shift-pixels cell again.")
+        loader = ck.call(pkg.DataLoader, x, y, batch_size=5, shuffle=False,
+                         transform=lambda xb: -xb)
+        ck.check(all(np.array_equal(xb.data, -x[yb]) for xb, yb in loader),
+                 "the DataLoader does not apply its transform to the inputs.",
+                 hint="Run chapter 09's DataLoader cell again.")
+        opt = pkg.optim.SGD(model.parameters(), lr=0.1)
+        rates: list[int] = []
+
+        def schedule(epoch: int) -> float:
+            rates.append(epoch)
+            return 0.01 * (epoch + 1)
+        ck.call(pkg.fit, model, pkg.DataLoader(xs, ys, batch_size=32), opt, 3, lr_schedule=schedule)
+        ck.check(rates == [0, 1, 2] and abs(opt.lr - 0.03) < 1e-12,
+                 "fit does not set optimizer.lr = lr_schedule(epoch) before each epoch.",
+                 received=rates, hint="Run chapter 09's fit cell again.")
+    ck.done()
