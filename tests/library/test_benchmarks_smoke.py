@@ -235,24 +235,3 @@ def test_the_grading_projection_scales_the_measured_rate_with_the_cores():
     hours = dict(project(600.0, 60, 2, students=300, notebooks=13))
     assert hours[2] == pytest.approx(3900 / 6 / 60)
     assert hours[64] == pytest.approx(hours[2] / 32)
-
-
-@pytest.mark.notebooks
-def test_the_grading_benchmark_runs_on_a_tiny_class(tmp_path, capsys):
-    pytest.importorskip("nbgrader")
-    import json
-
-    from benchmarks.grading import main
-    record = tmp_path / "run.json"
-    main(["--students", "2", "--notebooks", "00_welcome", "01_derivatives", "--jobs", "2",
-          "--json", str(record), "--jobs-log", str(tmp_path / "jobs.jsonl")])
-    out = capsys.readouterr().out
-    assert "class: 1 honest, 1 partial" in out
-    assert "jobs per minute per core" in out and "projection: 300 students x 2 notebooks on 64" \
-        " cores" in out
-    assert "term (late, manual, export, similarity, report)" in out
-    data = json.loads(record.read_text())
-    assert data["jobs_run"] == 4 + data["canary_jobs"] and len(data["job_seconds"]) == 4
-    assert data["statuses"].get("partial", 0) + data["statuses"].get("failed", 0) > 0
-    lines = (tmp_path / "jobs.jsonl").read_text().splitlines()
-    assert len(lines) == 4 + (1 if data["canary_jobs"] else 0)
