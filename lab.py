@@ -13,7 +13,7 @@ Which Python gets the packages:
 
 The install runs again only when the project's requirements (pyproject.toml) or the wanted
 extras change, or the package is no longer installed. Arguments after the command go to
-``autograd_lab start`` or to pytest, e.g. ``python3 lab.py test -n 0 tests/test_engine.py``.
+``autograd_lab start`` or to pytest, e.g. ``python3 lab.py test -n 0 tests/library/test_engine.py``.
 ``--dry-run`` prints what would be done and does nothing.
 
 This file uses the standard library only, so it runs before anything is installed.

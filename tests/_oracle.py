@@ -8,13 +8,21 @@ is installed but broken (a missing shared library, an ABI mismatch) is treated a
 """
 from __future__ import annotations
 
+import os
 import sys
 
 import numpy as np
 import pytest
 
 TORCH_ERROR: str | None = None
+# PyTorch's OpenMP threads wait passively for work, as the library's kernels' threads do
+# (autograd_lab.kernels._jit._start_threads): spinning, they took the core that the other test
+# worker needed, and tests of small tensors ran ten times longer. OpenMP reads the variable once,
+# when torch loads it; it is set for that moment only, and a setting of one's own wins.
+_PASSIVE = "OMP_WAIT_POLICY" not in os.environ
 try:  # torch is optional; importing it is slow, so do it once here
+    if _PASSIVE:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
     import torch  # type: ignore
 except Exception as exc:  # pragma: no cover - depends on the machine
     torch = None
@@ -22,6 +30,9 @@ except Exception as exc:  # pragma: no cover - depends on the machine
     for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
         del sys.modules[name]
     sys.modules["torch"] = None  # later `import torch` raises ImportError: importorskip skips
+finally:
+    if _PASSIVE:
+        os.environ.pop("OMP_WAIT_POLICY", None)
 
 _WHY = TORCH_ERROR.splitlines()[0] if TORCH_ERROR else "not installed"
 REASON = (f"PyTorch is not available ({_WHY}); the comparison with it needs "

@@ -33,8 +33,8 @@ if hasattr(os, "geteuid") and os.geteuid() == 0:
 SLOWEST_FIRST = ("test_nbval.py", "test_notebooks.py", "test_mygrad_cnn.py", "test_grading_trust.py",
                  "test_term_grade_run.py", "test_hub.py", "test_start.py",
                  "test_grading_fallback.py", "test_grading_hostile.py", "test_selfcheck.py",
-                 "test_grading.py", "test_train.py", "test_cli.py", "test_browser.py",
-                 "test_nbgrader_course.py")
+                 "test_grading.py", "test_grading_benchmark.py", "test_train.py", "test_cli.py",
+                 "test_browser.py", "test_nbgrader_course.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -3,8 +3,8 @@
     python3 -m tests.execute_key solutions/03_function.ipynb [more notebooks]
 
 Each runs in a fresh kernel from its own folder, with `AUTOGRAD_LAB_MYGRAD_DIR` pointing at a
-temporary copy of the key's library (as in tests/test_nbval.py), so the loader's lines and
-every output are what the strict nbval run expects. Timing cells keep `# NBVAL_IGNORE_OUTPUT`.
+temporary copy of the key's library (as in tests/notebooks/test_nbval.py), so the loader's lines
+and every output are what the strict nbval run expects. Timing cells keep `# NBVAL_IGNORE_OUTPUT`.
 """
 from __future__ import annotations
 

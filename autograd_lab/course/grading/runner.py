@@ -102,7 +102,7 @@ def seed_numba_cache() -> int:
     if not cache or not os.path.isdir(source):
         return 0
     # numba's rule (numba.core.caching._CacheLocator.get_suitable_cache_subpath), written out:
-    # importing numba here would add 0.25-0.5 s to every job; tests/test_grading_jobs.py fails
+    # importing numba here would add 0.25-0.5 s to every job; tests/course/test_grading_jobs.py fails
     # if numba changes it
     target = os.path.join(cache, "kernels_" + hashlib.sha1(kernels.encode()).hexdigest())
     copied = 0
