@@ -215,7 +215,8 @@ def _attach_plain_output(cls: type[Function], node: Node, result: Variable) -> V
     node._output_meta = interned((_meta(data),))
     result.grad_fn = node
     result._requires_grad = data.dtype.kind == "f" or _grad_capable(cls, result)
-    if node._saved:
+    saved = node._saved
+    if saved and _is_one_of(result, saved):  # forward saved its own output (Exp, Sigmoid, …)
         _keep_saved_outputs_as_parts(node, (result,))
     return result
 
