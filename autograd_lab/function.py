@@ -195,10 +195,15 @@ def _is_one_of(x: Any, items: tuple) -> bool:
 NO_EDGE = (None, 0)
 
 
+def _meta(data: np.ndarray) -> tuple:
+    """``(shape, dtype)`` of an array: what the engine checks a gradient against."""
+    return (data.shape, data.dtype)
+
+
 # ---- speed: what the recorded path does only to be faster --------------------------------
-# Two shortcuts, each measured by ``python -m benchmarks.engine_profile --ablate`` (the µs it
-# buys per op of the 1000-op chain is in benchmarks/PROFILE.md); without them the results are
-# the same, only slower.
+# One shortcut. ``python -m benchmarks.engine_profile --ablate`` measures it: on the 1000-op chain
+# it saves about 1.0 µs of a recorded op's forward and 0.3 of its backward (benchmarks/PROFILE.md,
+# section 17). Without it the results are the same, only slower.
 
 def _is_plain_output(node: Node, args: tuple, result: Any) -> bool:
     """The common case: forward returned one new Variable that owns its memory, is not an input
@@ -212,32 +217,13 @@ def _is_plain_output(node: Node, args: tuple, result: Any) -> bool:
 
 def _attach_plain_output(cls: type[Function], node: Node, result: Variable) -> Variable:
     data = result._data
-    node._output_meta = interned((_meta(data),))
+    node._output_meta = (_meta(data),)
     result.grad_fn = node
     result._requires_grad = data.dtype.kind == "f" or _grad_capable(cls, result)
     saved = node._saved
     if saved and _is_one_of(result, saved):  # forward saved its own output (Exp, Sigmoid, …)
         _keep_saved_outputs_as_parts(node, (result,))
     return result
-
-
-_INTERNED: dict = {}  # needs_input_grad tuples and (shape, dtype) metadata, shared between nodes
-
-
-def interned(key: tuple) -> tuple:
-    """One shared copy of a small tuple. A graph keeps a few objects per node alive, and the
-    garbage collector's work grows with their number; nodes of the same shapes share theirs."""
-    shared = _INTERNED.get(key)
-    if shared is None:
-        if len(_INTERNED) >= 4096:  # many distinct shapes: stop sharing rather than grow
-            return key
-        shared = _INTERNED[key] = key
-    return shared
-
-
-def _meta(data: np.ndarray) -> tuple:
-    """``(shape, dtype)`` of an array, shared."""
-    return interned((data.shape, data.dtype))
 
 
 class TracingError(RuntimeError):
@@ -324,7 +310,7 @@ def _connect_inputs(node: Node, args: tuple) -> None:
         needs.append(False)
         edges.append(NO_EDGE)
     node.next_functions = tuple(edges)
-    node.needs_input_grad = interned(tuple(needs))
+    node.needs_input_grad = tuple(needs)
     if input_meta is not None:
         node._input_meta = input_meta
 

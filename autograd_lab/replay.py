@@ -52,7 +52,7 @@ import numpy as np
 from . import function
 from .engine import accumulate_leaf, add_gradients, checked_grad, materialize, one_per_input, topological_order
 from .errors import AutogradLabError
-from .function import call_forward, interned, NO_EDGE, wrap_outputs
+from .function import call_forward, NO_EDGE, wrap_outputs
 from .node import AccumulateGrad, PlainCtx
 from .grad_mode import STATE
 from .variable import Variable
@@ -274,7 +274,7 @@ def _build_plan(trace: list, stand_ins: list, inputs: list, result: Any, key: tu
             # prune: no edge into the stand-ins (or what only they computed), as on the
             # ordinary path, where the inputs do not require grad
             node.next_functions = tuple(e if n else NO_EDGE for e, n in zip(node.next_functions, needs))
-            node.needs_input_grad = interned(tuple(needs))
+            node.needs_input_grad = tuple(needs)
         else:
             node = None
         for o in outs:

@@ -185,7 +185,7 @@ def _mul_backward_on_arrays(ctx: Any, grad: al.Variable) -> tuple:
 
 def _record_bare(cls: type, args: tuple, kwargs: dict) -> al.Variable:
     """``function._record`` for this chain only (one new output, no keywords): the node, its
-    edges and interned ``needs_input_grad`` and output metadata, grad mode off around forward.
+    edges, ``needs_input_grad`` and output metadata, grad mode off around forward.
     Without the general path: try/finally, the common-case test (aliases, in-place, several
     outputs, saved outputs), the metadata of inputs without an edge."""
     node = cls._backward_cls()
@@ -198,12 +198,12 @@ def _record_bare(cls: type, args: tuple, kwargs: dict) -> al.Variable:
         else:
             edges.append((None, 0))
             needs.append(False)
-    node.next_functions, node.needs_input_grad = tuple(edges), function.interned(tuple(needs))
+    node.next_functions, node.needs_input_grad = tuple(edges), tuple(needs)
     function.STATE.enabled = False
     result = cls.forward(node, *args)
     function.STATE.enabled = True
     result.grad_fn, result._requires_grad = node, True
-    node._output_meta = function.interned((function._meta(result._data),))
+    node._output_meta = ((result._data.shape, result._data.dtype),)
     return result
 
 
@@ -228,7 +228,6 @@ def _ablations() -> dict[str, list[tuple[Any, str, Any]]]:
         "Mul.forward without its operand helpers": [(elementwise.Mul, "forward", staticmethod(_mul_forward_bare))],
         "Mul.backward on arrays, not on Variables": [
             (elementwise.Mul, "backward", staticmethod(_mul_backward_on_arrays))],
-        "(shape, dtype) and needs_input_grad not interned": [(function, "interned", lambda key: key)],
         "the plain-output shortcut (every output through the general loop)": [
             (function, "_is_plain_output", lambda node, args, result: False)],
         "_record's general path": [(function, "_record", _record_bare)],

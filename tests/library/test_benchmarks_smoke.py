@@ -64,12 +64,12 @@ def test_the_engine_profile_takes_each_item_out_and_puts_it_back():
     from autograd_lab.ops import elementwise
     from benchmarks import engine_profile
 
-    before = (function._record, function.interned, function._is_plain_output, function.STATE, engine._run_node,
+    before = (function._record, function._is_plain_output, function.STATE, engine._run_node,
               elementwise.Mul.__dict__["forward"], elementwise.Mul.__dict__["backward"])
     costs = engine_profile.ablation(2)
     assert set(costs) == set(engine_profile._ablations())
     assert "all of the above" in costs and all(math.isfinite(t) for pair in costs.values() for t in pair)
-    assert before == (function._record, function.interned, function._is_plain_output, function.STATE,
+    assert before == (function._record, function._is_plain_output, function.STATE,
                       engine._run_node,
                       elementwise.Mul.__dict__["forward"], elementwise.Mul.__dict__["backward"])
 
