@@ -185,7 +185,7 @@ def _grad_capable(cls: type[Function], out: Variable) -> bool:
     return kind == "f"
 
 
-def _is_one_of(x: Any, items: tuple) -> bool:
+def _is_one_of(x: Any, items: tuple | list) -> bool:
     for item in items:
         if item is x:
             return True
