@@ -43,20 +43,8 @@ def autograd_lab_parts(weights: list, batches: list) -> Parted:
 
     def step(i: int, times: dict) -> None:
         x, y = data[i % len(data)]
-        t0 = time.perf_counter()
-        opt.zero_grad()
-        t1 = time.perf_counter()
-        out = model(x)
-        t2 = time.perf_counter()
-        loss = F.cross_entropy(out, y)
-        t3 = time.perf_counter()
-        loss.backward()
-        t4 = time.perf_counter()
-        opt.step()
-        t5 = time.perf_counter()
-        float(loss.data)
-        t6 = time.perf_counter()
-        _add(times, (t0, t1, t2, t3, t4, t5, t6))
+        _timed(times, opt.zero_grad, lambda: model(x), lambda out: F.cross_entropy(out, y),
+               lambda loss: loss.backward(), opt.step, lambda loss: float(loss.data))
     return step
 
 
@@ -75,20 +63,8 @@ def torch_parts(weights: list, batches: list) -> Parted:
 
     def step(i: int, times: dict) -> None:
         x, y = data[i % len(data)]
-        t0 = time.perf_counter()
-        opt.zero_grad()
-        t1 = time.perf_counter()
-        out = model(x)
-        t2 = time.perf_counter()
-        loss = loss_fn(out, y)
-        t3 = time.perf_counter()
-        loss.backward()
-        t4 = time.perf_counter()
-        opt.step()
-        t5 = time.perf_counter()
-        loss.item()
-        t6 = time.perf_counter()
-        _add(times, (t0, t1, t2, t3, t4, t5, t6))
+        _timed(times, opt.zero_grad, lambda: model(x), lambda out: loss_fn(out, y),
+               lambda loss: loss.backward(), opt.step, lambda loss: loss.item())
     return step
 
 
@@ -100,30 +76,43 @@ def dezero_parts(weights: list, batches: list) -> Parted:
     params = [dezero.Parameter(w.copy()) for w in weights]
     data = [(dezero.Variable(x), y) for x, y in batches]
 
+    def clear() -> None:
+        for p in params:
+            p.cleargrad()
+
+    def update() -> None:
+        for p in params:
+            p.data -= LR * p.grad.data
+
     def step(i: int, times: dict) -> None:
         x, y = data[i % len(data)]
         w1, b1, w2, b2 = params
-        t0 = time.perf_counter()
-        for p in params:
-            p.cleargrad()
-        t1 = time.perf_counter()
-        out = DF.linear(DF.relu(DF.linear(x, w1, b1)), w2, b2)
-        t2 = time.perf_counter()
-        loss = DF.softmax_cross_entropy(out, y)
-        t3 = time.perf_counter()
-        loss.backward()
-        t4 = time.perf_counter()
-        for p in params:
-            p.data -= LR * p.grad.data
-        t5 = time.perf_counter()
-        float(loss.data)
-        t6 = time.perf_counter()
-        _add(times, (t0, t1, t2, t3, t4, t5, t6))
+        _timed(times, clear, lambda: DF.linear(DF.relu(DF.linear(x, w1, b1)), w2, b2),
+               lambda out: DF.softmax_cross_entropy(out, y), lambda loss: loss.backward(), update,
+               lambda loss: float(loss.data))
     return step
 
 
-def _add(times: dict, marks: tuple) -> None:
-    for part, start, end in zip(PARTS, marks, marks[1:]):
+def _timed(times: dict, zero_grad: Callable[[], object], forward: Callable[[], object],
+           loss_of: Callable[[object], object], backward: Callable[[object], object],
+           update: Callable[[], object], read: Callable[[object], object]) -> None:
+    """One step, part by part, each part's seconds added to ``times[part]`` (a lambda's call adds
+    the same small cost to every contender's part)."""
+    clock = time.perf_counter
+    t0 = clock()
+    zero_grad()
+    t1 = clock()
+    out = forward()
+    t2 = clock()
+    loss = loss_of(out)
+    t3 = clock()
+    backward(loss)
+    t4 = clock()
+    update()
+    t5 = clock()
+    read(loss)
+    t6 = clock()
+    for part, start, end in zip(PARTS, (t0, t1, t2, t3, t4, t5), (t1, t2, t3, t4, t5, t6)):
         times[part].append(end - start)
 
 
@@ -141,7 +130,7 @@ def profile(steps: int, rounds: int) -> tuple[dict[str, dict[str, float]], dict[
             runners[name] = make(weights, batches)
         except ImportError as err:
             missing[name] = f"not installed ({err})"
-    times = {name: {part: [] for part in PARTS} for name in runners}
+    times: dict[str, dict[str, list[float]]] = {name: {part: [] for part in PARTS} for name in runners}
     for run in runners.values():  # warm up: compiled kernels, caches, first allocations
         scratch: dict[str, list] = {part: [] for part in PARTS}
         for i in range(20):
