@@ -61,3 +61,39 @@ def assert_all_passed(out: str, count: int, hidden: bool) -> None:
     exactly when they ran."""
     assert out.count("All ") == count
     assert out.count("passed (with hidden cases).") == (count if hidden else 0)
+
+
+# -- isolation: one broken exercise costs only its own points ---------------------------------------
+Checks = dict  # exercise id -> a zero-argument callable that runs its check (raises when it fails)
+
+
+def bound(checks: dict[str, Callable[[dict[str, Any]], None]], namespace: dict[str, Any]) -> Checks:
+    """Checks that take the notebook's namespace, bound to one namespace."""
+    return {exercise: (lambda run=run: run(namespace)) for exercise, run in checks.items()}
+
+
+def assert_the_key_passes(checks: Checks, capsys) -> None:
+    """Every check passes on the key, with hidden cases and no note about an earlier exercise."""
+    for run in checks.values():
+        run()
+    out = capsys.readouterr().out
+    assert out.count("passed (with hidden cases).") == len(checks)
+    assert "note:" not in out
+
+
+def assert_only_its_own_points(checks: Checks, broken: str, capsys, words: str = "",
+                               errors: tuple[type[BaseException], ...] = (AssertionError,)) -> list[str]:
+    """The broken exercise fails (its message names it, and ``words``); every other check passes
+    (full points); each note printed names the broken exercise. Returns the notes."""
+    with pytest.raises(errors) as info:
+        checks[broken]()
+    message = str(info.value)
+    opening = f"Exercise {broken} failed" if isinstance(info.value, AssertionError) else f"Exercise {broken}"
+    assert message.startswith(opening) and words in message, message
+    for exercise, run in checks.items():
+        if exercise != broken:
+            run()                               # full points: no AssertionError
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    for note in notes:
+        assert broken in note, note
+    return notes

@@ -15,31 +15,8 @@ import pytest
 
 from autograd_lab.course.exercises import check
 
-from ._checker_helpers import solution_cells
+from ._checker_helpers import assert_only_its_own_points, assert_the_key_passes, bound, solution_cells
 
-
-def assert_the_key_passes(checks: dict[str, Callable], namespace: dict[str, Any], capsys) -> None:
-    """Every check passes on the key's namespace, with no note about an earlier exercise."""
-    for run in checks.values():
-        run(namespace)
-    out = capsys.readouterr().out
-    assert out.count("passed (with hidden cases).") == len(checks)
-    assert "note:" not in out
-
-
-def assert_only_its_own_points(checks: dict[str, Callable], broken: str, namespace: dict[str, Any],
-                               words: str, capsys) -> None:
-    """The broken exercise fails naming ``words``; every other check passes; a note names only it."""
-    with pytest.raises(AssertionError) as info:
-        checks[broken](namespace)
-    message = str(info.value)
-    assert message.startswith(f"Exercise {broken} failed") and words in message, message
-    for exercise, run in checks.items():
-        if exercise != broken:
-            run(namespace)                     # full points: no AssertionError
-    for note in (line for line in capsys.readouterr().out.splitlines()
-                 if line.startswith("note:")):
-        assert broken in note, note
 
 CH02 = "02_variable_graph.ipynb"
 
@@ -130,14 +107,14 @@ CH02_MISTAKES = [
 
 
 def test_the_key_passes_every_check_of_chapter_02(capsys):
-    assert_the_key_passes(CH02_CHECKS, ch02_notebook(None, []), capsys)
+    assert_the_key_passes(bound(CH02_CHECKS, ch02_notebook(None, [])), capsys)
 
 
 @pytest.mark.parametrize("broken,replacements,words", CH02_MISTAKES,
                          ids=[f"{b}-{i}" for i, (b, _, _) in enumerate(CH02_MISTAKES)])
 def test_one_broken_exercise_of_chapter_02_costs_only_its_own_points(broken, replacements,
                                                                      words, capsys):
-    assert_only_its_own_points(CH02_CHECKS, broken, ch02_notebook(broken, replacements), words, capsys)
+    assert_only_its_own_points(bound(CH02_CHECKS, ch02_notebook(broken, replacements)), broken, capsys, words)
 
 
 def test_every_exercise_of_chapter_02_is_broken_at_least_three_ways():
@@ -252,14 +229,14 @@ CH05_MISTAKES = [
 
 
 def test_the_key_passes_every_check_of_chapter_05(capsys):
-    assert_the_key_passes(CH05_CHECKS, ch05_notebook(None, []), capsys)
+    assert_the_key_passes(bound(CH05_CHECKS, ch05_notebook(None, [])), capsys)
 
 
 @pytest.mark.parametrize("broken,replacements,words", CH05_MISTAKES,
                          ids=[f"{b}-{i}" for i, (b, _, _) in enumerate(CH05_MISTAKES)])
 def test_one_broken_exercise_of_chapter_05_costs_only_its_own_points(broken, replacements,
                                                                      words, capsys):
-    assert_only_its_own_points(CH05_CHECKS, broken, ch05_notebook(broken, replacements), words, capsys)
+    assert_only_its_own_points(bound(CH05_CHECKS, ch05_notebook(broken, replacements)), broken, capsys, words)
 
 
 # -- chapter 05 on a learner whose chapter 03 or 04 pieces are broken ---------------------------
@@ -313,4 +290,4 @@ def _ch03_checks() -> dict[str, Callable[[dict[str, Any]], None]]:
 def test_a_broken_clone_costs_only_its_own_points(old, new, words, capsys):
     from .test_isolation_ch02_06 import ch03_notebook
     namespace = ch03_notebook("ch03-clone-function", [(old, new)])
-    assert_only_its_own_points(_ch03_checks(), "ch03-clone-function", namespace, words, capsys)
+    assert_only_its_own_points(bound(_ch03_checks(), namespace), "ch03-clone-function", capsys, words)

@@ -15,6 +15,7 @@ import pytest
 from autograd_lab.course.exercises import check
 
 from . import test_exercises_ch04 as t4
+from ._checker_helpers import assert_only_its_own_points, assert_the_key_passes
 from .test_hints_ch04_ch06 import ENGINE_MISTAKES, HOOKS_MISTAKES, ORDER_INPUT_MISTAKES
 
 
@@ -39,13 +40,7 @@ CH04_BREAKS = ([("ch04-hooks", change) for change, _ in HOOKS_MISTAKES]
 
 
 def test_the_course_engine_passes_every_check_of_chapter_04(capsys):
-    pkg = t4.engine_package()
-    checks = ch04_library_checks(pkg)
-    for run in checks.values():
-        run()
-    out = capsys.readouterr().out
-    assert out.count("passed (with hidden cases).") == len(checks)
-    assert "note:" not in out
+    assert_the_key_passes(ch04_library_checks(t4.engine_package()), capsys)
 
 
 @pytest.mark.parametrize("broken,change", CH04_BREAKS,
@@ -53,18 +48,10 @@ def test_the_course_engine_passes_every_check_of_chapter_04(capsys):
 def test_one_broken_exercise_of_chapter_04_costs_only_its_own_points(broken, change, tmp_path,
                                                                      capsys):
     pkg = t4.engine_package(tmp_path, change)
-    checks = ch04_library_checks(pkg)
     try:
-        with pytest.raises(AssertionError, match=f"Exercise {broken} failed"):
-            checks[broken]()
-        for exercise, run in checks.items():
-            if exercise != broken:
-                run()                           # full points: no AssertionError
+        assert_only_its_own_points(ch04_library_checks(pkg), broken, capsys)
     finally:
         pkg.GradMode.enabled = True
-    out = capsys.readouterr().out
-    for note in (line for line in out.splitlines() if line.startswith("note:")):
-        assert broken in note, note
 
 
 def test_a_broken_hooks_exercise_is_named_once_by_the_engine_check(tmp_path, capsys):
@@ -147,28 +134,13 @@ CH06_BREAKS = _ch06_breaks()
 
 
 def test_the_key_passes_every_check_of_chapter_06(capsys):
-    checks = ch06_checks(ch06_notebook(None, []))
-    for run in checks.values():
-        run()
-    out = capsys.readouterr().out
-    assert out.count("passed (with hidden cases).") == len(checks)
-    assert "note:" not in out
+    assert_the_key_passes(ch06_checks(ch06_notebook(None, [])), capsys)
 
 
 @pytest.mark.parametrize("broken,replacements", CH06_BREAKS,
                          ids=[f"{b}-{i}" for i, (b, _) in enumerate(CH06_BREAKS)])
 def test_one_broken_exercise_of_chapter_06_costs_only_its_own_points(broken, replacements,
                                                                      capsys):
-    namespace = ch06_notebook(broken, replacements)
-    checks = ch06_checks(namespace)
-    with pytest.raises(AssertionError, match=f"Exercise {broken} failed"):
-        checks[broken]()
-    for exercise, run in checks.items():
-        if exercise != broken:
-            run()                               # full points: no AssertionError
-    out = capsys.readouterr().out
-    notes = [line for line in out.splitlines() if line.startswith("note:")]
-    for note in notes:
-        assert broken in note, note
+    notes = assert_only_its_own_points(ch06_checks(ch06_notebook(broken, replacements)), broken, capsys)
     if broken == "ch06-inplace-rules":           # the in-place check says it used the course's
         assert any("uses the course's _check_inplace" in note for note in notes), notes
