@@ -97,3 +97,11 @@ def assert_only_its_own_points(checks: Checks, broken: str, capsys, words: str =
     for note in notes:
         assert broken in note, note
     return notes
+
+
+def with_mistake(source: str, replacements: list[tuple[str, str]], where: str) -> str:
+    """``source`` with each ``old`` replaced by ``new``; each must occur (``where`` names the cell)."""
+    for old, new in replacements:
+        assert old in source, (where, old)
+        source = source.replace(old, new)
+    return source

@@ -17,7 +17,7 @@ import pytest
 
 from autograd_lab.course.exercises import check
 
-from ._checker_helpers import assert_only_its_own_points, assert_the_key_passes, bound
+from ._checker_helpers import assert_only_its_own_points, assert_the_key_passes, bound, with_mistake
 
 from .test_exercises_ch06 import (DETACH_MISTAKES, INPLACE_MISTAKES, PREDICTIONS,
                                   SWITCH_MISTAKES, key_cell, mutated, reference_package,
@@ -134,9 +134,7 @@ def ch03_notebook(broken: str | None, replacements: list[tuple[str, str]]) -> di
     namespace = dict(vars(pkg.variable))
     for exercise, source in ch03_cells():
         if exercise is not None and exercise == broken:
-            for old, new in replacements:
-                assert old in source, (exercise, old)
-                source = source.replace(old, new)
+            source = with_mistake(source, replacements, exercise)
         exec(source, namespace)  # noqa: S102 - the key's cells, one of them made wrong
     return namespace
 
@@ -394,9 +392,7 @@ def ch05_namespace(broken: str | None, replacements: list[tuple[str, str]]) -> d
             continue
         source = "".join(cell["source"]).split("\n", 1)[1]
         if grade_id.removesuffix("-code") == broken:
-            for old, new in replacements:
-                assert old in source, (broken, old)
-                source = source.replace(old, new)
+            source = with_mistake(source, replacements, broken)
         exec(source, namespace)  # noqa: S102 - the key's cells, one of them made wrong
     return namespace
 

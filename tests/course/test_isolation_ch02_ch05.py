@@ -15,7 +15,8 @@ import pytest
 
 from autograd_lab.course.exercises import check
 
-from ._checker_helpers import assert_only_its_own_points, assert_the_key_passes, bound, solution_cells
+from ._checker_helpers import (assert_only_its_own_points, assert_the_key_passes, bound,
+                               solution_cells, with_mistake)
 
 
 CH02 = "02_variable_graph.ipynb"
@@ -40,9 +41,7 @@ def ch02_notebook(broken: str | None, replacements: list[tuple[str, str]]) -> di
     namespace: dict[str, Any] = {"np": np}
     for exercise, source in _code_cells(CH02).items():
         if exercise == broken:
-            for old, new in replacements:
-                assert old in source, (exercise, old)
-                source = source.replace(old, new)
+            source = with_mistake(source, replacements, exercise)
         exec(source, namespace)  # noqa: S102 - the key's cells, one of them made wrong
     return namespace
 
@@ -152,9 +151,7 @@ def ch05_notebook(broken: str | None, replacements: list[tuple[str, str]],
     namespace = dict(vars(pkg.ops))
     for exercise, source in _code_cells(CH05).items():
         if exercise == broken:
-            for old, new in replacements:
-                assert old in source, (exercise, old)
-                source = source.replace(old, new)
+            source = with_mistake(source, replacements, exercise)
         exec(source, namespace)  # noqa: S102 - the key's cells, one of them made wrong
     return namespace
 

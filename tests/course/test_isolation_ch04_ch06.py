@@ -15,7 +15,7 @@ import pytest
 from autograd_lab.course.exercises import check
 
 from . import test_exercises_ch04 as t4
-from ._checker_helpers import assert_only_its_own_points, assert_the_key_passes
+from ._checker_helpers import assert_only_its_own_points, assert_the_key_passes, with_mistake
 from .test_hints_ch04_ch06 import ENGINE_MISTAKES, HOOKS_MISTAKES, ORDER_INPUT_MISTAKES
 
 
@@ -95,9 +95,7 @@ def ch06_notebook(broken: str | None, replacements) -> dict:
         source = source.split("\n", 1)[1]
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
         if broken is not None and grade_id == f"{broken}-code":
-            for old, new in replacements:
-                assert old in source, (broken, old)
-                source = source.replace(old, new)
+            source = with_mistake(source, replacements, broken)
         exec(source, namespace)  # noqa: S102 - the key's cells, one of them made wrong
     namespace["mygrad"] = pkg
     return namespace
