@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Checker, library
+from ._common import Checker, library, swapped_names
 
 __all__ = ["RULES", "SNIPPETS", "VISIBLE_SNIPPETS", "snippet_raises", "ch06_predict_raises",
            "ch06_train_step", "ch06_version_check", "ch06_grad_mode_switch", "ch06_detach",
@@ -991,17 +991,10 @@ def _with_course(namespaces: list[dict[str, Any]], name: str, course: Any,
     if problem is not None:
         print(f"note: {problem} -- exercise {exercise} fails its own check; this check uses "
               f"the course's {name}.")
-    saved = [(ns, ns.get(name, _MISSING)) for ns in namespaces]
-    for ns in namespaces:
-        ns[name] = course
-    try:
+    with contextlib.ExitStack() as stack:
+        for ns in namespaces:
+            stack.enter_context(swapped_names(ns, {name: course}))
         yield
-    finally:
-        for ns, own in saved:
-            if own is _MISSING:
-                ns.pop(name, None)
-            else:
-                ns[name] = own
 
 
 def _own_counter(namespaces: list[dict[str, Any]], Variable: Any) -> str | None:
