@@ -257,20 +257,11 @@ def tracing(on_record: Callable[[type, tuple, dict, Any], None]) -> Iterator[Non
             on_record(cls, args, kwargs, out)
         return out
 
-    _record = traced  # apply and record call _record: the tracer sees what they record
+    _record = traced  # apply calls _record: the tracer sees what it records
     try:
         yield
     finally:
         _record = untraced
-
-
-def record(cls: type[Function], *args: Any) -> Any:
-    """``cls.apply(*args)`` for callers that know grad mode is on and an input requires grad
-    (the Variable operators): the same node, without apply's checks."""
-    return _record(cls, args, _NO_KWARGS)
-
-
-_NO_KWARGS: dict = {}
 
 
 def _record_node(cls: type[Function], args: tuple, kwargs: dict) -> Any:

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import engine
-from ..function import Function, record
+from ..function import Function
 from ..grad_mode import STATE
 from ..variable import Variable, provide_operations
 from . import elementwise as E
@@ -88,13 +88,13 @@ _NUMPY_FORMS = {E.Add: (np.add, "add"), E.Sub: (np.subtract, "sub"),
 
 
 def operator(function: type[Function], a: Any, b: Any) -> Variable:
-    """``a + b`` (``a - b``, ``a * b``, ``a / b``) for Variable's operators: ``function`` is recorded
+    """``a + b`` (``a - b``, ``a * b``, ``a / b``) for Variable's operators: ``function.apply(a, b)``
     when grad mode is on and an operand requires grad. Otherwise (grad mode off, as inside
     backward, or nothing to differentiate) numpy computes the result at once: the same numbers,
-    no node."""
+    without a ctx or a Variable per operand."""
     if STATE.enabled and ((isinstance(a, Variable) and a._requires_grad)
                           or (isinstance(b, Variable) and b._requires_grad)):
-        return record(function, a, b)
+        return function.apply(a, b)
     np_op, name = _NUMPY_FORMS[function]
     try:
         return wrap(np_op(*promoted(a, b)))
