@@ -484,23 +484,7 @@ class Variable:
     def __ne__(self, other: Any) -> Variable:  # type: ignore[override]
         return ops.compare(np.not_equal, self, other)
 
-    def eq(self, other: Any) -> Variable:
-        return ops.compare(np.equal, self, other)
-
-    def ne(self, other: Any) -> Variable:
-        return ops.compare(np.not_equal, self, other)
-
-    def lt(self, other: Any) -> Variable:
-        return ops.compare(np.less, self, other)
-
-    def le(self, other: Any) -> Variable:
-        return ops.compare(np.less_equal, self, other)
-
-    def gt(self, other: Any) -> Variable:
-        return ops.compare(np.greater, self, other)
-
-    def ge(self, other: Any) -> Variable:
-        return ops.compare(np.greater_equal, self, other)
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__  # PyTorch's names
 
     # in place: ``ops.inplace`` computes out of place, writes the result into self, counts a
     # version and, when recorded, gives self the new node as its history
@@ -516,17 +500,7 @@ class Variable:
     def div_(self, other: Any) -> Variable:
         return ops.inplace(self, ops.div, other)
 
-    def __iadd__(self, other: Any) -> Variable:
-        return ops.inplace(self, ops.add, other)
-
-    def __isub__(self, other: Any) -> Variable:
-        return ops.inplace(self, ops.sub, other)
-
-    def __imul__(self, other: Any) -> Variable:
-        return ops.inplace(self, ops.mul, other)
-
-    def __itruediv__(self, other: Any) -> Variable:
-        return ops.inplace(self, ops.div, other)
+    __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_  # x += y is x.add_(y)
 
     def clamp_(self, min: Any = None, max: Any = None) -> Variable:
         return ops.inplace(self, lambda x: ops.clamp(x, min, max))
@@ -614,8 +588,7 @@ class Variable:
     def clamp(self, min: Any = None, max: Any = None) -> Variable:
         return ops.clamp(self, min, max)
 
-    def clip(self, min: Any = None, max: Any = None) -> Variable:
-        return ops.clamp(self, min, max)
+    clip = clamp
 
     def clone(self) -> Variable:
         return ops.clone(self)
@@ -826,8 +799,7 @@ class Variable:
     def reshape(self, *shape: Any) -> Variable:
         return ops.reshape(self, *shape)
 
-    def view(self, *shape: Any) -> Variable:
-        return ops.reshape(self, *shape)
+    view = reshape
 
     def transpose(self, *axes: Any) -> Variable:
         return ops.transpose(self, *axes)
@@ -844,11 +816,10 @@ class Variable:
     def unsqueeze(self, dim: Any) -> Variable:
         return ops.unsqueeze(self, dim)
 
-    def broadcast_to(self, *shape: Any) -> Variable:
-        return ops.expand(self, *shape)
-
     def expand(self, *shape: Any) -> Variable:
         return ops.expand(self, *shape)
+
+    broadcast_to = expand
 
     def softmax(self, dim: Any = None, *, axis: Any = None) -> Variable:
         return ops.Softmax.apply(self, ops.softmax_axis(self, dim, axis, "softmax"))
@@ -862,8 +833,7 @@ class Variable:
     def view_as(self, other: Variable) -> Variable:
         return ops.reshape(self, other.shape)
 
-    def reshape_as(self, other: Variable) -> Variable:
-        return ops.reshape(self, other.shape)
+    reshape_as = view_as
 
     def contiguous(self) -> Variable:
         return self  # a numpy array is always usable as it is
@@ -896,8 +866,7 @@ class Variable:
         """``x.to(dtype)``, ``x.to('cpu')``, ``x.to(device, dtype)``, ``x.to(other_variable)``."""
         return ops.to(self, *args, dtype=dtype, device=device, **kwargs)
 
-    def astype(self, *args: Any, dtype: Any = None, device: Any = None, **kwargs: Any) -> Variable:
-        return ops.to(self, *args, dtype=dtype, device=device, **kwargs)
+    astype = to
 
     def float(self) -> Variable:
         return self.to(np.float32)
