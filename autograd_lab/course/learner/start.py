@@ -253,7 +253,10 @@ def launch_jupyter(work: Path, open_browser: bool = True, port: int | None = Non
     def stop(signum: int, frame: Any) -> None:
         raise _Stop(signum)
 
-    handled = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s]
+    # Ctrl+C too, by our own handler: a process started with SIGINT ignored (as some launchers
+    # and background jobs do) would otherwise never get Python's KeyboardInterrupt
+    handled = [s for s in (signal.SIGINT, getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None))
+               if s]
     previous = {s: signal.signal(s, stop) for s in handled}
     child = None
     try:
