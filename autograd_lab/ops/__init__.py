@@ -16,14 +16,9 @@ from ..function import Function
 from ..grad_mode import STATE
 from ..variable import Variable, provide_operations
 from . import elementwise as E
-from . import indexing as I
-from . import linalg as L
-from . import reduce as R
-from . import shape as S
-from . import unary as U
+from . import reduce  # noqa: F401  (Variable.all and .any call ops.reduce's)
 from ..primitives import promoted
 from ._util import broadcasting, raw, wrap
-from . import extra as X
 from .activation import LogSoftmax, Softmax, relu, sigmoid, softmax_axis, tanh  # noqa: F401
 from .extra import (bmm, chunk, cumprod, cumsum, dot, einsum, erf, flip, floor_divide, fmod, logsumexp,  # noqa: F401
                     masked_fill, movedim, nan_to_num, nonzero, outer, prod, remainder, repeat, roll,
