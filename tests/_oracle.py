@@ -15,6 +15,20 @@ import numpy as np
 import pytest
 
 TORCH_ERROR: str | None = None
+
+
+class _NoTorch:
+    """A meta-path finder that makes every ``import torch`` fail with why it is broken."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ImportError(f"torch is installed but does not import ({self.why})", name=name)
+        return None
+
+
 # PyTorch's OpenMP threads wait passively for work, as the library's kernels' threads do
 # (autograd_lab.kernels._jit._start_threads): spinning, they took the core that the other test
 # worker needed, and tests of small tensors ran ten times longer. OpenMP reads the variable once,
@@ -29,7 +43,11 @@ except Exception as exc:  # pragma: no cover - depends on the machine
     TORCH_ERROR = f"{type(exc).__name__}: {exc}"
     for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
         del sys.modules[name]
-    sys.modules["torch"] = None  # later `import torch` raises ImportError: importorskip skips
+    if not isinstance(exc, ModuleNotFoundError) or exc.name != "torch":
+        # installed but broken: a later `import torch` raises ImportError (importorskip skips)
+        # through a finder, not a None in sys.modules, which libraries that look for torch there
+        # (scipy's array-API helpers, used by scikit-learn) would take for the module itself
+        sys.meta_path.insert(0, _NoTorch(f"{type(exc).__name__}: {exc}"))
 finally:
     if _PASSIVE:
         os.environ.pop("OMP_WAIT_POLICY", None)

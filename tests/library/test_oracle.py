@@ -44,3 +44,32 @@ def test_an_installed_but_broken_pytorch_skips_instead_of_failing(tmp_path) -> N
     assert len(reasons) == 2 and len(set(reasons)) == 1
     assert reasons[0].startswith("PyTorch is not available (OSError: libtorch_cpu.so")
     assert "pip install torch==2.13.0" in reasons[0]
+
+
+def test_a_broken_pytorch_leaves_libraries_that_look_for_torch_working(tmp_path) -> None:
+    """scipy's array-API helpers (under scikit-learn's ``load_digits``) look for ``torch`` in
+    ``sys.modules``: a broken torch must leave no ``None`` there for them to trip on."""
+    fake = tmp_path / "fake" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise OSError('libtorch_cpu.so: cannot open shared object')\n")
+    probe = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path / 'fake')!r})
+        sys.path.insert(0, {str(TESTS.parent)!r})
+        from tests import _oracle
+        assert _oracle.torch is None and "torch" not in sys.modules
+        try:
+            import torch
+        except ImportError as err:
+            assert "libtorch_cpu.so" in str(err), err
+        else:
+            raise AssertionError("import torch went through")
+        import numpy as np
+        from scipy._lib.array_api_compat.common._helpers import is_torch_array
+        assert not is_torch_array(np.ones(2))
+        from sklearn.datasets import load_digits
+        print(load_digits().data.shape)
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "(1797, 64)"
