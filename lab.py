@@ -18,6 +18,7 @@ extras change, or the package is no longer installed. Arguments after the comman
 
 This file uses the standard library only, so it runs before anything is installed.
 """
+import functools
 import hashlib
 import json
 import os
@@ -273,6 +274,7 @@ def command_line(command, python, args):
 
 def run(cmd, cwd, env):
     """Run the command to its end; Ctrl+C reaches it (same terminal) and we wait for it."""
+    sys.stdout.flush()  # what we said comes before what the command says
     process = subprocess.Popen(cmd, cwd=cwd, env=env)
     while True:
         try:
@@ -303,7 +305,8 @@ def main(argv=None):
     options, rest = parse(sys.argv[1:] if argv is None else argv)
     if rest[:1] == ["--"]:
         rest = rest[1:]
-    say = print
+    # flushed: with the output going to a file or a pipe, the learner reads each line as it happens
+    say = functools.partial(print, flush=True)
     try:
         f = facts()
         check_python(f["version"])

@@ -308,3 +308,29 @@ def test_jupyterlab_ends_even_when_start_is_killed(tmp_path, lab_env) -> None:
         if first.proc.poll() is None:
             first.proc.kill()
             first.proc.wait(10)
+
+
+def test_the_address_reaches_a_file_while_jupyterlab_runs(tmp_path, lab_env) -> None:
+    """With its output going to a file (a container's log, ``| tee``), Python buffers ``print``
+    until the process ends; ``start`` ends only when JupyterLab is stopped, so the learner must
+    get each line flushed, the address block included, while it runs."""
+    env, runtime = lab_env
+    env = {k: v for k, v in env.items() if k != "PYTHONUNBUFFERED"}
+    course, work = make_course(tmp_path / "course"), tmp_path / "work"
+    out = tmp_path / "start.log"
+    with open(out, "wb") as fh:
+        proc = subprocess.Popen([console_script(), "start", "--dir", str(work), "--course",
+                                 str(course), "--no-browser", "--port", str(free_port()),
+                                 "--ip", "127.0.0.1"], stdout=fh, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=env, cwd=tmp_path)
+    try:
+        deadline, text = time.monotonic() + 180, ""
+        while time.monotonic() < deadline and proc.poll() is None and not URL.search(text):
+            time.sleep(0.5)
+            text = out.read_text(errors="replace")
+        assert URL.search(text), f"no address in the file while start ran; it holds:\n{text}"
+        assert proc.poll() is None  # still running: the line came out by flushing, not at exit
+        assert text.index("Copied the 3 course notebooks") < text.index("JupyterLab is running")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)

@@ -43,6 +43,13 @@ class _Stop(Exception):
 
 
 # -- the working folder ----------------------------------------------------------------------
+def tell(message: str) -> None:
+    """Print a line the learner must read now: flushed, because with the output going to a file
+    or a pipe (a container's log, ``| tee``) Python buffers it until the process ends, and
+    ``start`` does not end until JupyterLab is stopped."""
+    print(message, flush=True)
+
+
 def file_hash(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -238,7 +245,7 @@ def _log_tail(log: Path, lines: int = 15) -> str:
 
 def launch_jupyter(work: Path, open_browser: bool = True, port: int | None = None,
                    ip: str | None = None, extra: Sequence[str] = (),
-                   say: Callable[[str], None] = print,
+                   say: Callable[[str], None] = tell,
                    first: str | None = None) -> int:
     """Run JupyterLab in ``work`` until ``start`` is stopped; return an exit code.
 
@@ -299,7 +306,7 @@ def start_block(work: Path, info: dict[str, Any], log_path: Path, first: str | N
 
 
 def start(work: Path = DEFAULT_DIR, course: Path | None = None, open_browser: bool = True,
-          launch: bool = True, say: Callable[[str], None] = print, port: int | None = None,
+          launch: bool = True, say: Callable[[str], None] = tell, port: int | None = None,
           ip: str | None = None, jupyter_args: Sequence[str] = (), update_notebooks: bool = False
           ) -> int:
     """Set up ``work`` from ``course`` (the checkout's ``course/`` by default) and open it."""
