@@ -6,6 +6,7 @@ own reference gradients are compared with autograd_lab's engine and with PyTorch
 """
 from __future__ import annotations
 
+import re
 import numpy as np
 import pytest
 
@@ -246,7 +247,7 @@ def test_topological_sort_rejects_typical_mistakes(wrong, words):
 
 def test_recursive_sort_fails_only_on_the_deep_chain():
     msg = failure(check.ch04_topological_sort, sort_recursive)
-    assert "10,000-deep chain" in msg and "RecursionError" in msg
+    assert re.search(r"[\d,]+-deep chain", msg) and "RecursionError" in msg
 
 
 def test_hidden_cases_catch_a_sort_that_only_handles_small_graphs():

@@ -258,7 +258,7 @@ def test_loader_falls_back_module_by_module(tmp_path: Path, capsys) -> None:  # 
     assert Path(pkg.function.__file__).parent == REFERENCE
     assert Path(pkg.engine.__file__).parent == pkg_dir  # the learner's engine on the key's function
     out = capsys.readouterr().out
-    assert "your function.py failed chapter 03's checks (AssertionError:" in out
+    assert "your function.py failed chapter 03's checks (Exercise ch03-mul-function failed" in out
     assert "no ops.py of yours yet" in out
     x = pkg.Variable(3.0, requires_grad=True)
     (x * x).backward()
@@ -299,3 +299,116 @@ def test_the_keys_solution_markers_stay_out_of_the_module(tmp_path: Path) -> Non
     text = write_section(tmp_path, "variable", "f", code).read_text()
     assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
     assert "def f(x):\n    return 2 * x\n" in text
+
+
+# -- the loader's promise: a module is "yours" only if it passed every check of its chapter ------
+def _key_module_checks() -> dict[str, list[tuple[str, tuple[str, ...], tuple, int | None]]]:
+    """The graded exercises of each module, read off the key: a graded cell whose exercise's code
+    cell is a ``%%mygrad MODULE`` cell, with the names its check call passes."""
+    import ast
+    found: dict[str, list] = {}
+    for path in sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb")):
+        code_module: dict[str, str] = {}
+        for cell in nbformat.read(path, 4).cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and cell.source.startswith("%%mygrad") and meta.get("grade_id"):
+                code_module[meta["grade_id"].removesuffix("-code")] = cell.source.split()[1]
+            if not (meta.get("grade") and meta.get("grade_id") in code_module):
+                continue
+            calls = [n for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Call)
+                     and isinstance(n.func, ast.Attribute) and getattr(n.func.value, "id", "") == "check"]
+            visible = [c for c in calls if not any(k.arg == "hidden" for k in c.keywords)]
+            hidden = [c for c in calls if any(k.arg == "hidden" for k in c.keywords)]
+            assert len(visible) == 1 and len(hidden) <= 1, meta["grade_id"]
+            call = visible[0]
+            seed = None
+            if hidden:
+                seed = next(ast.literal_eval(k.value) for k in hidden[0].keywords if k.arg == "seed")
+            found.setdefault(code_module[meta["grade_id"]], []).append((
+                meta["grade_id"], tuple(a.id for a in call.args),
+                tuple((k.arg, k.value.id) for k in call.keywords), seed))
+    return found
+
+
+def test_the_module_checks_are_the_graded_cells_of_the_key() -> None:
+    from autograd_lab.course.exercises.module_checks import MODULE_CHECKS
+    ours = {module: [(c.exercise, c.args, c.keywords, c.hidden_seed) for c in calls]
+            for module, calls in MODULE_CHECKS.items()}
+    assert ours == _key_module_checks(), (
+        "autograd_lab/course/exercises/module_checks.py must list every graded exercise whose "
+        "code is a %%mygrad cell, as the key's graded cell calls it")
+
+
+def test_a_module_that_fails_any_check_of_its_chapter_is_not_yours(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """``Mean`` without 1/n passed the loader's old checks (apply, Mul, ReLU) and then cost
+    chapter 04's engine check its points, blamed on the engine."""
+    pkg_dir = _copy_reference(tmp_path, ["variable", "function", "engine"])
+    text = (pkg_dir / "function.py").read_text()
+    broken = text.replace("grad_output * Variable(1.0 / n)", "grad_output")
+    assert broken != text
+    (pkg_dir / "function.py").write_text(broken)
+    pkg = loader.load_mygrad(5, folder=tmp_path)
+    got = {c.module: c.yours for c in pkg.__choices__}
+    assert got == {"variable": True, "function": False, "engine": True}
+    out = capsys.readouterr().out
+    assert "your function.py failed chapter 03's checks (Exercise ch03-reductions failed" in out
+    from autograd_lab.course.exercises import ch04
+    ch04.mygrad_engine(pkg)  # the learner's engine on the course's function.py: no lost points
+    capsys.readouterr()
+
+
+def test_a_missing_name_of_a_graded_cell_names_the_exercise(tmp_path: Path) -> None:
+    pkg_dir = _copy_reference(tmp_path, ["variable", "function"])
+    text = (pkg_dir / "function.py").read_text()
+    (pkg_dir / "function.py").write_text(text.replace("Clone", "Copy"))
+    module = next(m for m in MODULES if m.name == "function")
+    reason = loader.try_module({"variable": pkg_dir / "variable.py",
+                                "function": pkg_dir / "function.py"}, module, pkg_dir)
+    assert reason.startswith("ch03-clone-function: your function.py defines no Clone"), reason
+
+
+def test_the_record_spares_a_second_check_of_the_same_sources(tmp_path: Path, capsys,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    pkg_dir = _copy_reference(tmp_path, ["variable", "function"])
+    loader.load_mygrad(4, folder=tmp_path)
+    assert (pkg_dir / loader.RECORD).is_file()
+    ran: list[str] = []
+    real = loader.try_module
+    monkeypatch.setattr(loader, "try_module",
+                        lambda files, module, search=None: ran.append(module.name) or real(files, module, search))
+    first = [c.yours for c in loader.load_mygrad(4, folder=tmp_path).__choices__]
+    assert ran == [] and first == [True, True]
+    # a changed variable.py is checked again, and so is function.py, which was checked on it
+    (pkg_dir / "variable.py").write_text((pkg_dir / "variable.py").read_text() + "\n# edited\n")
+    loader.load_mygrad(4, folder=tmp_path)
+    assert ran == ["variable", "function"]
+    capsys.readouterr()
+
+
+def test_a_module_is_written_whole_while_another_notebook_reads_it(tmp_path: Path) -> None:
+    """Two notebooks at once (a learner's two tabs, the key run by several workers): a reader
+    sees the old file or the new one, never a half-written one."""
+    import threading
+    target = tmp_path / "mygrad" / "ops.py"
+    versions = ["A" * 200_000 + "\n", "B" * 300_000 + "\n"]
+    library.atomic_write(target, versions[0])
+    seen: set[str] = set()
+    stop = threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            seen.add(target.read_text())
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for i in range(200):
+            library.atomic_write(target, versions[i % 2])
+    finally:
+        stop.set()
+        reader.join()
+    assert seen <= set(versions) and seen
+    assert sorted(p.name for p in target.parent.iterdir()) == ["ops.py"]  # no temporary left
+    mask = os.umask(0)
+    os.umask(mask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~mask  # as a plain write leaves it

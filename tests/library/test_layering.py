@@ -120,7 +120,8 @@ def _room(module: str) -> str:
 # what each room of course/ may import of course/ besides itself (docs/architecture.md)
 COURSE_ALLOWED = {
     "learner": {"autograd_lab.course.authoring", "autograd_lab.course.authoring.notebooks",
-                "autograd_lab.course.exercises", "autograd_lab.course.exercises._parts"},
+                "autograd_lab.course.exercises", "autograd_lab.course.exercises._parts",
+                "autograd_lab.course.exercises.module_checks"},
     "grading": {"autograd_lab.course.authoring", "autograd_lab.course.authoring.notebooks",
                 "autograd_lab.course.authoring.release",
                 "autograd_lab.course.exercises", "autograd_lab.course.exercises._parts"},

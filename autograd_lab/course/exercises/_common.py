@@ -40,7 +40,7 @@ import numpy as np
 if TYPE_CHECKING:  # the chapter 00 checkers run without the library
     from autograd_lab import Variable
 
-__all__ = ["Checker", "data_of", "format_value", "grad_data", "library", "named", "shaped_mistakes"]
+__all__ = ["Checker", "data_of", "deeper_than_recursion", "format_value", "grad_data", "library", "named", "shaped_mistakes"]
 
 
 def format_value(value: Any, digits: int = 6) -> str:
@@ -251,6 +251,12 @@ class Checker:
                   f"(tolerance atol={atol:g}, rtol={rtol:g}).",
                   expected=expected, received=received, hint=hint)
         return got
+
+
+def deeper_than_recursion(depth: int) -> int:
+    """``depth``, or more where the recursion limit was raised (some tools raise it to 16,000 and
+    more): a chain that a recursive walk cannot get through in this process."""
+    return max(depth, sys.getrecursionlimit() + 1000)
 
 
 def library() -> Any:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Checker, grad_data
+from ._common import Checker, deeper_than_recursion, grad_data
 
 __all__ = ["ch04_topological_sort", "ch04_backward", "ch04_reused_node", "ch04_second_backward",
            "ch04_topological_order", "ch04_hooks", "ch04_engine_backward", "mygrad_engine"]
@@ -279,7 +279,7 @@ def ch04_topological_sort(topological_sort: Callable[[Any], list], *, seed: int 
                  received=len(second), hint="Keep the visited set inside the function (a new "
                  "one per call) instead of marking the nodes themselves.")
         _check_order(ck, second, g["out"])
-    depth = 10_000
+    depth = deeper_than_recursion(10_000)
     with ck.case(f"a {depth:,}-deep chain (deeper than Python's recursion limit)"):
         root, _ = _chain(depth)
         order = _run_sort(ck, topological_sort, root,
@@ -556,7 +556,7 @@ def _backward_cases(ck: Checker, backward: Callable[[Any], dict], hidden: bool) 
                       "and add them to the leaves once. If non-leaf gradients live in .grad, the "
                       "second call starts from the first call's leftovers.")
         _check_grads(ck, grads, g["out"], g, before=first)
-    depth = 10_000
+    depth = deeper_than_recursion(10_000)
     with ck.case(f"a {depth:,}-deep chain, each step multiplies by 1.0001"):
         root, x = _chain(depth, 1.0001)
         grads = _run_backward(ck, backward, root, hint="Your backward (or the topological_sort "
@@ -811,7 +811,7 @@ def ch04_topological_order(topological_order: Callable[[Any], list], mygrad: Mod
         for _ in range(12):
             h = h + h
         _check_variable_order(ck, ck.call(topological_order, h), h, {"x": x})
-    depth = 5000
+    depth = deeper_than_recursion(5000)
     with ck.case(f"a {depth:,}-deep chain (deeper than Python's recursion limit)"):
         x = _mg(pkg, 1.0, True)
         y = x
@@ -1167,10 +1167,11 @@ def _engine_backward_cases(ck: Checker, backward: Callable[..., Any], pkg: Modul
                      "saved tensors.")
         ck.close(_values(x.grad), 12.0, what="x.grad after the two calls",
                  hint="Leaves accumulate: the second call adds 6 to the first call's 6.")
-    with ck.case("a deep chain (3,000 operations) needs no recursion"):
+    depth = deeper_than_recursion(3000)
+    with ck.case(f"a deep chain ({depth:,} operations) needs no recursion"):
         x = _mg(pkg, 1.0, True)
         y = x
-        for _ in range(3000):
+        for _ in range(depth):
             y = y * 1.0
         ck.call(backward, y, hint="Use your iterative topological_order.")
         _grad_close(ck, x, 1.0, "x.grad", grads_hint)

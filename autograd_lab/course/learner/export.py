@@ -16,8 +16,10 @@ Only the standard library and nbformat are needed here (no IPython, no nbgrader)
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import re
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,10 +206,37 @@ def render_init(present: Iterable[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _mode_for(path: Path) -> int:
+    """The permissions a plain write would give: the file's own, or the umask's for a new one
+    (a temporary file starts private)."""
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all: into a temporary file beside it, then renamed over it,
+    so that a notebook importing the module while another one writes it (a learner's two tabs,
+    the key's notebooks run in parallel) reads the old file or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.chmod(tmp, _mode_for(path))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def _write_if_changed(path: Path, text: str) -> None:
     if not path.exists() or path.read_text(encoding="utf-8") != text:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", newline="\n")
+        atomic_write(path, text)
 
 
 def write_init(package_dir: Path) -> None:

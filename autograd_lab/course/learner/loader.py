@@ -18,9 +18,11 @@ the notebook gets it. The ``%%mygrad`` magic is registered too.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import importlib.util
 import io
+import json
 import os
 import signal
 import sys
@@ -30,7 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .export import (PACKAGE, REFERENCE_ROOT, Module, library_dir, modules_before)
+from .export import (PACKAGE, REFERENCE_ROOT, Module, atomic_write, library_dir, modules_before)
 
 CHECK_SECONDS = 60
 """Processor seconds one module's check may use before it counts as failed (an endless loop,
@@ -125,21 +127,79 @@ def library_check(module: Module) -> Callable[[types.ModuleType], None] | None:
 
 
 def _first_line(err: BaseException) -> str:
+    from ..exercises.module_checks import ModuleCheckFailed
     text = str(err).strip().splitlines()
+    if isinstance(err, ModuleCheckFailed) and text:  # it names the exercise and the case
+        return text[0]
     return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
 
 
 def try_module(files: dict[str, Path], module: Module, search: Path | None = None) -> str:
-    """Build the package from ``files`` and check ``module``; return '' or why it failed."""
+    """Build the package from ``files`` and check ``module`` with every graded check of its
+    chapter that touches it (visible and hidden cases, :mod:`~..exercises.module_checks`) and
+    the chapter's library check; return '' or why it failed."""
+    from ..exercises.module_checks import run_module_checks
     try:
         with contextlib.redirect_stdout(io.StringIO()), _time_limit(CHECK_SECONDS):
             package = build_package(files, search)
+            run_module_checks(package, module.name)
             check = library_check(module)
             if check is not None:
                 check(package)
     except (Exception, _CheckTimeout) as err:  # the learner's code may raise anything
         return _first_line(err)
     return ""
+
+
+# -- the record of checks already run -----------------------------------------------------------
+RECORD = ".checks.json"
+"""In the learner's ``mygrad/``: the outcome of each module's checks, keyed by a hash of exactly
+the sources they ran on (the module, the modules under it, the checkers), so an unchanged
+module is not checked again at the start of every chapter."""
+
+
+def _checkers_hash() -> str:
+    folder = Path(__file__).resolve().parents[1] / "exercises"
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def record_key(files: dict[str, Path], module: Module) -> str:
+    """What a module's outcome depends on: every file the package was built from, in order,
+    and the checkers."""
+    digest = hashlib.sha256(f"{module.name}\0{_checkers_hash()}".encode())
+    for name, path in files.items():
+        digest.update(f"\0{name}\0".encode() + Path(path).read_bytes())
+    return digest.hexdigest()
+
+
+def read_record(folder: Path) -> dict[str, dict[str, str]]:
+    try:
+        data = json.loads((folder / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_record(folder: Path, record: dict[str, dict[str, str]]) -> None:
+    """Write the record whole or not at all (two notebooks may load at once)."""
+    with contextlib.suppress(OSError):
+        atomic_write(folder / RECORD, json.dumps(record, indent=1, sort_keys=True))
+
+
+def _checked(files: dict[str, Path], module: Module, own_dir: Path,
+             record: dict[str, dict[str, str]]) -> str:
+    """``try_module``, or its recorded outcome for exactly these sources."""
+    key = record_key(files, module)
+    seen = record.get(module.name)
+    if isinstance(seen, dict) and seen.get("key") == key and isinstance(seen.get("reason"), str):
+        return seen["reason"]
+    reason = try_module(files, module, own_dir)
+    if "did not finish within" not in reason:  # a time-out depends on the machine's load
+        record[module.name] = {"key": key, "reason": reason}
+    return reason
 
 
 def choose_modules(chapter: int, *, including: bool = False,
@@ -149,10 +209,12 @@ def choose_modules(chapter: int, *, including: bool = False,
     reference = REFERENCE_ROOT / PACKAGE
     files: dict[str, Path] = {}
     choices = []
+    record = read_record(own_dir)
+    before = dict(record)
     for module in modules_before(chapter, including=including):
         own = own_dir / f"{module.name}.py"
         if own.is_file():
-            reason = try_module({**files, module.name: own}, module, own_dir)
+            reason = _checked({**files, module.name: own}, module, own_dir, record)
         else:
             reason = "missing"
         chosen = own if not reason else reference / f"{module.name}.py"
@@ -160,6 +222,8 @@ def choose_modules(chapter: int, *, including: bool = False,
             continue
         files[module.name] = chosen
         choices.append(Choice(module.name, chosen, not reason, reason))
+    if record != before and own_dir.is_dir():
+        write_record(own_dir, record)
     return choices
 
 
