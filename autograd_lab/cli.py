@@ -37,6 +37,17 @@ def _start(args: argparse.Namespace) -> int:
                  ip=args.ip, jupyter_args=args.passthrough, update_notebooks=args.update)
 
 
+SCORE_NOTE = ("These are the grader's checks on the visible cases, run as the grader runs them "
+              "(with the course's modules for earlier chapters). Hidden tests add cases when "
+              "your instructor grades, and hand-graded answers are scored by your instructor.")
+
+
+def _score_note() -> str:
+    import shutil
+    import textwrap
+    return textwrap.fill(SCORE_NOTE, shutil.get_terminal_size((100, 24)).columns)
+
+
 def _check(args: argparse.Namespace) -> int:
     from .course.authoring.notebooks import CourseError
     from .course.learner.check import (ChapterScore, check_notebook_and_library, format_course,
@@ -45,8 +56,9 @@ def _check(args: argparse.Namespace) -> int:
     if len(paths) == 1 and not any(Path(p).is_dir() for p in args.notebook):
         results, library = check_notebook_and_library(paths[0], timeout=args.timeout)
         print(format_table(results, verbose=args.verbose))
+        print("\n" + _score_note())
         if library:
-            print("\nyour mygrad in this run (from the mygrad/ folder beside the notebook):")
+            print("\nyour mygrad (what this notebook uses when you run it in JupyterLab):")
             for line in library:
                 print("  " + line.removeprefix("mygrad: "))
         return 0 if all(r.passed for r in results) else 1
@@ -63,6 +75,7 @@ def _check(args: argparse.Namespace) -> int:
         chapters.append(ChapterScore(path.name, tuple(results)))
     print("== the course ==")
     print(format_course(chapters))
+    print("\n" + _score_note())
     return 0 if all(not c.error and all(r.passed for r in c.results) for c in chapters) else 1
 
 

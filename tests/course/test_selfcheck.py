@@ -1,6 +1,7 @@
 """``autograd-lab check``: the score table a learner reads, run through the console script."""
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -139,7 +140,8 @@ def test_wrapping_keeps_every_word_at_any_width() -> None:
 
 
 def test_check_reports_which_mygrad_modules_were_used_and_leaves_them_alone(tmp_path) -> None:
-    """The learner's mygrad/ beside the notebook is used (on a copy) and reported."""
+    """The learner's mygrad/ beside the notebook is reported (each module checked by its
+    chapter) and left as it was; the score comes from the run the grader makes."""
     import shutil
 
     from autograd_lab.course.learner.export import PACKAGE, REFERENCE_ROOT
@@ -147,11 +149,37 @@ def test_check_reports_which_mygrad_modules_were_used_and_leaves_them_alone(tmp_
     own = tmp_path / PACKAGE
     own.mkdir()
     (own / "variable.py").write_text((REFERENCE_ROOT / PACKAGE / "variable.py").read_text())
-    before = {p.name: p.read_text() for p in own.iterdir()}
+    before = {p.name: p.read_text() for p in own.iterdir() if p.suffix == ".py"}
     done = run_cli("check", str(tmp_path / "03_function.ipynb"), timeout=600)
-    assert "your mygrad in this run" in done.stdout, done.stdout + done.stderr
+    assert "your mygrad (what this notebook uses when you run it" in done.stdout, done.stdout + done.stderr
     assert "your variable.py (each passed its chapter's checks)" in done.stdout
-    assert {p.name: p.read_text() for p in own.iterdir()} == before  # untouched by the run
+    assert "Hidden tests add cases when your instructor grades" in done.stdout
+    assert {p.name: p.read_text() for p in own.iterdir() if p.suffix == ".py"} == before
+
+
+def test_check_scores_with_the_modules_the_grader_uses(tmp_path, monkeypatch) -> None:
+    """One score: the grader runs a notebook alone (the course's modules for earlier chapters),
+    so check runs it with an empty mygrad/ of its own, not the learner's folder."""
+    import shutil
+
+    from autograd_lab.course.learner import check as check_module
+    from autograd_lab.course.learner.export import DIR_ENV, PACKAGE, REFERENCE_ROOT
+    shutil.copy(ROOT / "course" / "04_engine.ipynb", tmp_path)
+    (tmp_path / PACKAGE).mkdir()
+    for name in ("variable", "function"):
+        (tmp_path / PACKAGE / f"{name}.py").write_text((REFERENCE_ROOT / PACKAGE / f"{name}.py").read_text())
+    seen = {}
+
+    def execute(nb, cwd, timeout):
+        folder = Path(os.environ[DIR_ENV])
+        seen["folder"], seen["content"] = folder, sorted(p.name for p in folder.iterdir())
+        return None
+
+    monkeypatch.setattr(check_module, "execute", execute)
+    monkeypatch.delenv(DIR_ENV, raising=False)
+    _, lines = check_module.check_notebook_and_library(tmp_path / "04_engine.ipynb")
+    assert seen["folder"] != tmp_path and seen["content"] == []
+    assert lines == ["mygrad: your variable.py, function.py (each passed its chapter's checks)"]
 
 
 # -- the course-wide score: `autograd-lab check FOLDER` or several notebooks -------------------

@@ -17,6 +17,8 @@ rather than the ``NameError`` it causes in the check cell.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import shutil
@@ -202,11 +204,15 @@ def library_lines(nb: NotebookNode) -> list[str]:
 
 def check_notebook_and_library(path: Path, timeout: float = 120.0
                                ) -> tuple[list[ExerciseResult], list[str]]:
-    """Like :func:`check_notebook`, plus what the loader said about the learner's ``mygrad``:
-    which of their modules the notebook used and which fell back to the course's.
+    """Like :func:`check_notebook`, plus what the loader says about the learner's ``mygrad``:
+    which of their modules the notebook uses when they run it, and which fall back to the
+    course's.
 
-    The run uses a copy of the ``mygrad/`` folder beside the notebook, so the notebook's
-    ``%%mygrad`` cells cannot change the learner's files.
+    The score is the grader's, hidden cases aside: the notebook runs as the grader runs it, with
+    the course's modules for the earlier chapters (an empty ``mygrad/`` folder of its own, which
+    the notebook's ``%%mygrad`` cells fill), so the learner's files are not changed and a module
+    of an earlier chapter cannot move this chapter's score. The learner's own modules are
+    reported apart (each passes every check of its chapter, or the course's is used).
     """
     path = Path(path)
     if not path.is_file():
@@ -220,14 +226,11 @@ def check_notebook_and_library(path: Path, timeout: float = 120.0
     if not exercises(nb):
         raise CourseError(f"{path.name} has no graded cells, so there is nothing to score. "
                           "Check a course notebook (the ones with exercises).")
-    from .export import DIR_ENV, PACKAGE, library_dir
-    own = library_dir(os.environ.get(DIR_ENV) or path.parent.resolve()) / PACKAGE
+    from .export import DIR_ENV
+    folder = os.environ.get(DIR_ENV) or str(path.parent.resolve())
     previous = os.environ.get(DIR_ENV)
     with tempfile.TemporaryDirectory(prefix="autograd-lab-check-") as tmp:
-        if own.is_dir():
-            shutil.copytree(own, Path(tmp) / PACKAGE,
-                            ignore=shutil.ignore_patterns("__pycache__"))
-        os.environ[DIR_ENV] = tmp  # the kernel inherits it
+        os.environ[DIR_ENV] = tmp  # the kernel inherits it: the course's earlier modules
         try:
             stopped = execute(nb, path.parent.resolve(), timeout)
         finally:
@@ -235,7 +238,19 @@ def check_notebook_and_library(path: Path, timeout: float = 120.0
                 os.environ.pop(DIR_ENV, None)
             else:
                 os.environ[DIR_ENV] = previous
-    return score_executed(nb, stopped, timeout), library_lines(nb)
+    return score_executed(nb, stopped, timeout), own_library_lines(path, folder)
+
+
+def own_library_lines(path: Path, folder: str) -> list[str]:
+    """What the chapter's first cell says of the learner's ``mygrad`` in ``folder`` (their
+    modules of the chapters before this notebook's), without running the notebook."""
+    found = re.match(r"(\d\d)_", Path(path).name)
+    if not found or int(found.group(1)) < 3:
+        return []
+    from .loader import choose_modules, describe
+    with contextlib.redirect_stdout(io.StringIO()):
+        choices = choose_modules(int(found.group(1)), folder=folder)
+    return describe(choices)
 
 
 def _wrap(text: str, width: int) -> list[str]:
