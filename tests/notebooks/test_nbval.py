@@ -72,3 +72,23 @@ def test_key_runs_and_matches_its_stored_outputs(notebook: Path, key_library: Pa
 @pytest.mark.parametrize("notebook", COPIES, ids=[p.stem for p in COPIES])
 def test_student_copy_runs(notebook: Path, learner_library: Path) -> None:
     _nbval(notebook, "--nbval-lax", library=learner_library)
+
+
+def test_nbval_straight_on_the_key_with_two_workers(tmp_path: Path) -> None:
+    """`pytest --nbval solutions/` as a maintainer types it, several notebooks on two workers and
+    no folder chosen: each notebook gets its own copy of the key's library (the root conftest.py),
+    instead of sharing a `solutions/mygrad/` that another notebook is still writing (or that a
+    fresh clone does not have: chapter 05's cells 0 and 55 then failed)."""
+    pytest.importorskip("nbval")
+    notebooks = [ROOT / "solutions" / f"{name}.ipynb" for name in ("04_engine", "05_tensors_broadcasting")]
+    env = {k: v for k, v in os.environ.items() if k != DIR_ENV}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env.pop("MPLBACKEND", None)
+    before = (ROOT / "solutions" / "mygrad").exists()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider",
+         "-p", "tests._without_iri_checker", "--nbval", "--nbval-current-env",
+         "--nbval-sanitize-with", str(SANITIZE), *map(str, notebooks)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+    assert (ROOT / "solutions" / "mygrad").exists() == before  # nothing written beside the key
