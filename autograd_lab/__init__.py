@@ -25,7 +25,6 @@ from .ops import (abs, acos, add, amax, amin, argmax, argmin, asin, atan, broadc
 from .ops import (bmm, chunk, cumprod, cumsum, dot, einsum, erf, flip, floor_divide, fmod, logsumexp,  # noqa: A004
                   masked_fill, movedim, nan_to_num, nonzero, outer, prod, remainder, repeat, roll, scatter,
                   scatter_add, split, swapaxes, tile, topk, tril, triu)
-from .replay import CaptureError, CapturedStep, capture
 from .variable import Variable
 
 Tensor = Variable  # PyTorch's name for the same thing since 0.4
@@ -35,17 +34,23 @@ __version__ = "0.1.0"
 # Higher layers load on first use (al.nn, al.functional, …): `import autograd_lab` stays fast and
 # compiles no numba kernel.
 _LAZY_SUBMODULES = ("functional", "nn", "optim", "data", "viz", "train", "kernels", "autograd")
+# Capture is a layer over the core that nothing of the eager path needs: it loads when used.
+_LAZY_NAMES = {"capture": "replay", "CapturedStep": "replay", "CaptureError": "replay"}
 
 
 def __getattr__(name: str):
-    if name in _LAZY_SUBMODULES:
-        import importlib
+    import importlib
 
+    if name in _LAZY_SUBMODULES:
         module = importlib.import_module(f".{name}", __name__)
         globals()[name] = module
         return module
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(f".{_LAZY_NAMES[name]}", __name__), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'autograd_lab' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY_SUBMODULES))
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES) | set(_LAZY_NAMES))

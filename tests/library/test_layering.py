@@ -213,3 +213,20 @@ def test_the_private_import_rule_can_fail(tmp_path, monkeypatch):
     probe.write_text("from .function import _record\nfrom ._util import raw\n")
     monkeypatch.setitem(MODULES, "autograd_lab.probe", probe)
     assert _private_imports("autograd_lab.probe") == ["function._record"]
+
+
+def test_importing_the_library_loads_neither_the_course_nor_the_capture_layer() -> None:
+    """`import autograd_lab` is the library alone: the course's tooling is never imported by it,
+    and capture (a layer over the core) loads when it is first used."""
+    import subprocess
+    import sys
+    program = ("import sys, autograd_lab as al\n"
+               "print(sorted(m for m in sys.modules if m.startswith('autograd_lab.course')))\n"
+               "print(sorted(m for m in ('autograd_lab.replay', 'autograd_lab.array_forms') "
+               "if m in sys.modules))\n"
+               "al.capture\n"
+               "print('autograd_lab.replay' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=120, cwd=pathlib.Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:3] == ["[]", "[]", "True"], done.stdout
