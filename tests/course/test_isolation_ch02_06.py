@@ -168,6 +168,8 @@ CH03_NEW_MISTAKES = [
      "as a tuple"),
     # a new node without _saved: saved_tensors of Add's node crashes
     ("ch03-context", [("        self._saved = ()\n", "")], "set what it reads in __init__"),
+    # a correct node under another name: chapter 06 reads _saved (a contract, checked here)
+    ("ch03-context", [("self._saved", "self._tensors")], "chapter 06 adds version checks"),
     # BroadcastTo's backward passes the gradient through: the wrong shape
     ("ch03-sum-to", [("        return SumTo.apply(grad_output, ctx.x_shape), None",
                       "        return grad_output, None")], "sum grad_output back down"),

@@ -789,9 +789,10 @@ class _Tensor:
 
 def ch03_context(Context: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
     """Check the learner's ``Context``: a new node has no inputs, no flags and saved nothing;
-    ``save_for_backward`` keeps the tensors on this node; ``saved_tensors`` gives them back as
-    a tuple, the same objects; ``release`` frees them, after which ``saved_tensors`` raises
-    RuntimeError mentioning retain_graph. Only the Context is used."""
+    ``save_for_backward`` keeps the tensors on this node, in ``_saved`` (chapter 06 reads it);
+    ``saved_tensors`` gives them back as a tuple, the same objects; ``release`` frees them
+    (``_saved`` becomes None), after which ``saved_tensors`` raises RuntimeError mentioning
+    retain_graph. Only the Context is used."""
     ck = Checker("ch03-context", seed=seed, hidden=hidden)
     ck.check(isinstance(Context, type), "Context is not a class.", received=Context,
              hint="Pass the class itself: check.ch03_context(Context).")
@@ -837,6 +838,12 @@ def ch03_context(Context: type[Any], *, seed: int = 0, hidden: bool = False) -> 
         again = unpack(ctx, hint="Reading saved_tensors must not use the tensors up.")
         ck.check(tuple(again) == (a, b), "reading saved_tensors a second time failed.",
                  received=again, hint="saved_tensors only reads; release() is what frees.")
+        kept = getattr(ctx, "_saved", "no attribute _saved")
+        ck.check(isinstance(kept, (tuple, list)) and tuple(kept) == (a, b),
+                 "the node does not keep the saved tensors in its attribute _saved.",
+                 expected="ctx._saved == (a, b)", received=kept,
+                 hint="Keep them in self._saved, as the exercise says: chapter 06 adds version "
+                      "checks to this node and reads self._saved.")
     with ck.case("each node keeps its own tensors"):
         first, second = new(), new()
         a, b = _Tensor("a"), _Tensor("b")
@@ -873,6 +880,11 @@ def ch03_context(Context: type[Any], *, seed: int = 0, hidden: bool = False) -> 
         got = unpack(other, hint="release() of one node must leave the others alone.")
         ck.check(len(got) == 1, "releasing one node freed another node's tensors.",
                  received=got, hint="release() frees this node's tensors only (self).")
+        freed = getattr(ctx, "_saved", "no attribute _saved")
+        ck.check(freed is None, "after release() the node's _saved is not None.",
+                 expected="ctx._saved is None", received=freed,
+                 hint="release() sets self._saved to None, as the exercise says: that is how "
+                      "saved_tensors (here and in chapter 06) tells 'freed' from 'saved nothing'.")
     ck.done()
 
 
