@@ -708,3 +708,22 @@ def test_the_closing_count_is_zero_for_untouched_copies_and_the_solutions_for_th
     assert untouched.learner == 0 and untouched.total > 0
     key = summarise(learner_table([ROOT / "solutions"], course), range(2, 7))
     assert key.learner == summarise(key_table([ROOT / "solutions"]), range(2, 7)).learner
+
+
+def _unpack_naming_dtype_and_shape(ctx):
+    """The message section 4 suggests: it names the tensor's dtype and shape too."""
+    _freed_check(ctx)
+    for i, (t, v) in enumerate(zip(ctx._saved, ctx.__dict__.get("_saved_versions", ()))):
+        if t is not None and t._version != v:
+            raise RuntimeError(f"one of the variables needed for gradient computation has been "
+                               f"modified by an inplace operation: saved tensor {i} "
+                               f"[{t.dtype}, shape {tuple(t.shape)}] is at version {t._version}; "
+                               f"expected version {v} instead.")
+    return tuple(ctx._saved)
+
+
+def test_ch06_version_check_accepts_a_message_naming_dtype_and_shape(capsys):
+    """The chapter advises naming the tensor's dtype and shape; the check's stand-in tensors
+    have both, so following the advice costs nothing."""
+    check.ch06_version_check(install(_save_right, _unpack_naming_dtype_and_shape), hidden=True)
+    assert "All" in capsys.readouterr().out

@@ -238,8 +238,11 @@ class _Saved:
     save_for_backward/saved_tensors does not depend on the rest of the learner's library)."""
 
     def __init__(self, name: str, version: int = 0) -> None:
-        self.name, self._version, self.shape = name, version, (2,)
+        self.name, self._version = name, version
+        # what a message may name about the tensor, as the chapter's section 4 suggests
         self.data = np.zeros(2)
+        self.shape, self.dtype, self.ndim = self.data.shape, self.data.dtype, self.data.ndim
+        self.requires_grad, self.is_leaf, self.grad_fn = False, True, None
 
     def detach(self) -> _Saved:
         return _Saved(self.name + "'")
