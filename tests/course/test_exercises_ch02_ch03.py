@@ -656,3 +656,28 @@ def test_ch03_find_the_bug_changing_grad_output_in_place_is_caught():
     msg = failure(check.ch03_find_the_bug, in_place)
     assert msg.startswith("Exercise ch03-find-the-bug failed")
     assert "changed grad_output in place" in msg and "a copy" in msg
+
+
+def test_ch02_find_leaves_catches_a_recursive_walk():
+    """The prose warns that a loop builds long chains; a recursive walk that is right on every
+    short graph fails the chain deeper than the recursion limit, with a hint naming recursion."""
+    def recursive(var):
+        leaves, seen = [], set()
+
+        def visit(node):
+            for child, _ in node.next_functions:
+                if child is None or id(child) in seen:
+                    continue
+                seen.add(id(child))
+                if hasattr(child, "variable"):
+                    leaves.append(child.variable)
+                else:
+                    visit(child)
+
+        if var.grad_fn is None:
+            return [var] if var.requires_grad else []
+        visit(var.grad_fn)
+        return leaves
+
+    msg = failure(check.ch02_find_leaves, recursive)
+    assert "deeper than Python's recursion limit" in msg and "RecursionError" in msg, msg

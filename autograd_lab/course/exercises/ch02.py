@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from autograd_lab import Variable, no_grad, ones, tensor
-from ._common import Checker, format_value, grad_data
+from ._common import Checker, deeper_than_recursion, format_value, grad_data
 
 __all__ = ["ch02_variable_class", "ch02_propagation_rule", "ch02_hand_gradients",
            "ch02_find_leaves"]
@@ -381,6 +381,14 @@ def ch02_find_leaves(find_leaves: Callable[[Variable], list], *, seed: int = 0,
     e = leaf(3)
     cases.append(("(e.detach() * 2).sum(): no leaves", (e.detach() * 2).sum(), [],
                   "A Variable with grad_fn None that does not require grad has no leaves: []."))
+    x = leaf(2)
+    y = x
+    for _ in range(deeper_than_recursion(3000)):
+        y = y * 1.0
+    cases.append(("a chain deeper than Python's recursion limit", y, [x],
+                  "A function that calls itself for each node needs one Python frame per node, "
+                  "and Python stops at about 1,000 (RecursionError): keep the nodes still to "
+                  "visit in a list (a stack) instead."))
     if hidden:
         ps = [leaf(2) for _ in range(4)]
         h = ps[0]
