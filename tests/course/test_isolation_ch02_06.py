@@ -205,6 +205,13 @@ CH03_NEW_MISTAKES = [
     # Exp's backward passes grad_output through
     ("ch03-exp-function", [("        return grad_output * y", "        return grad_output")],
      "passed grad_output through unchanged"),
+    # Exp's backward returns numpy's array: right numbers, but chapter 11 cannot differentiate it
+    ("ch03-exp-function", [("        return grad_output * y", "        return (grad_output * y).data")],
+     "chapter 11 differentiates backward"),
+    # Mul's backward returns numpy arrays (the learners' case: not caught before)
+    ("ch03-mul-function", [("sum_to(grad_output * b, a.shape), sum_to(grad_output * a, b.shape)",
+                            "sum_to(grad_output * b, a.shape).data, sum_to(grad_output * a, b.shape).data")],
+     "not a Variable"),
     # Exp changes its input
     ("ch03-exp-function", [("        y = Variable(np.exp(x.data))",
                             "        y = Variable(np.exp(x.data, out=x.data))")],

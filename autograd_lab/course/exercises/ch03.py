@@ -113,7 +113,21 @@ def _backward(ck: Checker, cls: type[Any], node: Any, grad: Any, inputs: str) ->
                      f"ctx.save_for_backward({inputs}) in forward, before it returns.") from err
         raise ck.error(f"your {cls.__name__}.backward raised {type(err).__name__}: {err}",
                        hint="Read the traceback above to find the failing line.") from err
-    return result if isinstance(result, tuple) else (result,)
+    result = result if isinstance(result, tuple) else (result,)
+    returns_variables(ck, cls, result, type(grad))
+    return result
+
+
+def returns_variables(ck: Checker, cls: type[Any], grads: tuple, Variable: type[Any]) -> None:
+    """Every gradient a backward returns is a Variable (or None for an input that needs none)."""
+    bad = [g for g in grads if g is not None and not isinstance(g, Variable)]
+    ck.check(not bad, f"{cls.__name__}.backward returned a {type(bad[0]).__name__ if bad else ''}"
+             ", not a Variable.", expected="Variables (or None)",
+             received=format_value(bad[0]) if bad else None,
+             hint="Compute the gradients with Variable operations (grad_output * b, not "
+                  "grad_output.data * b.data) and return Variables: the engine adds Variables, "
+                  "and chapter 11 differentiates backward itself, which needs its formulas "
+                  "recorded like any other computation.")
 
 
 def _check_node(ck: Checker, y: Any, cls: type[Any], Variable: type[Any]) -> Any:
@@ -927,6 +941,7 @@ def _by_hand(ck: Checker, cls: type[Any], ns: dict[str, Any], x: np.ndarray, g: 
     ck.check(len(grads) >= 1 and grads[0] is not None, f"{cls.__name__}.backward returned no "
              "gradient for x.", received=grads, hint="Return the gradient of x (one per input "
                                                       "of forward).")
+    returns_variables(ck, cls, grads, Variable)
     return out_data, np.asarray(_data(grads[0]), dtype=np.float64)
 
 
