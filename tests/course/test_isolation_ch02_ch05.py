@@ -186,6 +186,10 @@ CH05_MISTAKES = [
     # Index's backward passes grad_output through: the selection's shape
     ("ch05-index-function", [("return Scatter.apply(grad_output, ctx.x_shape, ctx.key), None",
                               "return grad_output, None")], "shape of the elements read"),
+    # Index's backward scatters with numpy and returns the array (right numbers, no Variable)
+    ("ch05-index-function", [("return Scatter.apply(grad_output, ctx.x_shape, ctx.key), None",
+                              "return Scatter.apply(grad_output, ctx.x_shape, ctx.key).data, None")],
+     "not a Variable"),
     # Index forgets to keep x's shape
     ("ch05-index-function", [("        ctx.x_shape, ctx.key = x.shape, key\n",
                               "        ctx.key = key\n")], "keep them on ctx"),

@@ -40,7 +40,7 @@ import numpy as np
 if TYPE_CHECKING:  # the chapter 00 checkers run without the library
     from autograd_lab import Variable
 
-__all__ = ["Checker", "data_of", "deeper_than_recursion", "format_value", "grad_data", "library", "named", "shaped_mistakes"]
+__all__ = ["Checker", "data_of", "deeper_than_recursion", "returns_variables", "format_value", "grad_data", "library", "named", "shaped_mistakes"]
 
 
 def format_value(value: Any, digits: int = 6) -> str:
@@ -251,6 +251,18 @@ class Checker:
                   f"(tolerance atol={atol:g}, rtol={rtol:g}).",
                   expected=expected, received=received, hint=hint)
         return got
+
+
+def returns_variables(ck: Checker, cls: type[Any], grads: tuple, Variable: type[Any]) -> None:
+    """Every gradient a backward returns is a Variable (or None for an input that needs none)."""
+    bad = [g for g in grads if g is not None and not isinstance(g, Variable)]
+    ck.check(not bad, f"{cls.__name__}.backward returned a {type(bad[0]).__name__ if bad else ''}"
+             ", not a Variable.", expected="Variables (or None)",
+             received=format_value(bad[0]) if bad else None,
+             hint="Compute the gradients with Variable operations (grad_output * b, not "
+                  "grad_output.data * b.data) and return Variables: the engine adds Variables, "
+                  "and chapter 11 differentiates backward itself, which needs its formulas "
+                  "recorded like any other computation.")
 
 
 def deeper_than_recursion(depth: int) -> int:

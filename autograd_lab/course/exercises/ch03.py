@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from ._common import Checker, format_value, swapped_names
+from ._common import Checker, format_value, returns_variables, swapped_names
 
 __all__ = ["ch03_context", "ch03_own_apply", "ch03_sum_to", "ch03_mul_function",
            "ch03_neg_function", "ch03_exp_function", "ch03_relu_function", "ch03_reductions",
@@ -116,18 +116,6 @@ def _backward(ck: Checker, cls: type[Any], node: Any, grad: Any, inputs: str) ->
     result = result if isinstance(result, tuple) else (result,)
     returns_variables(ck, cls, result, type(grad))
     return result
-
-
-def returns_variables(ck: Checker, cls: type[Any], grads: tuple, Variable: type[Any]) -> None:
-    """Every gradient a backward returns is a Variable (or None for an input that needs none)."""
-    bad = [g for g in grads if g is not None and not isinstance(g, Variable)]
-    ck.check(not bad, f"{cls.__name__}.backward returned a {type(bad[0]).__name__ if bad else ''}"
-             ", not a Variable.", expected="Variables (or None)",
-             received=format_value(bad[0]) if bad else None,
-             hint="Compute the gradients with Variable operations (grad_output * b, not "
-                  "grad_output.data * b.data) and return Variables: the engine adds Variables, "
-                  "and chapter 11 differentiates backward itself, which needs its formulas "
-                  "recorded like any other computation.")
 
 
 def _check_node(ck: Checker, y: Any, cls: type[Any], Variable: type[Any]) -> Any:

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Checker, data_of, library, named, shaped_mistakes, swapped_attributes, swapped_names
+from ._common import (Checker, data_of, library, named, returns_variables, shaped_mistakes, swapped_attributes,
+                      swapped_names)
 
 __all__ = ["ch05_reshape_transpose", "ch05_index_function", "ch05_matmul_vectors", "ch05_unbroadcast", "ch05_unbroadcast_function", "ch05_sum_backward", "ch05_mean_backward", "ch05_sub_function", "ch05_div_function",
            "ch05_pow_function", "ch05_log_function", "ch05_matmul_backward", "ch05_softmax", "ch05_log_softmax",
@@ -1028,6 +1029,7 @@ def _by_hand(ck: Checker, cls: Any, arrays: list[np.ndarray], g: np.ndarray,
     ck.check(np.array_equal(grad_output.data, g), f"{cls.__name__}.backward changed grad_output.",
              hint="grad_output belongs to the engine: compute new Variables from it.")
     grads = list(grads) if isinstance(grads, tuple) else [grads]
+    returns_variables(ck, cls, tuple(grads), Variable)
     return np.asarray(data_of(out), dtype=np.float64), grads
 
 
