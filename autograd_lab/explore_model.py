@@ -58,6 +58,15 @@ def _variable_info(var: Any) -> dict:
             "requires_grad": bool(var.requires_grad), "is_leaf": var.grad_fn is None}
 
 
+def _versions_text(t: Any, saved_at: Any) -> str:
+    """``, version 1 (saved at 0)``: the tensor's version counter now, and when it was saved."""
+    counter = getattr(t, "_vc", None)  # an output saved by its own node keeps only its counter
+    now = getattr(counter, "value", None) if counter is not None else getattr(t, "_version", None)
+    if now is None:
+        return ""
+    return f", version {now}" + ("" if saved_at is None else f" (saved at {saved_at})")
+
+
 def _saved_info(ctx: Any) -> list[str]:
     """What a node's ctx holds for backward: each saved tensor, then its plain attributes."""
     saved = ctx.__dict__.get("_saved", None)
@@ -65,13 +74,15 @@ def _saved_info(ctx: Any) -> list[str]:
         lines = ["saved tensors: freed by backward (retain_graph=False)"]
     else:
         lines = []
+        versions = ctx.__dict__.get("_saved_versions")
+        if versions is None:  # autograd_lab's node keeps None for "all saved at version 0"
+            versions = [0] * len(saved or ()) if hasattr(type(ctx), "_saved_versions") else ()
         for i, t in enumerate(saved or ()):
             if t is None:
                 continue
             data = np.asarray(getattr(t, "_data", getattr(t, "data", t)))
-            version = getattr(t, "_version", None)
-            more = "" if version is None else f", version {version}"
-            lines.append(f"saved[{i}]: {shape_text(data.shape)} {data.dtype}{more} = {value_text(data)}")
+            lines.append(f"saved[{i}]: {shape_text(data.shape)} {data.dtype}"
+                         f"{_versions_text(t, versions[i] if i < len(versions) else None)} = {value_text(data)}")
     for name, value in sorted(vars(ctx).items()):
         if not name.startswith("_") and name not in ("inputs", "needs_input_grad", "next_functions") \
                 and isinstance(value, (int, float, bool, str, tuple)) and len(repr(value)) < 80:
