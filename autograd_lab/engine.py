@@ -209,7 +209,7 @@ def _backward_walk(roots: Sequence[Variable], seeds: Sequence[Variable], retain_
                     accumulate_leaf(node.variable, buf[0], create_graph)
             else:
                 _run_node(node, buf, buffers, retain_graph, sent)
-            if watch is not None:
+            if sent is not None and watch is not None:
                 watch(node, buf, sent)
                 sent = []
     finally:

@@ -116,6 +116,18 @@ function update(drawn, model, status) {
   status.classList.toggle("al-status-error", Boolean(error) && position === total);
 }
 
+// The first Step asks the kernel to run backward once (a message to Python); after that the
+// recorded steps are here and the view moves through them itself, telling Python where it is.
+function act(model, action) {
+  if (!model.get("walked")) {
+    model.send({ action });
+    return;
+  }
+  const total = model.get("steps").length, position = model.get("position");
+  model.set("position", action === "step" ? Math.min(position + 1, total) : action === "end" ? total : 0);
+  model.save_changes();
+}
+
 function render({ model, el }) {
   const root = html("div", "al-explorer", el);
   root.tabIndex = 0;
@@ -123,7 +135,7 @@ function render({ model, el }) {
   const buttons = {};
   for (const [action, label] of [["step", "Step"], ["end", "Run to end"], ["reset", "Reset"]]) {
     buttons[action] = html("button", `al-button al-${action}`, bar, label);
-    buttons[action].addEventListener("click", () => model.send({ action }));
+    buttons[action].addEventListener("click", () => act(model, action));
   }
   const status = html("span", "al-status", bar);
   const title = model.get("title");
@@ -135,7 +147,7 @@ function render({ model, el }) {
   for (const n of nodes) drawn.nodes[n.key].addEventListener("click", () => showInfo(panel, n));
   root.addEventListener("keydown", (event) => {
     const action = { s: "step", ArrowRight: "step", e: "end", r: "reset" }[event.key];
-    if (action) { model.send({ action }); event.preventDefault(); }
+    if (action) { act(model, action); event.preventDefault(); }
   });
   const refresh = () => update(drawn, model, status);
   model.on("change:position", refresh);

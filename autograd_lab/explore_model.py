@@ -27,7 +27,7 @@ Where the numbers come from (they are never recomputed here):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -157,13 +157,13 @@ class GraphModel:
         self.graph: Any = (_MygradGraph(root, names, max_nodes) if self.is_mygrad
                             else PictureGraph([root], names, max_nodes))
         self._known = {id(v): v for v in names} | {id(root): root}
-        layout(self.graph)
-        self.edges = [{"id": f"e{i}", "src": _key(s), "dst": _key(d), "grad": g}
+        layout(cast(PictureGraph, self.graph))  # a _MygradGraph has the same nodes and edges
+        self.edges: list[dict[str, Any]] = [{"id": f"e{i}", "src": _key(s), "dst": _key(d), "grad": g}
                       for i, (s, d, g) in enumerate(self.graph.edges)]
         self._edge_ids: dict[tuple[str, str], list[str]] = {}
         for e in self.edges:
             self._edge_ids.setdefault((e["src"], e["dst"]), []).append(e["id"])
-        self.nodes = [{"key": _key(n.key), "kind": n.kind, "label": n.label, "x": float(n.x),
+        self.nodes: list[dict[str, Any]] = [{"key": _key(n.key), "kind": n.kind, "label": n.label, "x": float(n.x),
                        "layer": int(n.layer), "info": self._info(n.key)}
                       for n in self.graph.nodes.values()]
         self.steps: list[dict] = []
@@ -250,7 +250,9 @@ class GraphModel:
                 self.steps.append({"node": _key(key), "grads_in": {_key(key): value_text(grads_in[0])},
                                    "sent": {}, "leaf_grad": None if grad is None else value_text(grad)})
                 return
-            fkey, used, out = ("fn", id(node)), {}, {}
+            fkey = ("fn", id(node))
+            used: dict = {}
+            out: dict[str, str] = {}
             for nr, g in enumerate(grads_in):
                 if g is not None and ("out", id(node), nr) in self.graph.nodes:
                     out[_key(("out", id(node), nr))] = value_text(g)
@@ -273,7 +275,7 @@ class GraphModel:
         if self.is_mygrad:
             return _key(("out", id(self.root.grad_fn), 0)) if self.root.grad_fn else ""
         done = {s["node"] for s in self.steps}
-        reached = {e["src"] for s in self.steps for e in self.edges if e["id"] in s["sent"]}
+        reached: set[str] = {e["src"] for s in self.steps for e in self.edges if e["id"] in s["sent"]}
         for node in engine.topological_order([self.root.grad_fn]):
             key = _key(("leaf", id(node.variable)) if isinstance(node, AccumulateGrad) else ("fn", id(node)))
             if key not in done and (not self.steps or key in reached
