@@ -179,3 +179,29 @@ def test_importing_the_library_does_not_import_anywidget():
 def test_explore_says_what_it_expects(bad):
     with pytest.raises(TypeError, match="explore expects a Variable"):
         GraphModel(bad)
+
+
+def test_observe_reports_each_node_once_with_what_it_sends_and_then_stops():
+    x = al.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    seen = []
+    with engine.observe(lambda node, grads_in, sent: seen.append(
+            (node.name(), [g.data.tolist() for g in grads_in], [(i, g.data.tolist()) for i, g in sent]))):
+        y.backward(retain_graph=True)
+    assert seen == [("SumBackward", [1.0], [(0, [1.0, 1.0])]),
+                    ("MulBackward", [[1.0, 1.0]], [(0, [1.0, 2.0]), (1, [1.0, 2.0])]),
+                    ("AccumulateGrad", [[2.0, 4.0]], [])]
+    y.backward()                          # no observer any more
+    assert len(seen) == 3 and x.grad.data.tolist() == [4.0, 8.0]
+
+
+def test_an_observer_that_raises_stops_the_walk_and_is_removed():
+    x = al.tensor(2.0, requires_grad=True)
+
+    def broken(node, grads_in, sent):
+        raise ValueError("observer failed")
+    with pytest.raises(ValueError, match="observer failed"):
+        with engine.observe(broken):
+            (x * 3).backward()
+    (x * 3).backward()
+    assert x.grad.item() == 3.0           # the first walk stopped before the leaf
