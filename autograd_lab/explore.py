@@ -18,7 +18,8 @@ not the gradients.
 Where widgets do not render (nbval, nbconvert to HTML, a terminal), the output also carries
 the static ``draw_graph`` picture as ``image/png``, which those front ends show instead.
 A 200-node graph stays usable: after the first step (backward, in the kernel) a step redraws in
-about 20 ms in headless Chromium, one animation frame included (tests/course/test_browser.py).
+20-40 ms in headless Chromium on a loaded 2-core machine, one animation frame included
+(measured by tests/course/test_browser.py).
 """
 from __future__ import annotations
 

@@ -284,6 +284,12 @@ class GraphModel:
         return ""
 
     def _walk_mygrad(self, retain_graph: bool, create_graph: bool) -> None:
+        missing = [name for name in ("backward", "register_hook") if not hasattr(self.root, name)]
+        if missing:
+            raise TypeError(
+                f"this mygrad Variable has no {' and no '.join(missing)} yet: the explorer steps "
+                "through your engine with them, and chapter 04 writes them. Until then, "
+                "draw the graph with draw_graph or explore an autograd_lab Variable.")
         handles = []
         for key, v in self.graph.variables.items():
             if v.requires_grad:

@@ -206,7 +206,7 @@ def test_the_graph_explorer_steps_through_the_learners_engine(tmp_path) -> None:
     """Chapter 04's explorer cell on the key's mygrad, in JupyterLab: 14 nodes drawn, *Step*
     to the end, the leaves' 28, 8 and 10 read off the page, no console error. A 200-node graph
     (a chain of 100 sin) steps too: after the first step (backward in the kernel), a step
-    redraws in about 20 ms in headless Chromium on a loaded 2-core machine, one animation
+    redraws in 20-40 ms in headless Chromium on a loaded 2-core machine, one animation
     frame included (printed by this test)."""
     from playwright.sync_api import expect
 
@@ -230,6 +230,17 @@ def test_the_graph_explorer_steps_through_the_learners_engine(tmp_path) -> None:
         assert grads == [".grad = 10", ".grad = 28", ".grad = 8"]
         sums = [t for t in seed.locator(".al-grad").all_text_contents() if " + " in t]
         assert sums == ["[[5. 5.] [5. 5.]] + [[2. 2.] [2. 2.]] = [[7. 7.] [7. 7.]]"]  # l1, used twice
+        seed.locator(".al-param", has_text="w1").click()
+        info = seed.locator(".al-info").inner_text()
+        assert "shape: ()" in info or "shape: scalar" in info
+        assert "version: 0" in info and "float64" in info
+        seed.locator(".al-function", has_text="MeanBackward").click()
+        assert "ctx saved" in seed.locator(".al-info").inner_text()
+        seed.focus()
+        page.keyboard.press("r")              # Reset, by its key
+        expect(seed.locator(".al-status")).to_have_text(re.compile(r"^step 0 / 8"))
+        page.keyboard.press("s")              # one Step
+        expect(seed.locator(".al-status")).to_have_text(re.compile(r"^step 1 / 8"))
         seed.locator("button.al-reset").click()
         expect(seed.locator(".al-status")).to_have_text(re.compile(r"^step 0 / 8"))
         assert not any(seed.locator(".al-leafgrad").all_text_contents())

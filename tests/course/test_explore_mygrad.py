@@ -109,3 +109,19 @@ def test_a_stale_saved_tensor_on_mygrad_is_marked(mygrad):
     assert "version" in model.error
     failed = model.steps[-1]
     assert failed["error"] == model.error and failed["node"] == f"fn:{id(z.grad_fn)}"
+
+
+def test_a_mygrad_without_an_engine_yet_gets_a_clear_message():
+    class Variable:  # a chapter-03 Variable: a graph, but no backward and no hooks yet
+        def __init__(self, data, requires_grad=False, grad_fn=None):
+            self.data, self.requires_grad, self.grad_fn, self.grad = np.asarray(data), requires_grad, grad_fn, None
+
+    class MulBackward:
+        def __init__(self, inputs):
+            self.inputs = inputs
+    w = Variable(2.0, requires_grad=True)
+    y = Variable(4.0, requires_grad=True, grad_fn=MulBackward((w, w)))
+    model = GraphModel(y)
+    assert len(model.nodes) == 3
+    model.walk()
+    assert "no backward and no register_hook yet" in model.error and "chapter 04" in model.error
