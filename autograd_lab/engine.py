@@ -11,7 +11,8 @@
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -47,6 +48,34 @@ def topological_order(roots: Iterable[Node]) -> list[Node]:
                 order.append(node)
     order.reverse()
     return order
+
+
+Observer = Callable[[Node, list, list], None]
+_observer: list[Observer | None] = [None]  # the walk reads it once per backward call
+
+
+@contextmanager
+def observe(fn: Observer) -> Iterator[None]:
+    """Call ``fn(node, grads_in, sent)`` after each node ``backward`` runs, in the walk's order.
+
+    ``grads_in`` are the node's complete gradients (one per output; for an ``AccumulateGrad``
+    node, the one that was just added into its leaf's ``.grad``); ``sent`` lists ``(index, grad)``
+    for each gradient the node passed to its ``index``-th input (``next_functions[index]``).
+    The gradients are the engine's own objects: read them, do not change them.
+
+    >>> import autograd_lab as al
+    >>> w = al.tensor(2.0, requires_grad=True)
+    >>> seen = []
+    >>> with observe(lambda node, grads_in, sent: seen.append(node.name())):
+    ...     (w * w).backward()
+    >>> seen
+    ['MulBackward', 'AccumulateGrad']
+    """
+    previous, _observer[0] = _observer[0], fn
+    try:
+        yield
+    finally:
+        _observer[0] = previous
 
 
 def _needed(order: list[Node], targets: set[int]) -> set[int]:
@@ -165,6 +194,8 @@ def _backward_walk(roots: Sequence[Variable], seeds: Sequence[Variable], retain_
                    create_graph: bool) -> None:
     """``backward``: every node in order; each leaf adds its gradient into ``.grad``."""
     order, buffers = _start(roots, seeds)
+    watch = _observer[0]
+    sent: list | None = None if watch is None else []
     prev, STATE.enabled = STATE.enabled, create_graph  # record the backward only for create_graph
     try:
         for node in order:
@@ -177,7 +208,10 @@ def _backward_walk(roots: Sequence[Variable], seeds: Sequence[Variable], retain_
                 if buf[0] is not None:
                     accumulate_leaf(node.variable, buf[0], create_graph)
             else:
-                _run_node(node, buf, buffers, retain_graph)
+                _run_node(node, buf, buffers, retain_graph, sent)
+            if sent is not None and watch is not None:
+                watch(node, buf, sent)
+                sent = []
     finally:
         STATE.enabled = prev
 
@@ -243,7 +277,8 @@ def materialize(node: Node, buf: list) -> None:
                 buf[nr] = Variable._make(np.zeros(shape, dtype))
 
 
-def _run_node(node: Node, buf: list, buffers: dict, retain_graph: bool) -> None:
+def _run_node(node: Node, buf: list, buffers: dict, retain_graph: bool,
+              sent: list | None = None) -> None:
     if len(buf) > 1:  # a single output always has its gradient
         materialize(node, buf)
     result = node._forward_cls.backward(node, *buf)
@@ -258,6 +293,8 @@ def _run_node(node: Node, buf: list, buffers: dict, retain_graph: bool) -> None:
         meta = nxt._output_meta[nr]  # the input's (shape, dtype), as its producer recorded it
         if not (type(g) is Variable and g._data.shape == meta[0] and g._data.dtype == meta[1]):
             g = checked_grad(g, node, i, meta)
+        if sent is not None:  # observe() is watching
+            sent.append((i, g))
         nbuf = buffers.get(nxt)
         if nbuf is None:
             if nxt._single:

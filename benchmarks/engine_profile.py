@@ -207,9 +207,11 @@ def _record_bare(cls: type, args: tuple, kwargs: dict) -> al.Variable:
     return result
 
 
-def _run_node_bare(node: Any, buf: list, buffers: dict, retain_graph: bool) -> None:
+def _run_node_bare(node: Any, buf: list, buffers: dict, retain_graph: bool,
+                   sent: list | None = None) -> None:
     """``engine._run_node`` for this chain only (each node's input has one consumer): no count
-    check, no check of each gradient's shape and dtype, no sum where gradients meet."""
+    check, no check of each gradient's shape and dtype, no sum where gradients meet (and no
+    observer: ``sent`` is always None here)."""
     for (nxt, _), g in zip(node.next_functions, node._forward_cls.backward(node, *buf)):
         if nxt is not None and g is not None:
             buffers[nxt] = [g]

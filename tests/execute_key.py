@@ -39,6 +39,7 @@ def execute(notebook: Path, timeout: int = 600) -> None:
             p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
         os.environ.pop("MPLBACKEND", None)
         NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+                       store_widget_state=False,  # widgets show live; the stored output is their picture
                        resources={"metadata": {"path": str(notebook.parent)}}).execute()
     for cell in nb.cells:
         if cell.cell_type == "code":

@@ -198,5 +198,5 @@ def test_public_modules_export_only_their_api(module):
 
 def test_dir_of_viz_shows_the_api_only():
     import autograd_lab.viz as viz
-    assert dir(viz) == ["draw_graph", "plot_history"]
+    assert dir(viz) == ["draw_graph", "explore", "plot_history"]
     assert dir(al.viz) == dir(viz)
