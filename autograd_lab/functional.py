@@ -33,7 +33,8 @@ __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy",
            "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "linear", "conv2d", "max_pool2d", "dropout", "gelu", "silu", "softplus", "elu",
            "leaky_relu", "layer_norm", "one_hot", "pad", "normalize", "l1_loss", "smooth_l1_loss",
-           "huber_loss", "embedding", "kl_div", "batch_norm", "avg_pool2d"]
+           "huber_loss", "embedding", "kl_div", "batch_norm", "avg_pool2d",
+           "scaled_dot_product_attention"]
 
 
 def _var(x: Any, name: str = "input") -> Variable:
@@ -330,6 +331,28 @@ def dropout(input: Variable, p: float = 0.5, training: bool = True, *,
     else:
         rng = (generator or default_generator).numpy
     return Dropout.apply(x, float(p), rng)
+
+
+def scaled_dot_product_attention(query: Variable, key: Variable, value: Variable, attn_mask: Any = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False, *, generator: Generator | None = None) -> Variable:
+    """softmax(query @ key^T * scale + mask) @ value, with query (..., L, E), key (..., S, E),
+    value (..., S, Ev); ``scale`` defaults to 1/sqrt(E).
+
+    ``attn_mask`` broadcasts to (..., L, S): a bool mask says which keys take part (True), a float
+    mask is added to the scores. ``is_causal=True`` lets query i see keys 0..i only (then
+    ``attn_mask`` must be None, as in PyTorch: a ValueError says so). A query whose every key is masked gets zero weights,
+    hence a zero output and zero gradients, as in PyTorch (no NaN). ``dropout_p`` drops weights
+    (as ``dropout``; pass ``dropout_p=0`` when evaluating). ``enable_gqa`` shares each key/value
+    head among a group of query heads (dim -3). The softmax is one fused numba kernel."""
+    from .ops.attention import attention_weights
+    from .ops.linalg import matmul
+
+    weights, value = attention_weights(_var(query, "query"), _var(key, "key"), _var(value, "value"),
+                                       attn_mask, bool(is_causal), scale, bool(enable_gqa))
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, generator=generator)
+    return matmul(weights, value)
 
 
 # ---------------------------------------------------------------- more activations
