@@ -407,21 +407,19 @@ def leaky_relu(input: Variable, negative_slope: float = 0.01) -> Variable:
 def layer_norm(input: Variable, normalized_shape: Any, weight: Variable | None = None,
                bias: Variable | None = None, eps: float = 1e-5) -> Variable:
     """(x - mean) / sqrt(var + eps) over the last ``len(normalized_shape)`` dims (biased variance),
-    then ``* weight + bias``."""
+    then ``* weight + bias``; one Function with its own backward (``ops/normalization.py``)."""
     x = _var(input)
     shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
     if tuple(x.shape[x.ndim - len(shape):]) != shape:
         raise ShapeError(f"layer_norm: normalized_shape {list(shape)} must be the last dims of the input, "
                          f"whose shape is {x.shape}.")
-    axes = tuple(range(x.ndim - len(shape), x.ndim))
-    centred = x - x.mean(axis=axes, keepdims=True)
-    var = (centred * centred).mean(axis=axes, keepdims=True)
-    out = centred / (var + eps) ** 0.5
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and tuple(p.shape) != shape:
+            raise ShapeError(f"layer_norm: {name} must have the normalized_shape {list(shape)}, got "
+                             f"shape {tuple(p.shape)}")
+    from .ops.normalization import LayerNorm
+
+    return LayerNorm.apply(x, weight, bias, len(shape), float(eps))
 
 
 def normalize(input: Variable, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Variable:
