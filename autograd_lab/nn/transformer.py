@@ -68,6 +68,10 @@ class MultiheadAttention(Module):
         self.add_zero_attn, self.bias_k, self.bias_v = False, None, None
         rng = numpy_rng(seed, generator)
         e = self.embed_dim
+        self.in_proj_weight: Parameter | None
+        self.q_proj_weight: Parameter | None
+        self.k_proj_weight: Parameter | None
+        self.v_proj_weight: Parameter | None
         if self._qkv_same_embed_dim:
             self.in_proj_weight = Parameter(_xavier((3 * e, e), rng, dtype))
             self.q_proj_weight = self.k_proj_weight = self.v_proj_weight = None
@@ -79,7 +83,7 @@ class MultiheadAttention(Module):
         self.in_proj_bias = Parameter(np.zeros(3 * e, dtype=dtype)) if bias else None
         self.out_proj = Linear(e, e, bias=bias, dtype=dtype, seed=0)
         default_init_(self.out_proj.weight, None, rng)  # drawn from this layer's generator too
-        if bias:
+        if self.out_proj.bias is not None:
             self.out_proj.bias.data[...] = 0
 
     def forward(self, query: Variable, key: Variable, value: Variable, key_padding_mask: Any = None,
@@ -113,17 +117,19 @@ class MultiheadAttention(Module):
         return out, (weights[0] if unbatched else weights)
 
     def _project(self, q: Variable, k: Variable, v: Variable) -> tuple[Variable, Variable, Variable]:
-        e, b = self.embed_dim, self.in_proj_bias
-        if self._qkv_same_embed_dim and q is k and k is v:  # self-attention: one product
-            qkv = F.linear(q, self.in_proj_weight, b)
+        e, b, w = self.embed_dim, self.in_proj_bias, self.in_proj_weight
+        if w is not None and q is k and k is v:  # self-attention: one product
+            qkv = F.linear(q, w, b)
             return qkv[..., :e], qkv[..., e:2 * e], qkv[..., 2 * e:]
-        if self._qkv_same_embed_dim:
-            w = self.in_proj_weight
+        ws: tuple[Variable, Variable, Variable]
+        if w is not None:
             ws = (w[:e], w[e:2 * e], w[2 * e:])
-        else:
-            ws = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
-        bs = (None, None, None) if b is None else (b[:e], b[e:2 * e], b[2 * e:])
-        return tuple(F.linear(t, w_, b_) for t, w_, b_ in zip((q, k, v), ws, bs))  # type: ignore[return-value]
+        else:  # kdim or vdim differ from embed_dim: __init__ made the three
+            qw, kw, vw = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+            assert qw is not None and kw is not None and vw is not None
+            ws = (qw, kw, vw)
+        bs: tuple[Any, Any, Any] = (None, None, None) if b is None else (b[:e], b[e:2 * e], b[2 * e:])
+        return F.linear(q, ws[0], bs[0]), F.linear(k, ws[1], bs[1]), F.linear(v, ws[2], bs[2])
 
 
 def _xavier(shape: tuple[int, int], rng: np.random.Generator, dtype: np.dtype) -> np.ndarray:

@@ -58,13 +58,13 @@ def _mask_rows(mask: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """A mask that broadcasts to the scores' ``shape``, as the kernel's repeating 2-d rows: the
     last two dims alone when the mask is the same for every (batch, head), else in full."""
     m = np.asarray(mask)
-    lead = m.shape[:-2] if m.ndim >= 2 else ()
-    if m.ndim <= 2 or all(d == 1 for d in lead):
-        m2 = m.reshape(m.shape[-2:]) if m.ndim >= 2 else m.reshape(1, -1)
-        if m2.shape[-1] != shape[-1]:
-            m2 = np.broadcast_to(m2, (m2.shape[0], shape[-1]))
-        return m2
-    return np.broadcast_to(m, shape).reshape(-1, shape[-1])
+    cols = shape[-1]
+    if m.ndim < 2:
+        return np.broadcast_to(m.reshape(1, -1), (1, cols))
+    if all(d == 1 for d in m.shape[:-2]):
+        rows = m.reshape(m.shape[-2], m.shape[-1])
+        return np.broadcast_to(rows, (rows.shape[0], cols))
+    return np.broadcast_to(m, shape).reshape(-1, cols)
 
 
 def _check_mask(mask: Any, scores_shape: tuple[int, ...], dtype: np.dtype) -> tuple[Any, Any]:
@@ -75,11 +75,13 @@ def _check_mask(mask: Any, scores_shape: tuple[int, ...], dtype: np.dtype) -> tu
                         f"float (added to the scores), got dtype {data.dtype}; compare first, e.g. "
                         f"mask != 0, or convert with mask.to(query.dtype)")
     try:
-        np.broadcast_shapes(data.shape, scores_shape)
+        fits = np.broadcast_shapes(data.shape, scores_shape) == tuple(scores_shape)
     except ValueError:
+        fits = False
+    if not fits:
         raise ShapeError(f"scaled_dot_product_attention: attn_mask of shape {data.shape} does not "
                          f"broadcast to the attention scores' shape {scores_shape} (..., L, S); "
-                         f"give it shape (L, S) or one that broadcasts to (..., L, S)") from None
+                         f"give it shape (L, S) or one that broadcasts to (..., L, S)")
     if data.dtype == np.bool_:
         return None, data
     add = mask if isinstance(mask, Variable) else Variable(data)
