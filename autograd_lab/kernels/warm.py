@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from . import activation, attention, conv, optim, pool, reduce, softmax
+from . import activation, attention, conv, special, optim, pool, reduce, softmax
 from ._jit import REGISTRY
 
 
@@ -31,6 +31,8 @@ def _exercise(dtype) -> None:
     softmax.cross_entropy_bwd(x, t, stats, loss)
     y = attention.masked_softmax_fwd(x, x[:1], x[:1] > 0, causal=3, scale=0.5)
     attention.masked_softmax_bwd(y, g, 0.5)
+    special.erf(x)
+    special.gelu_bwd(x, special.gelu_fwd(x))
     img = rng.standard_normal((2, 2, 5, 5)).astype(dtype)
     w = rng.standard_normal((3, 2, 3, 3)).astype(dtype)
     y = conv.conv2d_fwd(img, w, np.zeros(3, dtype), 1, 1)

@@ -351,3 +351,16 @@ def test_layers_load_pytorch_state_dicts_and_print_alike():
         x = idx if isinstance(ours, alnn.Embedding) else RNG.standard_normal((2, 3, 4))
         np.testing.assert_allclose(ours(al.tensor(x)).data, theirs(torch.tensor(x)).detach().numpy(),
                                    rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_erf_and_gelu_kernels_match_their_numpy_references(dtype):
+    from autograd_lab.kernels import special
+
+    x = (RNG.standard_normal((7, 9)) * 3).astype(dtype)
+    g = RNG.standard_normal((7, 9)).astype(dtype)
+    tol = {"rtol": 1e-6, "atol": 1e-7} if dtype == np.float32 else {"rtol": 1e-14, "atol": 1e-15}
+    np.testing.assert_allclose(special.erf(x), special.erf_ref(x), **tol)
+    np.testing.assert_allclose(special.gelu_fwd(x), special.gelu_fwd_ref(x), **tol)
+    np.testing.assert_allclose(special.gelu_bwd(x, g), special.gelu_bwd_ref(x, g), **tol)
+    assert special.gelu_bwd(np.zeros(1, dtype), np.full(1, np.inf, dtype))[0] == np.inf  # not inf * 0
