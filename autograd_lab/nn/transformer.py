@@ -38,7 +38,8 @@ class MultiheadAttention(Module):
     ``forward(query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
     average_attn_weights=True, is_causal=False)`` returns ``(output, weights)`` as PyTorch: the
     masks' True entries are the keys that may NOT be attended to (float masks are added), and
-    ``is_causal`` is only a hint that ``attn_mask`` is the causal mask (it needs the mask).
+    ``is_causal`` is a hint that ``attn_mask`` is the causal mask (it needs the mask); without a
+    ``key_padding_mask`` the causal triangle is then used in place of the mask, as PyTorch does.
 
     A query whose every key is masked: with ``need_weights=False`` its attention is zero (no NaN),
     as PyTorch's; with ``need_weights=True`` PyTorch returns NaN weights and outputs there, and
@@ -99,8 +100,12 @@ class MultiheadAttention(Module):
         s = k.shape[1]
         q, k, v = self._project(q, k, v)
         heads = [_split_heads(t, self.num_heads) for t in (q, k, v)]
-        mask = _merged_mask(attn_mask, key_padding_mask, n, self.num_heads, length, s, q.dtype, unbatched)
-        weights, _ = attention_weights(heads[0], heads[1], heads[2], mask)
+        if is_causal and key_padding_mask is None:  # trust the hint, as PyTorch does: the kernel's
+            mask = None                             # own triangle, no mask array to read
+            _merged_mask(attn_mask, None, n, self.num_heads, length, s, q.dtype, unbatched)  # its checks
+        else:
+            mask = _merged_mask(attn_mask, key_padding_mask, n, self.num_heads, length, s, q.dtype, unbatched)
+        weights, _ = attention_weights(heads[0], heads[1], heads[2], mask, is_causal and mask is None)
         if need_weights and mask is not None and (weights.data.sum(axis=-1) == 0).any():
             raise ValueError("MultiheadAttention: a query has every key masked; PyTorch gives NaN weights and "
                              "outputs there when need_weights=True. Unmask at least one key per query, or "
