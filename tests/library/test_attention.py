@@ -364,3 +364,12 @@ def test_erf_and_gelu_kernels_match_their_numpy_references(dtype):
     np.testing.assert_allclose(special.gelu_fwd(x), special.gelu_fwd_ref(x), **tol)
     np.testing.assert_allclose(special.gelu_bwd(x, g), special.gelu_bwd_ref(x, g), **tol)
     assert special.gelu_bwd(np.zeros(1, dtype), np.full(1, np.inf, dtype))[0] == np.inf  # not inf * 0
+
+
+@needs_torch
+def test_the_transformer_step_benchmark_trains_both_libraries_alike():
+    """benchmarks.transformer_step times only steps that give PyTorch's losses: its check runs."""
+    transformer_step = pytest.importorskip("benchmarks.transformer_step")
+    steps = transformer_step.build(transformer_step.batches())  # raises when the losses differ
+    assert set(steps) == {"PyTorch eager", "autograd_lab recorded"}
+    assert np.isfinite(steps["autograd_lab recorded"](0))
