@@ -272,6 +272,15 @@ def test_multihead_attention_fully_masked_query_is_zero_without_weights_and_refu
         ours(al.tensor(X), al.tensor(Y), al.tensor(Y), key_padding_mask=kpm)
 
 
+def test_multihead_attention_gradcheck_with_masks():
+    layer = alnn.MultiheadAttention(4, 2, batch_first=True, dtype=np.float64, seed=1)
+    kpm = np.array([[False, True, False], [False, False, False]])
+    am = np.triu(np.ones((3, 3), dtype=bool), 1)
+    q, kv = (al.tensor(RNG.standard_normal((2, 3, 4)), requires_grad=True) for _ in range(2))
+    assert al.gradcheck(lambda q, kv: layer(q, kv, kv, key_padding_mask=kpm, attn_mask=am)[0], [q, kv])
+    assert al.gradcheck(lambda q: layer(q, q, q, attn_mask=am, is_causal=True, need_weights=False)[0], [q])
+
+
 @pytest.mark.parametrize("kwargs, error, words", [
     ({"is_causal": True}, ValueError, "needs attn_mask"),
     ({"attn_mask": np.zeros((4, 4), dtype=bool)}, ShapeError, r"\(5, 4\)"),
