@@ -494,24 +494,27 @@ def pad(input: Variable, pad: Sequence[int], mode: str = "constant", value: floa
 
 
 def embedding(input: Any, weight: Variable, padding_idx: int | None = None) -> Variable:
-    """Rows of ``weight`` at the integer indices ``input``.  The row ``padding_idx`` (if given)
-    is looked up as usual but gets no gradient, as in PyTorch."""
-    idx = np.asarray(input.data if isinstance(input, Variable) else input)
+    """Rows of ``weight`` at the integer indices ``input``; the gradient adds up into the rows
+    (repeated indices add). The row ``padding_idx`` (if given) is looked up as usual but gets no
+    gradient, as in PyTorch. One Function (``ops/embedding.py``); a Variable ``input`` stays an
+    input of the graph, so ``al.capture`` replays a step with new indices."""
+    from .ops.embedding import Embedding
+
+    idx = input if isinstance(input, Variable) else Variable(np.asarray(input))
     if idx.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
-    rows = weight[idx]
-    if padding_idx is None:
-        return rows
     n = weight.shape[0]
-    if not -n <= int(padding_idx) < n:
-        raise ValueError(f"embedding: padding_idx must be within the {n} rows of weight (-{n} to {n - 1}); "
-                         f"got {padding_idx}")
-    pad_row = int(padding_idx) % n
-    if not (idx == pad_row).any():
-        return rows
-    from .ops.elementwise import where
-
-    return where(Variable((idx != pad_row)[..., None]), rows, weight.detach()[idx])
+    if idx.data.size and (idx.data.min() < -n or idx.data.max() >= n):
+        raise IndexError(f"embedding: index out of range: the table has {n} rows, got indices from "
+                         f"{idx.data.min()} to {idx.data.max()}")
+    if padding_idx is not None:
+        if not -n <= int(padding_idx) < n:
+            raise ValueError(f"embedding: padding_idx must be within the {n} rows of weight (-{n} to {n - 1}); "
+                             f"got {padding_idx}")
+        padding_idx = int(padding_idx) % n
+    if idx.data.size and idx.data.min() < 0:
+        idx = Variable(idx.data % n)  # PyTorch refuses negative indices; numpy's meaning is kept here
+    return Embedding.apply(weight, idx, padding_idx)
 
 
 # ---------------------------------------------------------------- more losses

@@ -10,8 +10,7 @@ Both libraries build the same model from one class (the names of their modules a
 are the same), start from PyTorch's initial weights through ``load_state_dict``, take the same
 batches (converted to their tensors before the clock starts) and must give the same losses over
 the first steps, or the run stops. Contenders: autograd_lab recorded (the ordinary path) and
-PyTorch eager. ``al.capture`` cannot take this step yet: the embeddings read the token batch as
-indices (numbers), so a replay would keep the first batch's tokens, and capture refuses it.
+captured (``al.capture``), and PyTorch eager.
 
 Times are medians of interleaved samples (``benchmarks.timing.compare``); the figure to quote is
 each ratio to PyTorch from one run. Nothing is written to a file: the page prints its table.
@@ -94,7 +93,7 @@ def torch_step(data: list) -> tuple[Step, dict]:
     return step, {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
 
 
-def autograd_lab_step(data: list, weights: dict) -> Step:
+def autograd_lab_step(data: list, weights: dict, captured: bool = False) -> Step:
     import autograd_lab as al
 
     model = model_class(al, dtype=np.float64)()
@@ -106,11 +105,16 @@ def autograd_lab_step(data: list, weights: dict) -> Step:
     def loss_of(x: Any, y: Any) -> Any:
         return al.functional.cross_entropy(model(x, mask, positions).reshape((-1, VOCAB)), y)
 
+    replay = al.capture(loss_of) if captured else None
+
     def step(i: int) -> float:
         x, y = tensors[i % len(tensors)]
         opt.zero_grad()
-        loss = loss_of(x, y)
-        loss.backward()
+        if replay is not None:
+            loss = replay(x, y)  # forward and backward
+        else:
+            loss = loss_of(x, y)
+            loss.backward()
         opt.step()
         return float(loss.data)
     return step
@@ -120,11 +124,14 @@ def build(data: list) -> dict[str, Step]:
     """The contenders' steps, each checked: its first losses must be PyTorch's."""
     reference, weights = torch_step(data)
     want = [reference(i) for i in range(CHECK_STEPS)]
-    step = autograd_lab_step(data, weights)
-    got = [step(i) for i in range(CHECK_STEPS)]
-    if not np.allclose(got, want, rtol=1e-9, atol=1e-12):
-        raise AssertionError(f"autograd_lab gave losses {got}, PyTorch {want}: the models differ")
-    return {"PyTorch eager": torch_step(data)[0], "autograd_lab recorded": autograd_lab_step(data, weights)}
+    steps = {"PyTorch eager": torch_step(data)[0]}
+    for name, captured in (("autograd_lab recorded", False), ("autograd_lab captured", True)):
+        step = autograd_lab_step(data, weights, captured)
+        got = [step(i) for i in range(CHECK_STEPS)]
+        if not np.allclose(got, want, rtol=1e-9, atol=1e-12):
+            raise AssertionError(f"{name} gave losses {got}, PyTorch {want}: the models differ")
+        steps[name] = autograd_lab_step(data, weights, captured)
+    return steps
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from . import activation, attention, conv, special, optim, pool, reduce, softmax
+from . import activation, attention, conv, embedding, special, optim, pool, reduce, softmax
 from ._jit import REGISTRY
 
 
@@ -33,6 +33,7 @@ def _exercise(dtype) -> None:
     attention.masked_softmax_bwd(y, g, 0.5)
     special.erf(x)
     special.gelu_bwd(x, special.gelu_fwd(x))
+    embedding.embedding_bwd(np.array([0, 2, 0]), x, 4, 1)
     img = rng.standard_normal((2, 2, 5, 5)).astype(dtype)
     w = rng.standard_normal((3, 2, 3, 3)).astype(dtype)
     y = conv.conv2d_fwd(img, w, np.zeros(3, dtype), 1, 1)

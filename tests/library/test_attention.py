@@ -380,5 +380,33 @@ def test_the_transformer_step_benchmark_trains_both_libraries_alike():
     """benchmarks.transformer_step times only steps that give PyTorch's losses: its check runs."""
     transformer_step = pytest.importorskip("benchmarks.transformer_step")
     steps = transformer_step.build(transformer_step.batches())  # raises when the losses differ
-    assert set(steps) == {"PyTorch eager", "autograd_lab recorded"}
-    assert np.isfinite(steps["autograd_lab recorded"](0))
+    assert set(steps) == {"PyTorch eager", "autograd_lab recorded", "autograd_lab captured"}
+    assert np.isfinite(steps["autograd_lab captured"](0))
+
+
+def test_embedding_kernel_matches_its_numpy_reference():
+    from autograd_lab.kernels import embedding
+
+    idx = np.array([3, 0, 3, 1, 3, 0])
+    g = RNG.standard_normal((6, 5))
+    np.testing.assert_allclose(embedding.embedding_bwd(idx, g, 4), embedding.embedding_bwd_ref(idx, g, 4), rtol=1e-14)
+    np.testing.assert_allclose(embedding.embedding_bwd(idx, g, 4, 3), embedding.embedding_bwd_ref(idx, g, 4, 3),
+                               rtol=1e-14)
+    with pytest.raises(ValueError, match=r"\[0, 3\)"):
+        embedding.embedding_bwd(idx, g, 3)
+
+
+def test_a_captured_step_looks_up_each_new_batch_of_indices():
+    """The indices are an input of the embedding's Function, so a replay reads the new ones."""
+    table = al.tensor(RNG.standard_normal((5, 3)), requires_grad=True)
+    step = al.capture(lambda idx: (alF.embedding(idx, table, padding_idx=4) ** 2).sum())
+    for tokens in ([[0, 1, 1]], [[2, 4, 3]]):
+        table.grad = None
+        loss = step(al.tensor(np.array(tokens)))
+        want = (table.data[np.array(tokens)] ** 2).sum()
+        np.testing.assert_allclose(loss.data, want, rtol=1e-14)
+        grad = np.zeros((5, 3))
+        np.add.at(grad, np.array(tokens).ravel(), 2 * table.data[np.array(tokens).ravel()])
+        grad[4] = 0
+        np.testing.assert_allclose(table.grad.data, grad, rtol=1e-14)
+    assert step.captures == 1
