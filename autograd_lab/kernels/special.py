@@ -1,8 +1,9 @@
 """erf and the exact GELU, forward and backward, elementwise.
 
-numpy has no ``erf``; calling Python's ``math.erf`` once per element took about 150 ns an element
-(5 ms for the 32,768 activations of a small transformer's MLP). Here each is one compiled loop
-over the C library's ``erf``, the function ``math.erf`` calls, so the numbers are the same::
+numpy has no ``erf``; calling Python's ``math.erf`` once per element (the references below) took
+20-30 times as long as these loops on the (256, 128) activations of a small transformer's MLP.
+Here each is one compiled loop over the C library's ``erf``, the function ``math.erf`` calls, so
+the numbers are the same::
 
     gelu(x)  = x * Phi(x),  Phi(x) = (1 + erf(x / sqrt(2))) / 2
     gelu'(x) = Phi(x) + x * phi(x),  phi(x) = exp(-x**2 / 2) / sqrt(2 pi)
