@@ -33,7 +33,8 @@ __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy",
            "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "linear", "conv2d", "max_pool2d", "dropout", "gelu", "silu", "softplus", "elu",
            "leaky_relu", "layer_norm", "one_hot", "pad", "normalize", "l1_loss", "smooth_l1_loss",
-           "huber_loss", "embedding", "kl_div", "batch_norm", "avg_pool2d"]
+           "huber_loss", "embedding", "kl_div", "batch_norm", "avg_pool2d",
+           "scaled_dot_product_attention"]
 
 
 def _var(x: Any, name: str = "input") -> Variable:
@@ -332,6 +333,28 @@ def dropout(input: Variable, p: float = 0.5, training: bool = True, *,
     return Dropout.apply(x, float(p), rng)
 
 
+def scaled_dot_product_attention(query: Variable, key: Variable, value: Variable, attn_mask: Any = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False, *, generator: Generator | None = None) -> Variable:
+    """softmax(query @ key^T * scale + mask) @ value, with query (..., L, E), key (..., S, E),
+    value (..., S, Ev); ``scale`` defaults to 1/sqrt(E).
+
+    ``attn_mask`` broadcasts to (..., L, S): a bool mask says which keys take part (True), a float
+    mask is added to the scores. ``is_causal=True`` lets query i see keys 0..i only (then
+    ``attn_mask`` must be None, as in PyTorch: a ValueError says so). A query whose every key is masked gets zero weights,
+    hence a zero output and zero gradients, as in PyTorch (no NaN). ``dropout_p`` drops weights
+    (as ``dropout``; pass ``dropout_p=0`` when evaluating). ``enable_gqa`` shares each key/value
+    head among a group of query heads (dim -3). The softmax is one fused numba kernel."""
+    from .ops.attention import attention_weights
+    from .ops.linalg import matmul
+
+    weights, value = attention_weights(_var(query, "query"), _var(key, "key"), _var(value, "value"),
+                                       attn_mask, bool(is_causal), scale, bool(enable_gqa))
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, generator=generator)
+    return matmul(weights, value)
+
+
 # ---------------------------------------------------------------- more activations
 def gelu(input: Variable, approximate: str = "none") -> Variable:
     """x * Phi(x), Phi the standard normal CDF (``approximate='tanh'``: PyTorch's tanh formula)."""
@@ -384,21 +407,19 @@ def leaky_relu(input: Variable, negative_slope: float = 0.01) -> Variable:
 def layer_norm(input: Variable, normalized_shape: Any, weight: Variable | None = None,
                bias: Variable | None = None, eps: float = 1e-5) -> Variable:
     """(x - mean) / sqrt(var + eps) over the last ``len(normalized_shape)`` dims (biased variance),
-    then ``* weight + bias``."""
+    then ``* weight + bias``; one Function with its own backward (``ops/normalization.py``)."""
     x = _var(input)
     shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
     if tuple(x.shape[x.ndim - len(shape):]) != shape:
         raise ShapeError(f"layer_norm: normalized_shape {list(shape)} must be the last dims of the input, "
                          f"whose shape is {x.shape}.")
-    axes = tuple(range(x.ndim - len(shape), x.ndim))
-    centred = x - x.mean(axis=axes, keepdims=True)
-    var = (centred * centred).mean(axis=axes, keepdims=True)
-    out = centred / (var + eps) ** 0.5
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and tuple(p.shape) != shape:
+            raise ShapeError(f"layer_norm: {name} must have the normalized_shape {list(shape)}, got "
+                             f"shape {tuple(p.shape)}")
+    from .ops.normalization import LayerNorm
+
+    return LayerNorm.apply(x, weight, bias, len(shape), float(eps))
 
 
 def normalize(input: Variable, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Variable:
@@ -473,24 +494,27 @@ def pad(input: Variable, pad: Sequence[int], mode: str = "constant", value: floa
 
 
 def embedding(input: Any, weight: Variable, padding_idx: int | None = None) -> Variable:
-    """Rows of ``weight`` at the integer indices ``input``.  The row ``padding_idx`` (if given)
-    is looked up as usual but gets no gradient, as in PyTorch."""
-    idx = np.asarray(input.data if isinstance(input, Variable) else input)
+    """Rows of ``weight`` at the integer indices ``input``; the gradient adds up into the rows
+    (repeated indices add). The row ``padding_idx`` (if given) is looked up as usual but gets no
+    gradient, as in PyTorch. One Function (``ops/embedding.py``); a Variable ``input`` stays an
+    input of the graph, so ``al.capture`` replays a step with new indices."""
+    from .ops.embedding import Embedding
+
+    idx = input if isinstance(input, Variable) else Variable(np.asarray(input))
     if idx.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
-    rows = weight[idx]
-    if padding_idx is None:
-        return rows
     n = weight.shape[0]
-    if not -n <= int(padding_idx) < n:
-        raise ValueError(f"embedding: padding_idx must be within the {n} rows of weight (-{n} to {n - 1}); "
-                         f"got {padding_idx}")
-    pad_row = int(padding_idx) % n
-    if not (idx == pad_row).any():
-        return rows
-    from .ops.elementwise import where
-
-    return where(Variable((idx != pad_row)[..., None]), rows, weight.detach()[idx])
+    if idx.data.size and (idx.data.min() < -n or idx.data.max() >= n):
+        raise IndexError(f"embedding: index out of range: the table has {n} rows, got indices from "
+                         f"{idx.data.min()} to {idx.data.max()}")
+    if padding_idx is not None:
+        if not -n <= int(padding_idx) < n:
+            raise ValueError(f"embedding: padding_idx must be within the {n} rows of weight (-{n} to {n - 1}); "
+                             f"got {padding_idx}")
+        padding_idx = int(padding_idx) % n
+    if idx.data.size and idx.data.min() < 0:
+        idx = Variable(idx.data % n)  # PyTorch refuses negative indices; numpy's meaning is kept here
+    return Embedding.apply(weight, idx, padding_idx)
 
 
 # ---------------------------------------------------------------- more losses

@@ -5,7 +5,7 @@ stores the machine code in ``__pycache__`` for later processes); importing this 
 nothing.  Under ``NUMBA_DISABLE_JIT=1`` every kernel runs as plain Python, slowly but identically.
 
 Modules: ``activation`` (relu/sigmoid/tanh, bias + activation), ``softmax`` (softmax,
-log-softmax, cross-entropy), ``conv`` (im2col/col2im, conv2d), ``pool`` (max-pool), ``reduce``
+log-softmax, cross-entropy), ``attention`` (attention's masked, scaled row softmax), ``special`` (erf, the exact GELU), ``embedding`` (its backward's scatter-add), ``conv`` (im2col/col2im, conv2d), ``pool`` (max-pool), ``reduce``
 (column sums), ``optim`` (SGD's momentum update); ``warmup()`` compiles them all ahead of use.
 ``blas`` sets how many threads BLAS uses: one for small products (``serial_blas``, used by conv
 and ``Linear``).
@@ -37,6 +37,9 @@ Two things kept kernels here slow until they were measured (``benchmarks/PROFILE
   computed from others (``y[o, b * p + q]``) or read from a table keeps the test, and the loop
   is not vectorised. Loop over 1-d slices (``row = y[o]``) and read table entries as unsigned.
 """
+from .attention import masked_softmax_bwd, masked_softmax_fwd
+from .special import erf, gelu_bwd, gelu_fwd
+from .embedding import embedding_bwd
 from .activation import (bias_act_bwd, bias_act_fwd, relu_bwd, relu_fwd, sigmoid_bwd,
                          sigmoid_fwd, tanh_bwd, tanh_fwd)
 from .conv import col2im, conv2d_bwd, conv2d_fwd, im2col, out_size
@@ -52,7 +55,8 @@ __all__ = [
     "relu_fwd", "relu_bwd", "sigmoid_fwd", "sigmoid_bwd", "tanh_fwd", "tanh_bwd",
     "bias_act_fwd", "bias_act_bwd",
     "softmax_fwd", "softmax_bwd", "log_softmax_fwd", "log_softmax_bwd", "logsumexp",
-    "cross_entropy_fwd", "cross_entropy_bwd",
+    "cross_entropy_fwd", "cross_entropy_bwd", "masked_softmax_fwd", "masked_softmax_bwd",
+    "erf", "gelu_fwd", "gelu_bwd", "embedding_bwd",
     "im2col", "col2im", "conv2d_fwd", "conv2d_bwd", "out_size",
     "max_pool2d_fwd", "max_pool2d_bwd", "sum_rows", "sgd_momentum_",
     "warmup", "set_parallel", "parallel_enabled", "parallel_mode", "THRESHOLDS",

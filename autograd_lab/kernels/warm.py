@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from . import activation, conv, optim, pool, reduce, softmax
+from . import activation, attention, conv, embedding, special, optim, pool, reduce, softmax
 from ._jit import REGISTRY
 
 
@@ -29,6 +29,11 @@ def _exercise(dtype) -> None:
     softmax.logsumexp(x)
     loss, stats = softmax.cross_entropy_fwd(x, t)
     softmax.cross_entropy_bwd(x, t, stats, loss)
+    y = attention.masked_softmax_fwd(x, x[:1], x[:1] > 0, causal=3, scale=0.5)
+    attention.masked_softmax_bwd(y, g, 0.5)
+    special.erf(x)
+    special.gelu_bwd(x, special.gelu_fwd(x))
+    embedding.embedding_bwd(np.array([0, 2, 0]), x, 4, 1)
     img = rng.standard_normal((2, 2, 5, 5)).astype(dtype)
     w = rng.standard_normal((3, 2, 3, 3)).astype(dtype)
     y = conv.conv2d_fwd(img, w, np.zeros(3, dtype), 1, 1)
