@@ -175,7 +175,18 @@ def _loss_after(w, b, X, y, lr):
     return ((X @ w + b - y) ** 2).mean().item()
 
 
+def _returns_the_variable(w, b, X, y, lr):
+    loss = ((X @ w + b - y) ** 2).mean()
+    loss.backward()
+    with al.no_grad():
+        w -= lr * w.grad
+        b -= lr * b.grad
+    w.grad = b.grad = None
+    return loss
+
+
 @pytest.mark.parametrize("wrong,words", [
+    (_returns_the_variable, "not the loss Variable"),
     (_inplace_without_no_grad, "no_grad"),
     (_rebinding, "Rebinding"),
     (_no_zeroing, "clear them every step"),

@@ -202,6 +202,11 @@ def ch06_train_step(train_step: Callable[..., float], *, seed: int = 0,
                                 + inplace_hint)
             ck.check(loss is not None, "train_step returned None.", expected=losses[0],
                      hint="Return the loss before the update, as a float: loss.item().")
+            ck.check(isinstance(loss, (float, np.floating)), "train_step should return a "
+                     "Python float.", expected="a float", received=type(loss).__name__,
+                     hint="Return loss.item(), not the loss Variable: a caller keeping the "
+                          "Variable keeps its whole graph alive, and adding losses up would "
+                          "record a graph across steps.")
             ck.close(float(loss), losses[0], what="returned loss",
                      hint="Return mean((X @ w + b - y) ** 2) computed before the update.")
             ck.check(w.is_leaf and b.is_leaf and w.requires_grad and b.requires_grad,
