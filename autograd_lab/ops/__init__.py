@@ -24,7 +24,7 @@ from .extra import (bmm, chunk, cumprod, cumsum, dot, einsum, erf, flip, floor_d
                     masked_fill, movedim, nan_to_num, nonzero, outer, prod, remainder, repeat, roll,
                     scatter, scatter_add, split, swapaxes, tile, topk, tril, triu)
 from .elementwise import Add, Div, Mul, Sub  # noqa: F401  (the operators' Functions)
-from .elementwise import (abs, add, clamp, clone, div, exp, log, maximum, minimum, mul, neg, pow,  # noqa: F401
+from .elementwise import (abs, add, clone, div, exp, log, maximum, minimum, mul, neg, pow,  # noqa: F401
                           sqrt, sub, where)
 from .indexing import gather, index_add, index_select, sort  # noqa: F401
 from .linalg import matmul, mm, t  # noqa: F401
@@ -36,6 +36,7 @@ from .shape import (concatenate, flatten, permute, reshape, squeeze, stack,  # n
 from .shape import expand, getitem, transposed  # noqa: F401
 from .shape import expand as broadcast_to  # as PyTorch's: a view, not a copy
 from .inplace import inplace, replaced_by, setitem  # noqa: F401
+from .pointwise import clamp  # noqa: F401  (with number or Variable bounds)
 
 cat = concatenate
 

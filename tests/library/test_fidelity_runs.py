@@ -1,0 +1,78 @@
+"""Programs PyTorch runs that autograd_lab refused (issue 44, "We refuse where PyTorch runs"):
+each now runs, with PyTorch's values and gradients (float64), and passes gradcheck where it is
+differentiable."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autograd_lab as al
+import autograd_lab.functional as alF
+
+from .._oracle import needs_torch, torch
+
+RNG = np.random.default_rng(44)
+A = RNG.standard_normal((3, 4))
+B = RNG.standard_normal((3, 4))
+LO = RNG.standard_normal((3, 4)) - 0.5
+HI = LO + np.abs(RNG.standard_normal((3, 4))) + 0.2
+ROW = RNG.standard_normal(4)
+
+
+def _t(m, v):
+    return m.tensor(v, dtype=m.float64)
+
+
+# name: (function of (lib, F, *inputs), inputs, gradgradcheck too?); every input requires grad
+CASES = {
+    "clamp_tensor_bounds": (lambda m, F, x, lo, hi: m.clamp(x, lo, hi), [A, LO, HI], True),
+    "clamp_tensor_min": (lambda m, F, x, lo: x.clamp(min=lo), [A, LO], True),
+    "clamp_tensor_max_broadcast": (lambda m, F, x, hi: x.clamp(max=hi), [A, ROW], True),
+    "clamp_constant_bounds": (lambda m, F, x: m.clamp(x, _t(m, LO), _t(m, HI)), [A], True),
+    "clamp_crossed_bounds": (lambda m, F, x, lo, hi: m.clamp(x, lo, hi), [A, HI, LO], True),
+}
+
+
+def _run(m, F, name):
+    fn, inputs, _ = CASES[name]
+    xs = [m.tensor(v, dtype=m.float64, requires_grad=True) for v in inputs]
+    out = fn(m, F, *xs)
+    weights = np.linspace(0.5, 1.5, int(np.prod(out.shape)) or 1)[: int(np.prod(out.shape))]
+    (out * m.tensor(weights.reshape(tuple(out.shape)), dtype=m.float64)).sum().backward()
+    as_np = (lambda v: v.detach().numpy()) if m is torch else (lambda v: v.data)
+    return as_np(out), [as_np(x.grad) if x.grad is not None else None for x in xs]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gradcheck(name):
+    fn, inputs, twice = CASES[name]
+    xs = [al.tensor(v, requires_grad=True) for v in inputs]
+    f = lambda *a: fn(al, alF, *a)  # noqa: E731
+    assert al.gradcheck(f, xs)
+    if twice:
+        assert al.gradgradcheck(f, xs)
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_torch(name):
+    out, grads = _run(al, alF, name)
+    t_out, t_grads = _run(torch, torch.nn.functional, name)
+    assert out.shape == t_out.shape and out.dtype == t_out.dtype
+    np.testing.assert_allclose(out, t_out, rtol=1e-7, atol=1e-10)
+    for g, tg in zip(grads, t_grads):
+        assert (g is None) == (tg is None)
+        if g is not None:
+            np.testing.assert_allclose(g, tg, rtol=1e-7, atol=1e-10)
+
+
+@needs_torch
+def test_clamp_ties_and_equal_bounds_route_the_gradient_as_torch():
+    x, lo, hi = [0.0, 1.0, -1.0, 2.0, 0.5], [0.0, 0.0, 0.5, 0.5, 0.5], [1.0, 1.0, 0.5, 0.5, 0.5]
+    grads = []
+    for m in (al, torch):
+        vs = [m.tensor(v, dtype=m.float64, requires_grad=True) for v in (x, lo, hi)]
+        m.clamp(*vs).sum().backward()
+        grads.append([np.asarray(v.grad.tolist()) for v in vs])
+    for g, tg in zip(*grads):
+        np.testing.assert_array_equal(g, tg)
