@@ -58,6 +58,12 @@ class RemovableHandle:
         if self._hook in self._hooks:
             self._hooks.remove(self._hook)
 
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
 
 def as_array(data: Any, dtype: Any = None) -> np.ndarray:
     if isinstance(data, Variable):
@@ -96,6 +102,7 @@ class Variable:
     grad_fn: Any = None
     _output_nr = 0
     _hooks: list | None = None
+    _post_accumulate_hooks: list | None = None
     _accumulator: Any = None
     _retains_grad = False
     _requires_grad = False
@@ -349,6 +356,23 @@ class Variable:
             hooks = self.grad_fn._pre_hooks_for(self._output_nr)
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[["Variable"], None]) -> RemovableHandle:
+        """Call ``hook(self)`` each time backward has added into this leaf's ``.grad``."""
+        if not self._requires_grad:
+            raise BackwardError(
+                "cannot register a hook on a Variable that doesn't require gradient; "
+                "set requires_grad=True on it first."
+            )
+        if self.grad_fn is not None:
+            raise BackwardError(
+                "post accumulate grad hooks cannot be registered on non-leaf Variables (only leaves "
+                "accumulate .grad); register it on the leaf, or use register_hook for this one."
+            )
+        if self._post_accumulate_hooks is None:
+            self._post_accumulate_hooks = []
+        self._post_accumulate_hooks.append(hook)
+        return RemovableHandle(self._post_accumulate_hooks, hook)
 
     def _check_inplace(self) -> None:
         """In-place writes to a leaf that requires grad would make its gradient meaningless."""
@@ -894,12 +918,14 @@ class Variable:
 
     # autograd
     def backward(self, gradient: Any = None, retain_graph: builtins.bool | None = None,
-                 create_graph: builtins.bool = False) -> None:
+                 create_graph: builtins.bool = False, inputs: Any = None) -> None:
         """Compute d(self)/d(leaf) for every leaf that requires grad and add it to ``leaf.grad``.
 
         ``gradient`` is needed unless self has one element; ``retain_graph=True`` keeps the saved
-        values so backward can run again; ``create_graph=True`` records the backward pass itself."""
-        ops.engine.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
+        values so backward can run again; ``create_graph=True`` records the backward pass itself;
+        ``inputs`` limits the accumulation to those Variables."""
+        ops.engine.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph,
+                            inputs=inputs)
 
 
 # The operations Variable's methods call. ``autograd_lab.ops`` imports this module (its Functions
