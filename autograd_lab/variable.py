@@ -512,17 +512,17 @@ class Variable:
 
     # in place: ``ops.inplace`` computes out of place, writes the result into self, counts a
     # version and, when recorded, gives self the new node as its history
-    def add_(self, other: Any) -> Variable:
-        return ops.inplace(self, ops.add, other)
+    def add_(self, other: Any, *, alpha: Any = 1) -> Variable:
+        return ops.inplace(self, ops.add if alpha == 1 else lambda x, o: ops.add(x, o, alpha=alpha), other)
 
-    def sub_(self, other: Any) -> Variable:
-        return ops.inplace(self, ops.sub, other)
+    def sub_(self, other: Any, *, alpha: Any = 1) -> Variable:
+        return ops.inplace(self, ops.sub if alpha == 1 else lambda x, o: ops.sub(x, o, alpha=alpha), other)
 
     def mul_(self, other: Any) -> Variable:
         return ops.inplace(self, ops.mul, other)
 
-    def div_(self, other: Any) -> Variable:
-        return ops.inplace(self, ops.div, other)
+    def div_(self, other: Any, *, rounding_mode: Any = None) -> Variable:
+        return ops.inplace(self, lambda x, o: ops.div(x, o, rounding_mode=rounding_mode), other)
 
     __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_  # x += y is x.add_(y)
 
@@ -567,17 +567,17 @@ class Variable:
         return ops.inplace(self, lambda x, src: ops.index_add(x, dim, index, src, alpha=alpha), source)
 
     # math, reductions and shapes: the functions of ``autograd_lab`` (``al.sum(x)``) as methods
-    def add(self, b: Any) -> Variable:
-        return ops.add(self, b)
+    def add(self, b: Any, *, alpha: Any = 1) -> Variable:
+        return ops.add(self, b, alpha=alpha)
 
-    def sub(self, b: Any) -> Variable:
-        return ops.sub(self, b)
+    def sub(self, b: Any, *, alpha: Any = 1) -> Variable:
+        return ops.sub(self, b, alpha=alpha)
 
     def mul(self, b: Any) -> Variable:
         return ops.mul(self, b)
 
-    def div(self, b: Any) -> Variable:
-        return ops.div(self, b)
+    def div(self, b: Any, *, rounding_mode: Any = None) -> Variable:
+        return ops.div(self, b, rounding_mode=rounding_mode)
 
     def pow(self, b: Any) -> Variable:
         return ops.pow(self, b)
@@ -915,6 +915,103 @@ class Variable:
 
     def cpu(self) -> Variable:
         return self  # the only device
+
+    # views, blends, bitwise operators and order statistics (ops.views, ops.pointwise, ops.stats)
+    def narrow(self, dim: Any, start: Any, length: Any) -> Variable:
+        return ops.narrow(self, dim, start, length)
+
+    def select(self, dim: Any, index: Any) -> Variable:
+        return ops.select(self, dim, index)
+
+    def unbind(self, dim: Any = 0) -> tuple[Variable, ...]:
+        return ops.unbind(self, dim)
+
+    def diagonal(self, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Variable:
+        return ops.diagonal(self, offset, dim1, dim2)
+
+    def as_strided(self, size: Any, stride: Any, storage_offset: Any = 0) -> Variable:
+        return ops.as_strided(self, size, stride, storage_offset)
+
+    def unfold(self, dimension: Any, size: Any, step: Any) -> Variable:
+        return ops.unfold(self, dimension, size, step)
+
+    def lerp(self, end: Any, weight: Any) -> Variable:
+        return ops.lerp(self, end, weight)
+
+    def lerp_(self, end: Any, weight: Any) -> Variable:
+        return ops.inplace(self, lambda x, e: ops.lerp(x, e, weight), end)
+
+    def addcmul(self, t1: Any, t2: Any, *, value: Any = 1) -> Variable:
+        return ops.addcmul(self, t1, t2, value=value)
+
+    def addcmul_(self, t1: Any, t2: Any, *, value: Any = 1) -> Variable:
+        return ops.inplace(self, lambda x, a: ops.addcmul(x, a, t2, value=value), t1)
+
+    def addcdiv(self, t1: Any, t2: Any, *, value: Any = 1) -> Variable:
+        return ops.addcdiv(self, t1, t2, value=value)
+
+    def addcdiv_(self, t1: Any, t2: Any, *, value: Any = 1) -> Variable:
+        return ops.inplace(self, lambda x, a: ops.addcdiv(x, a, t2, value=value), t1)
+
+    def atan2(self, other: Any) -> Variable:
+        return ops.atan2(self, other)
+
+    def hypot(self, other: Any) -> Variable:
+        return ops.hypot(self, other)
+
+    def bitwise_and(self, other: Any) -> Variable:
+        return ops.bitwise_and(self, other)
+
+    def bitwise_or(self, other: Any) -> Variable:
+        return ops.bitwise_or(self, other)
+
+    def bitwise_xor(self, other: Any) -> Variable:
+        return ops.bitwise_xor(self, other)
+
+    def bitwise_not(self) -> Variable:
+        return ops.bitwise_not(self)
+
+    def logical_not(self) -> Variable:
+        return ops.logical_not(self)
+
+    def __and__(self, other: Any) -> Variable:
+        return ops.bitwise_and(self, other)
+
+    def __rand__(self, other: Any) -> Variable:
+        return ops.bitwise_and(other, self)
+
+    def __or__(self, other: Any) -> Variable:
+        return ops.bitwise_or(self, other)
+
+    def __ror__(self, other: Any) -> Variable:
+        return ops.bitwise_or(other, self)
+
+    def __xor__(self, other: Any) -> Variable:
+        return ops.bitwise_xor(self, other)
+
+    def __rxor__(self, other: Any) -> Variable:
+        return ops.bitwise_xor(other, self)
+
+    def __invert__(self) -> Variable:
+        return ops.bitwise_not(self)
+
+    def median(self, dim: Any = None, keepdim: Any = False) -> Any:
+        return ops.median(self, dim, keepdim)
+
+    def kthvalue(self, k: Any, dim: Any = -1, keepdim: Any = False) -> Any:
+        return ops.kthvalue(self, k, dim, keepdim)
+
+    def mode(self, dim: Any = -1, keepdim: Any = False) -> Any:
+        return ops.mode(self, dim, keepdim)
+
+    def cummax(self, dim: Any) -> Any:
+        return ops.cummax(self, dim)
+
+    def cummin(self, dim: Any) -> Any:
+        return ops.cummin(self, dim)
+
+    def count_nonzero(self, dim: Any = None) -> Variable:
+        return ops.count_nonzero(self, dim)
 
     # autograd
     def backward(self, gradient: Any = None, retain_graph: builtins.bool | None = None,

@@ -173,3 +173,168 @@ def test_grad_materialize_grads_gives_zeros_for_unused_inputs():
     x = al.tensor([1.0], requires_grad=True)
     with pytest.raises(ValueError, match="allow_unused"):
         al.grad(x * 2, x, materialize_grads=True, allow_unused=False)
+
+
+# ---------------------------------------------------------------- operations against PyTorch
+A = RNG.standard_normal((3, 4))
+B = RNG.standard_normal((3, 4))
+C = RNG.standard_normal((3, 4))
+POS = np.abs(A) + 0.5
+ROW = RNG.standard_normal(4)
+CUBE = RNG.standard_normal((2, 3, 4))
+SQ = RNG.standard_normal((4, 4))
+LONG = RNG.standard_normal((2, 7))
+REPEATS = np.array([[1.0, 3.0, 1.0, 2.0, 3.0, 0.5], [2.0, 2.0, 5.0, 5.0, -1.0, 0.0]])
+
+
+def _t(m, v):
+    return m.tensor(v, dtype=m.float64)
+
+
+def _w(m, shape):
+    return _t(m, np.linspace(-1.0, 2.0, int(np.prod(shape))).reshape(shape))
+
+
+# name: (function of (lib, F, *inputs), inputs, gradgradcheck too?); every input requires grad
+CASES = {
+    "narrow": (lambda m, F, x: x.narrow(1, 1, 2) * _w(m, (3, 2)), [A], True),
+    "narrow_negative_start": (lambda m, F, x: m.narrow(x, 0, -2, 2), [A], True),
+    "select": (lambda m, F, x: x.select(1, -1), [A], True),
+    "select_fn": (lambda m, F, x: m.select(x, 0, 1) * _w(m, (3, 4)), [CUBE], True),
+    "unbind": (lambda m, F, x: m.stack([p * (i + 1) for i, p in enumerate(x.unbind(1))], 0), [A], True),
+    "unbind_fn": (lambda m, F, x: m.unbind(x)[1] * 3, [CUBE], True),
+    "diagonal": (lambda m, F, x: x.diagonal(), [SQ], True),
+    "diagonal_offset": (lambda m, F, x: m.diagonal(x, 1), [A], True),
+    "diagonal_below": (lambda m, F, x: x.diagonal(offset=-1), [A], True),
+    "diagonal_dims": (lambda m, F, x: m.diagonal(x, 0, 2, 1), [CUBE], True),
+    "as_strided": (lambda m, F, x: m.as_strided(x, (2, 2), (1, 2), 1), [A], True),
+    "as_strided_overlap": (lambda m, F, x: x.as_strided((3, 3), (2, 1)) * _w(m, (3, 3)), [A], True),
+    "unfold": (lambda m, F, x: x.unfold(1, 3, 2), [LONG], True),
+    "unfold_overlap": (lambda m, F, x: x.unfold(1, 3, 1) * _w(m, (2, 5, 3)), [LONG], True),
+    "unfold_dim0": (lambda m, F, x: x.unfold(0, 2, 1), [A], True),
+    "add_alpha": (lambda m, F, a, b: m.add(a, b, alpha=2.5), [A, B], True),
+    "add_alpha_method_broadcast": (lambda m, F, a, b: a.add(b, alpha=-0.5), [A, ROW], True),
+    "sub_alpha": (lambda m, F, a, b: m.sub(a, b, alpha=3), [A, B], True),
+    "add_alpha_inplace": (lambda m, F, a, b: (a * 1).add_(b, alpha=2.0), [A, B], True),
+    "sub_alpha_inplace": (lambda m, F, a, b: (a * 1).sub_(b, alpha=0.5), [A, ROW], True),
+    "lerp_scalar": (lambda m, F, a, b: m.lerp(a, b, 0.3), [A, B], True),
+    "lerp_tensor": (lambda m, F, a, b, w: a.lerp(b, w), [A, B, C], True),
+    "lerp_inplace": (lambda m, F, a, b: (a * 1).lerp_(b, 0.75), [A, B], True),
+    "addcmul": (lambda m, F, x, a, b: m.addcmul(x, a, b, value=0.5), [A, B, C], True),
+    "addcmul_method": (lambda m, F, x, a, b: x.addcmul(a, b), [A, ROW, C], True),
+    "addcmul_inplace": (lambda m, F, x, a, b: (x * 1).addcmul_(a, b, value=2), [A, B, C], True),
+    "addcdiv": (lambda m, F, x, a, b: m.addcdiv(x, a, b, value=-2), [A, B, POS], True),
+    "atan2": (lambda m, F, a, b: m.atan2(a, b), [A, B], True),
+    "atan2_method_broadcast": (lambda m, F, a, b: a.atan2(b), [A, ROW], True),
+    "hypot": (lambda m, F, a, b: m.hypot(a, b), [A, B], True),
+    "hypot_method": (lambda m, F, a, b: a.hypot(b), [A, ROW], True),
+    "div_trunc": (lambda m, F, a, b: m.div(a * 3, b, rounding_mode="trunc"), [A, POS], False),
+    "div_floor": (lambda m, F, a, b: a.div(b, rounding_mode="floor") * 1, [A * 3, B], False),
+    "div_none": (lambda m, F, a, b: m.div(a, b, rounding_mode=None), [A, POS], True),
+    "median_all": (lambda m, F, x: x.median(), [A], True),
+    "median_all_ties": (lambda m, F, x: m.median(x), [REPEATS], True),
+    "median_dim": (lambda m, F, x: x.median(1).values, [A], True),
+    "median_dim_keepdim": (lambda m, F, x: m.median(x, 0, keepdim=True)[0], [A], True),
+    "median_even": (lambda m, F, x: x.median(dim=1).values, [SQ], True),
+    "kthvalue": (lambda m, F, x: x.kthvalue(2).values, [A], True),
+    "kthvalue_dim0_keepdim": (lambda m, F, x: m.kthvalue(x, 3, 0, True)[0], [A], True),
+    "mode": (lambda m, F, x: m.mode(x, 1).values, [REPEATS], True),
+    "cummax": (lambda m, F, x: x.cummax(1).values, [A], True),
+    "cummin_dim0": (lambda m, F, x: m.cummin(x, 0)[0], [A], True),
+    "cummax_ties": (lambda m, F, x: m.cummax(x, 1).values, [REPEATS], True),
+    "var_mean": (lambda m, F, x: m.stack(m.var_mean(x, 1), 0), [A], True),
+    "var_mean_all_unbiased_false": (lambda m, F, x: m.stack(m.var_mean(x, unbiased=False), 0), [A], True),
+    "std_mean": (lambda m, F, x: m.cat(m.std_mean(x, dim=0, keepdim=True), 0), [A], True),
+    "std_mean_correction": (lambda m, F, x: m.stack(m.std_mean(x, (0, 1), correction=0), 0), [A], True),
+}
+
+
+def _run(m, F, name):
+    fn, inputs, _ = CASES[name]
+    xs = [m.tensor(v, dtype=m.float64, requires_grad=True) for v in inputs]
+    out = fn(m, F, *xs)
+    weights = np.linspace(0.5, 1.5, int(np.prod(out.shape)) or 1)[: int(np.prod(out.shape))]
+    (out * m.tensor(weights.reshape(tuple(out.shape)), dtype=m.float64)).sum().backward()
+    as_np = (lambda v: v.detach().numpy()) if m is torch else (lambda v: v.data)
+    return as_np(out), [as_np(x.grad) if x.grad is not None else None for x in xs]
+
+
+# ties: the function has no derivative there; PyTorch's choice of gradient is matched above
+TIED = {"cummax_ties", "median_all_ties", "mode"}
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - TIED))
+def test_gradcheck(name):
+    fn, inputs, twice = CASES[name]
+    xs = [al.tensor(v, requires_grad=True) for v in inputs]
+    f = lambda *a: fn(al, alF, *a)  # noqa: E731
+    assert al.gradcheck(f, xs)
+    if twice:
+        assert al.gradgradcheck(f, xs)
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_torch(name):
+    out, grads = _run(al, alF, name)
+    t_out, t_grads = _run(torch, torch.nn.functional, name)
+    assert out.shape == t_out.shape and out.dtype == t_out.dtype
+    np.testing.assert_allclose(out, t_out, rtol=1e-7, atol=1e-10)
+    for g, tg in zip(grads, t_grads):
+        assert (g is None) == (tg is None)
+        if g is not None:
+            np.testing.assert_allclose(g, tg, rtol=1e-7, atol=1e-10)
+
+
+@needs_torch
+def test_index_results_match_torch():
+    for name, fn in {
+        "median": lambda m, x: x.median(1),
+        "kthvalue": lambda m, x: m.kthvalue(x, 2, 0),
+        "mode": lambda m, x: x.mode(),
+        "cummax": lambda m, x: x.cummax(1),
+        "cummin": lambda m, x: m.cummin(x, 0),
+    }.items():
+        data = REPEATS if name in ("mode", "cummax", "cummin") else A
+        ours, theirs = fn(al, al.tensor(data)), fn(torch, torch.tensor(data))
+        assert type(ours).__name__ == type(theirs).__name__ == name
+        np.testing.assert_array_equal(ours.indices.data, theirs.indices.numpy())
+
+
+@needs_torch
+def test_integer_and_bool_operations_match_torch():
+    a, b = np.array([7, -7, 5, 0, -3]), np.array([2, 2, -2, 3, 5])
+    for fn in (lambda m, x, y: x & y, lambda m, x, y: x | y, lambda m, x, y: x ^ y, lambda m, x, y: ~x,
+               lambda m, x, y: m.bitwise_and(x, 6), lambda m, x, y: 3 | y, lambda m, x, y: m.eq(x, y),
+               lambda m, x, y: m.ne(x, 7), lambda m, x, y: ~(x > 0) ^ (y > 0),
+               lambda m, x, y: m.div(x, y, rounding_mode="trunc"), lambda m, x, y: x.div(y, rounding_mode="floor"),
+               lambda m, x, y: m.div(x, 2, rounding_mode="trunc"), lambda m, x, y: m.add(x, y, alpha=3),
+               lambda m, x, y: m.count_nonzero(x * (y > 0)), lambda m, x, y: m.count_nonzero(m.stack([x, y]), dim=1)):
+        ours, theirs = fn(al, al.tensor(a), al.tensor(b)), fn(torch, torch.tensor(a), torch.tensor(b))
+        np.testing.assert_array_equal(ours.data, theirs.numpy())
+        assert ours.dtype == theirs.numpy().dtype
+    with pytest.raises(TypeError, match="bool and integer"):
+        al.tensor([1.0]) & al.tensor([1.0])
+    with pytest.raises(RuntimeError, match="alpha must not be a floating"):
+        al.add(al.tensor([1]), al.tensor([2]), alpha=0.5)
+    with pytest.raises(ValueError, match="rounding_mode"):
+        al.div(al.tensor([1.0]), 2.0, rounding_mode="round")
+
+
+@needs_torch
+def test_view_functions_alias_and_refuse_like_torch():
+    x = al.tensor(A.copy())
+    x.narrow(1, 0, 2)[0, 0] = 100.0
+    x.select(0, 2)[1] = -5.0
+    x.unbind(1)[3][0] = 7.0
+    t = torch.tensor(A.copy())
+    t.narrow(1, 0, 2)[0, 0] = 100.0
+    t.select(0, 2)[1] = -5.0
+    t.unbind(1)[3][0] = 7.0
+    np.testing.assert_array_equal(x.data, t.numpy())
+    for bad in (lambda m, v: v.narrow(1, 3, 2), lambda m, v: v.select(0, 3), lambda m, v: v.unfold(1, 5, 1),
+                lambda m, v: v.as_strided((4, 4), (4, 1))):
+        with pytest.raises((IndexError, RuntimeError)):
+            bad(torch, torch.tensor(A))
+        with pytest.raises((IndexError, ValueError, al.ShapeError)):
+            bad(al, al.tensor(A))
