@@ -10,6 +10,7 @@ from . import init
 from .layers import (GELU, BCELoss, BatchNorm1d, BatchNorm2d, BCEWithLogitsLoss, Conv2d, CrossEntropyLoss, Dropout, Embedding, Flatten,
                      Identity, L1Loss, LayerNorm, LeakyReLU, Linear, LogSoftmax, MaxPool2d, ModuleDict, ModuleList,
                      MSELoss, NLLLoss, ReLU, Sequential, Sigmoid, Softmax, Tanh)
+from .layers_extra import AvgPool2d, Conv1d, Hardsigmoid, Hardtanh, Mish, ReLU6
 from .module import IncompatibleKeys, Module, Parameter, StateDictError
 
 __all__ = [
@@ -17,4 +18,5 @@ __all__ = [
     "Module", "Parameter", "ReLU", "Sequential", "Sigmoid", "StateDictError", "Tanh", "functional", "init",
     "BCELoss", "BCEWithLogitsLoss", "Embedding", "GELU", "Identity", "L1Loss", "LayerNorm", "LeakyReLU",
     "LogSoftmax", "ModuleDict", "ModuleList", "NLLLoss", "Softmax", "BatchNorm1d", "BatchNorm2d",
+    "AvgPool2d", "Conv1d", "Hardsigmoid", "Hardtanh", "Mish", "ReLU6",
 ]

@@ -248,6 +248,40 @@ CASES = {
     "std_mean_correction": (lambda m, F, x: m.stack(m.std_mean(x, (0, 1), correction=0), 0), [A], True),
 }
 
+IMG = RNG.standard_normal((2, 3, 7, 6))
+SIG = RNG.standard_normal((2, 3, 9))
+K1 = RNG.standard_normal((4, 3, 3))
+K1G = RNG.standard_normal((4, 1, 2))
+SPREAD = np.array([[-4.0, -3.5, -2.0, -0.7, 0.3, 0.9], [1.5, 2.5, 4.0, 5.5, 6.5, 25.0]])
+CASES.update({
+    "hardtanh": (lambda m, F, x: F.hardtanh(x), [SPREAD], True),
+    "hardtanh_bounds": (lambda m, F, x: F.hardtanh(x, -2.5, 3.0), [SPREAD], True),
+    "relu6": (lambda m, F, x: F.relu6(x), [SPREAD], True),
+    "hardsigmoid": (lambda m, F, x: F.hardsigmoid(x), [SPREAD], True),
+    "mish": (lambda m, F, x: F.mish(x), [SPREAD], True),
+    "mish_module": (lambda m, F, x: m.nn.Mish()(x), [A], True),
+    "activation_modules": (lambda m, F, x: m.nn.Hardtanh(-0.5, 2.0)(x) + m.nn.ReLU6()(x) + m.nn.Hardsigmoid()(x),
+                           [SPREAD], True),
+    "conv1d": (lambda m, F, x, w: F.conv1d(x, w), [SIG, K1], False),
+    "conv1d_bias_stride_pad": (lambda m, F, x, w, b: F.conv1d(x, w, b, stride=2, padding=1), [SIG, K1, ROW], False),
+    "conv1d_dilation_same": (lambda m, F, x, w: F.conv1d(x, w, padding="same", dilation=2), [SIG, K1], False),
+    "conv1d_groups": (lambda m, F, x, w: F.conv1d(x, w[:3], groups=3), [SIG, K1G], False),
+    "conv1d_unbatched": (lambda m, F, x, w: F.conv1d(x[0], w), [SIG, K1], False),
+    "avg_pool2d_ceil": (lambda m, F, x: F.avg_pool2d(x, 2, ceil_mode=True), [IMG], True),
+    "avg_pool2d_ceil_pad": (lambda m, F, x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True), [IMG], True),
+    "avg_pool2d_exclude_pad": (lambda m, F, x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+                               [IMG], True),
+    "avg_pool2d_divisor": (lambda m, F, x: F.avg_pool2d(x, (2, 3), (1, 2), divisor_override=4), [IMG], True),
+    "avg_pool2d_module": (lambda m, F, x: m.nn.AvgPool2d(3, 2, 1, count_include_pad=False)(x), [IMG], True),
+    "max_pool2d_dilation": (lambda m, F, x: F.max_pool2d(x, 2, dilation=2), [IMG], True),
+    "max_pool2d_dilation_pad_ceil": (lambda m, F, x: F.max_pool2d(x, 3, 2, 1, dilation=2, ceil_mode=True),
+                                     [IMG], True),
+    "max_pool2d_dilation_pair": (lambda m, F, x: F.max_pool2d(x, (2, 3), 1, dilation=(2, 1)), [IMG], True),
+    "pad_negative": (lambda m, F, x: F.pad(x, (-1, 2, 1, -2)), [A], True),
+    "pad_negative_value": (lambda m, F, x: F.pad(x, (1, -2), value=0.5), [IMG], True),
+    "pad_crop_only": (lambda m, F, x: F.pad(x, (-1, -1, -1, 0)), [IMG], True),
+})
+
 
 def _run(m, F, name):
     fn, inputs, _ = CASES[name]
@@ -338,3 +372,33 @@ def test_view_functions_alias_and_refuse_like_torch():
             bad(torch, torch.tensor(A))
         with pytest.raises((IndexError, ValueError, al.ShapeError)):
             bad(al, al.tensor(A))
+
+
+@needs_torch
+def test_conv1d_module_matches_torch():
+    def program(m):
+        m.manual_seed(0)
+        conv = m.nn.Conv1d(3, 4, 3, stride=1, padding="same", dtype=m.float64)
+        with m.no_grad():
+            conv.weight.copy_(_t(m, K1))
+            conv.bias.copy_(_t(m, ROW))
+        x = m.tensor(SIG, dtype=m.float64, requires_grad=True)
+        y = conv(x)
+        (y * y).sum().backward()
+        return _np(y), _np(x.grad), _np(conv.weight.grad), _np(conv.bias.grad), tuple(conv.weight.shape)
+    _assert_same(program(al), program(torch))
+
+
+@needs_torch
+@pytest.mark.parametrize("options", [{}, {"lr_decay": 0.1, "weight_decay": 0.05},
+                                     {"initial_accumulator_value": 0.5, "eps": 1e-6, "maximize": True}])
+def test_adagrad_matches_torch(options):
+    def program(m):
+        w = m.tensor(A, dtype=m.float64, requires_grad=True)
+        opt = m.optim.Adagrad([w], lr=0.1, **options)
+        for _ in range(4):
+            opt.zero_grad()
+            ((w - 1.0) ** 2 * m.tensor(B, dtype=m.float64)).sum().backward()
+            opt.step()
+        return _np(w.detach())
+    _assert_same(program(al), program(torch))

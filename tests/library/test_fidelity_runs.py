@@ -32,6 +32,15 @@ CASES = {
     "clamp_crossed_bounds": (lambda m, F, x, lo, hi: m.clamp(x, lo, hi), [A, HI, LO], True),
 }
 
+IMG = RNG.standard_normal((2, 3, 6, 5))
+KER = RNG.standard_normal((4, 3, 2, 3))
+CASES.update({
+    "conv2d_padding_same": (lambda m, F, x, w: F.conv2d(x, w, padding="same"), [IMG, KER], False),
+    "conv2d_padding_same_dilation": (lambda m, F, x, w: F.conv2d(x, w, padding="same", dilation=(2, 1)),
+                                     [IMG, KER], False),
+    "conv2d_padding_valid": (lambda m, F, x, w: F.conv2d(x, w, padding="valid"), [IMG, KER], False),
+})
+
 
 def _run(m, F, name):
     fn, inputs, _ = CASES[name]
@@ -76,3 +85,11 @@ def test_clamp_ties_and_equal_bounds_route_the_gradient_as_torch():
         grads.append([np.asarray(v.grad.tolist()) for v in vs])
     for g, tg in zip(*grads):
         np.testing.assert_array_equal(g, tg)
+
+
+def test_conv2d_padding_strings_refused_as_torch_does():
+    x, w = al.tensor(IMG), al.tensor(KER)
+    with pytest.raises(ValueError, match="strided"):
+        alF.conv2d(x, w, stride=2, padding="same")
+    with pytest.raises(ValueError, match="'valid' or 'same'"):
+        alF.conv2d(x, w, padding="full")
