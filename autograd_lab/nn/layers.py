@@ -107,7 +107,7 @@ class MaxPool2d(Module):
         self.padding, self.ceil_mode = padding, bool(ceil_mode)
 
     def forward(self, x: Variable) -> Variable:
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode)
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, ceil_mode=self.ceil_mode)
 
     def extra_repr(self) -> str:
         text = f"kernel_size={self.kernel_size}, stride={self.stride}"
