@@ -3,6 +3,8 @@ each now runs, with PyTorch's values and gradients (float64), and passes gradche
 differentiable."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -39,6 +41,27 @@ CASES.update({
     "conv2d_padding_same_dilation": (lambda m, F, x, w: F.conv2d(x, w, padding="same", dilation=(2, 1)),
                                      [IMG, KER], False),
     "conv2d_padding_valid": (lambda m, F, x, w: F.conv2d(x, w, padding="valid"), [IMG, KER], False),
+})
+
+S = np.array(1.7)
+NEG = np.array(-0.6)
+CASES.update({
+    "sum_dim_0d": (lambda m, F, x: x.sum(0), [S], True),
+    "sum_dim_keepdim_0d": (lambda m, F, x: m.sum(x, dim=-1, keepdim=True) * 3, [S], True),
+    "sum_dims_0d": (lambda m, F, x: x.sum((0,)), [S], True),
+    "mean_dim_0d": (lambda m, F, x: x.mean(0), [S], True),
+    "norm_dim_0d": (lambda m, F, x: x.norm(dim=0), [NEG], True),
+    "norm_p1_dim_0d": (lambda m, F, x: x.norm(p=1, dim=0), [NEG], False),
+    "var_dim_0d_population": (lambda m, F, x: x.var(0, unbiased=False) + x, [S], True),
+    "amax_dim_0d": (lambda m, F, x: x.amax(0), [S], True),
+    "amin_dim_0d": (lambda m, F, x: m.amin(x, -1, True), [S], True),
+    "logsumexp_dim_0d": (lambda m, F, x: x.logsumexp(0), [S], True),
+    "sign_0d": (lambda m, F, x: x.sign() * x, [NEG], True),
+    "abs_0d": (lambda m, F, x: x.abs() * x, [NEG], True),
+    "norm_negative_p": (lambda m, F, x: x.norm(p=-1.5), [A], True),
+    "norm_negative_p_dim": (lambda m, F, x: m.norm(x, -1, dim=1), [A], True),
+    "amax_keeps_zero_size_dim": (lambda m, F, x: x.reshape(3, 4, 1)[:, :, :0].amax(1), [A], False),
+    "amin_keeps_zero_size_dims": (lambda m, F, x: m.amin(x[:0], dim=1, keepdim=True), [A], False),
 })
 
 
@@ -93,3 +116,34 @@ def test_conv2d_padding_strings_refused_as_torch_does():
         alF.conv2d(x, w, stride=2, padding="same")
     with pytest.raises(ValueError, match="'valid' or 'same'"):
         alF.conv2d(x, w, padding="full")
+
+
+@needs_torch
+def test_norm_p0_counts_nonzeros_and_leaves_no_gradient():
+    data = np.array([[1.5, 0.0, -2.0], [0.0, 0.0, 3.0]])
+    for dim in (None, 1, (0, 1)):
+        ours = al.tensor(data, requires_grad=True)
+        theirs = torch.tensor(data, requires_grad=True)
+        a, b = ours.norm(p=0, dim=dim), theirs.norm(p=0, dim=dim)
+        np.testing.assert_array_equal(a.data, b.detach().numpy())
+        a.sum().backward()
+        b.sum().backward()
+        assert ours.grad is None and theirs.grad is None
+
+
+@needs_torch
+def test_reductions_of_a_0d_variable_match_torch_without_gradient():
+    for fn in (lambda m, x: x.var(0), lambda m, x: x.std(dim=0), lambda m, x: m.sum(m.tensor(3), 0),
+               lambda m, x: x.norm(p=0, dim=0), lambda m, x: (x * np.nan).sign(), lambda m, x: (x * -0.0).sign()):
+        with np.errstate(all="ignore"):
+            ours = fn(al, al.tensor(1.5))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch warns that var has no degrees of freedom
+            theirs = fn(torch, torch.tensor(1.5, dtype=torch.float64))
+        np.testing.assert_array_equal(ours.data, theirs.detach().numpy())
+        assert ours.shape == tuple(theirs.shape) and ours.dtype == theirs.detach().numpy().dtype
+
+
+def test_amax_over_a_zero_size_dim_still_refuses():
+    with pytest.raises(ValueError, match="size 0"):
+        al.zeros(0, 3).amax(0)
