@@ -213,7 +213,10 @@ class Variable:
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad: builtins.bool = True) -> "Variable":
-        """Set ``requires_grad`` in place and return self (for leaves)."""
+        """Set ``requires_grad`` in place and return self (for leaves; on a non-leaf, which
+        already requires grad, asking for True again is allowed and changes nothing)."""
+        if requires_grad and self.grad_fn is not None and self._requires_grad:
+            return self
         self.requires_grad = requires_grad
         return self
 

@@ -147,3 +147,75 @@ def test_reductions_of_a_0d_variable_match_torch_without_gradient():
 def test_amax_over_a_zero_size_dim_still_refuses():
     with pytest.raises(ValueError, match="size 0"):
         al.zeros(0, 3).amax(0)
+
+
+def _program_on_both(program):
+    """``program(m)`` run on autograd_lab and PyTorch; the results (nested, numbers or tensors)."""
+    out = []
+    for m in (al, torch):
+        out.append(program(m))
+    return out
+
+
+def _same(a, b):
+    if isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for u, v in zip(a, b):
+            _same(u, v)
+    elif a is None or b is None:
+        assert a is None and b is None
+    else:
+        np.testing.assert_allclose(np.asarray(a.tolist()), np.asarray(b.tolist()), rtol=1e-12, atol=1e-14)
+
+
+@needs_torch
+def test_inplace_through_an_expand_that_adds_only_size_one_dims():
+    def program(m):
+        x = m.tensor([1.0, 2.0, 3.0], dtype=m.float64, requires_grad=True)
+        b = x * 1
+        b.expand(1, 3).mul_(2)
+        col = m.tensor([[1.0], [2.0], [3.0]], dtype=m.float64) * 1
+        col.expand(1, 3, 1)[0].add_(5)
+        (b * b).sum().backward()
+        return b, col, x.grad
+    _same(*_program_on_both(program))
+    with pytest.raises(RuntimeError, match="single memory location"):
+        al.tensor([1.0, 2.0]).expand(2, 2).mul_(2)
+
+
+@needs_torch
+def test_requires_grad_true_again_on_a_non_leaf():
+    def program(m):
+        x = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+        y = (x * 2).requires_grad_()
+        y.requires_grad_(True).sum().backward()
+        return x.grad
+    _same(*_program_on_both(program))
+    y = al.tensor([1.0], requires_grad=True) * 2
+    with pytest.raises(al.BackwardError, match="leaf"):
+        y.requires_grad_(False)
+    with pytest.raises(al.BackwardError, match="leaf"):
+        y.requires_grad = True
+
+
+@needs_torch
+@pytest.mark.parametrize("make", [lambda m, x: x ** 2, lambda m, x: x.pow(3), lambda m, x: m.pow(x, -1.5)])
+def test_pow_with_a_number_exponent_lets_its_output_change_in_place(make):
+    def program(m):
+        x = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+        y = make(m, x)
+        y.mul_(2)
+        y.sum().backward()
+        return y, x.grad
+    _same(*_program_on_both(program))
+
+
+@needs_torch
+@pytest.mark.parametrize("make", [lambda m, x: 2 ** x, lambda m, x: x ** (x * 0 + 2)])
+def test_pow_with_a_variable_exponent_still_saves_its_output(make):
+    for m, error in ((al, al.BackwardError), (torch, RuntimeError)):
+        x = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+        y = make(m, x)
+        y.add_(1)
+        with pytest.raises(error, match="modified by an inplace operation"):
+            y.sum().backward()
