@@ -64,6 +64,12 @@ CASES.update({
     "amin_keeps_zero_size_dims": (lambda m, F, x: m.amin(x[:0], dim=1, keepdim=True), [A], False),
 })
 
+WITH_ZEROS = np.array([[1.5, 0.0, -2.0, 0.7], [0.5, 3.0, 0.0, 0.0]])
+CASES.update({
+    "cumprod_with_zeros_twice": (lambda m, F, x: m.cumprod(x, 1), [WITH_ZEROS], True),
+    "cumprod_with_zeros_dim0_twice": (lambda m, F, x: x.cumprod(0), [WITH_ZEROS], True),
+})
+
 
 def _run(m, F, name):
     fn, inputs, _ = CASES[name]
@@ -219,3 +225,14 @@ def test_pow_with_a_variable_exponent_still_saves_its_output(make):
         y.add_(1)
         with pytest.raises(error, match="modified by an inplace operation"):
             y.sum().backward()
+
+
+@needs_torch
+def test_cumprod_second_derivative_with_zeros_matches_torch():
+    def program(m):
+        x = m.tensor(WITH_ZEROS, dtype=m.float64, requires_grad=True)
+        w = m.tensor(np.linspace(0.5, 1.5, 8).reshape(2, 4), dtype=m.float64)
+        (g,) = m.autograd.grad((m.cumprod(x, 1) * w).sum(), x, create_graph=True)
+        (h,) = m.autograd.grad((g * g).sum(), x)
+        return g, h
+    _same(*_program_on_both(program))
