@@ -236,3 +236,20 @@ def test_cumprod_second_derivative_with_zeros_matches_torch():
         (h,) = m.autograd.grad((g * g).sum(), x)
         return g, h
     _same(*_program_on_both(program))
+
+
+@needs_torch
+@pytest.mark.parametrize("momentum", [None, 0.3])
+def test_batchnorm_momentum_none_keeps_the_cumulative_average(momentum):
+    batches = [RNG.standard_normal((4, 3, 2)) for _ in range(3)]
+
+    def program(m):
+        bn = m.nn.BatchNorm1d(3, momentum=momentum, dtype=m.float64)
+        outs = [bn(m.tensor(b, dtype=m.float64)) for b in batches]
+        bn.eval()
+        outs.append(bn(m.tensor(batches[0], dtype=m.float64)))
+        return outs, m.tensor(np.asarray(bn.running_mean)), m.tensor(np.asarray(bn.running_var))
+    _same(*_program_on_both(program))
+    bn = al.nn.BatchNorm2d(2, momentum=None)
+    bn(al.randn(3, 2, 2, 2))
+    assert int(bn.num_batches_tracked) == 1 and "num_batches_tracked" in bn.state_dict()
