@@ -14,6 +14,7 @@ second derivatives; conv2d and max_pool2d do not (their backward passes are numb
 """
 from __future__ import annotations
 
+import warnings
 from builtins import max as builtins_max
 from builtins import min as builtins_min
 from typing import Any, Sequence
@@ -91,11 +92,39 @@ def cross_entropy(input: Variable, target: Any, weight: Any = None, ignore_index
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     t = np.asarray(target.data if isinstance(target, Variable) else target)
+    if t.dtype.kind == "f":
+        return _cross_entropy_probabilities(x, target, weight, reduction, float(label_smoothing))
     if weight is not None or label_smoothing or (t.dtype.kind in "iu" and (t == ignore_index).any()):
         return _cross_entropy_options(x, t, weight, ignore_index, reduction, float(label_smoothing))
     # the targets go in as they came (a Variable stays one, so a captured step reads new ones);
     # CrossEntropy.forward checks them
     return CrossEntropy.apply(x, target, reduction)
+
+
+def _cross_entropy_probabilities(x: Variable, target: Any, weight: Any, reduction: str,
+                                 smoothing: float) -> Variable:
+    """cross_entropy with class probabilities as targets (a floating target shaped like the
+    input): -sum over classes of weight_c * target_c * log_softmax(x)_c per sample, the target
+    first mixed with the uniform one by ``label_smoothing``; 'mean' divides by the number of
+    samples (not by the weights), as PyTorch does."""
+    t = _var(target, "target")
+    if t.shape != x.shape:
+        raise ShapeError(f"cross_entropy: a floating target holds class probabilities and must have the "
+                         f"input's shape {x.shape}, got {t.shape}. For integer class indices pass an integer "
+                         "target (e.g. target.long()).")
+    dim = 1 if x.ndim > 1 else 0
+    classes = x.shape[dim]
+    if smoothing:
+        t = t * (1 - smoothing) + smoothing / classes
+    terms = log_softmax(x, dim) * t
+    if weight is not None:
+        w = _var(weight, "weight")
+        terms = terms * w.reshape((classes,) + (1,) * (x.ndim - 1 - dim))
+    per_sample = -terms.sum(axis=dim)
+    if reduction == "none":
+        return per_sample
+    total = per_sample.sum()
+    return total / float(builtins_max(per_sample.data.size, 1)) if reduction == "mean" else total
 
 
 def _cross_entropy_options(x: Variable, t: np.ndarray, weight: Any, ignore_index: int, reduction: str,
@@ -127,12 +156,8 @@ def _cross_entropy_options(x: Variable, t: np.ndarray, weight: Any, ignore_index
 
 def mse_loss(input: Variable, target: Any, reduction: str = "mean") -> Variable:
     """Mean squared error ((input - target)**2).mean(); 'sum' and 'none' as in PyTorch."""
-    x, t = _var(input), _var(target, "target")
     check_reduction(reduction)
-    if x.shape != t.shape:
-        raise ShapeError(f"mse_loss: input has shape {x.shape} but target has shape {t.shape}; "
-                         "they must match (broadcasting here is usually a bug, e.g. (N, 1) vs (N,): "
-                         "reshape one of them)")
+    x, t = _pair_loss(input, target, "mse_loss")
     return MSELoss.apply(x, t, reduction)
 
 
@@ -552,8 +577,19 @@ def embedding(input: Any, weight: Variable, padding_idx: int | None = None) -> V
 
 # ---------------------------------------------------------------- more losses
 def _pair_loss(input: Any, target: Any, name: str) -> tuple[Variable, Variable]:
+    """Input and target of an elementwise loss. Shapes that differ are broadcast against each
+    other, with PyTorch's warning (e.g. (N, 1) against (N,) gives an (N, N) loss, usually a bug)."""
     x, t = _var(input), _var(target, "target")
-    _same_shape(x, t, name)
+    if x.shape != t.shape:
+        warnings.warn(f"{name}: using a target size ({t.shape}) that is different to the input size "
+                      f"({x.shape}). This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", UserWarning, stacklevel=3)
+        try:
+            shape = np.broadcast_shapes(x.shape, t.shape)
+        except ValueError:
+            raise ShapeError(f"{name}: the input's shape {x.shape} and the target's shape {t.shape} cannot "
+                             "be broadcast against each other; give them the same shape.") from None
+        x, t = (v if v.shape == shape else v.expand(shape) for v in (x, t))
     return x, t
 
 

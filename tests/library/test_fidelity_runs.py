@@ -71,6 +71,23 @@ CASES.update({
 })
 
 
+PROBS = np.abs(RNG.standard_normal((3, 4))) + 0.1
+PROBS /= PROBS.sum(1, keepdims=True)
+IMG_PROBS = np.abs(RNG.standard_normal((2, 4, 3))) + 0.1
+IMG_PROBS /= IMG_PROBS.sum(1, keepdims=True)
+CASES.update({
+    "cross_entropy_probabilities": (lambda m, F, x, t: F.cross_entropy(x, t), [A, PROBS], True),
+    "cross_entropy_probabilities_sum_weight": (
+        lambda m, F, x, t: F.cross_entropy(x, t, weight=_t(m, ROW ** 2), reduction="sum"), [A, PROBS], True),
+    "cross_entropy_probabilities_smoothing_none": (
+        lambda m, F, x, t: F.cross_entropy(x, t, label_smoothing=0.2, reduction="none"), [A, PROBS], True),
+    "cross_entropy_probabilities_spatial": (lambda m, F, x, t: F.cross_entropy(x, t), [IMG_PROBS * 3, IMG_PROBS],
+                                            True),
+    "cross_entropy_probabilities_unbatched": (lambda m, F, x, t: F.cross_entropy(x, t, weight=_t(m, ROW ** 2)),
+                                              [A[0], PROBS[0]], True),
+})
+
+
 def _run(m, F, name):
     fn, inputs, _ = CASES[name]
     xs = [m.tensor(v, dtype=m.float64, requires_grad=True) for v in inputs]
@@ -253,3 +270,26 @@ def test_batchnorm_momentum_none_keeps_the_cumulative_average(momentum):
     bn = al.nn.BatchNorm2d(2, momentum=None)
     bn(al.randn(3, 2, 2, 2))
     assert int(bn.num_batches_tracked) == 1 and "num_batches_tracked" in bn.state_dict()
+
+
+@needs_torch
+@pytest.mark.parametrize("loss", ["mse_loss", "smooth_l1_loss", "l1_loss", "huber_loss"])
+@pytest.mark.parametrize("shapes", [((3, 1), (3,)), ((4,), (2, 1)), ((2, 3), (3,))])
+def test_elementwise_losses_broadcast_their_targets_with_torchs_warning(loss, shapes):
+    x_data, t_data = RNG.standard_normal(shapes[0]), RNG.standard_normal(shapes[1])
+
+    def program(m):
+        x = m.tensor(x_data, dtype=m.float64, requires_grad=True)
+        t = m.tensor(t_data, dtype=m.float64, requires_grad=True)
+        F = alF if m is al else torch.nn.functional
+        with pytest.warns(UserWarning, match="target size"):
+            out = getattr(F, loss)(x, t, reduction="sum" if loss == "l1_loss" else "mean")
+        out.backward()
+        return out, x.grad, t.grad
+    _same(*_program_on_both(program))
+
+
+def test_elementwise_loss_refuses_targets_that_do_not_broadcast():
+    with pytest.warns(UserWarning), pytest.raises(al.ShapeError, match="cannot be broadcast"):
+        alF.mse_loss(al.zeros(3, 2), al.zeros(3))
+
