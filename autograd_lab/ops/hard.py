@@ -1,11 +1,12 @@
 """Piecewise-linear activations with PyTorch's names (``hardtanh``, ``relu6``, ``hardsigmoid``)
 and ``mish``. The piecewise ones pass the gradient strictly inside their linear part (0 at the
-corners, as PyTorch's backward does); their backward selects, so it is differentiable again."""
+corners, as PyTorch's backward does); hardtanh's backward selects, so it is differentiable again,
+while hardsigmoid's, like PyTorch's, is not."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..function import Function
+from ..function import Function, once_differentiable
 from ..variable import Variable
 from ._util import variable_arg, wrap
 from .activation import tanh
@@ -48,8 +49,9 @@ class Hardsigmoid(Function):
         return wrap(np.asarray(np.clip(x.data / 6 + 0.5, 0, 1), dtype=x.dtype))
 
     @staticmethod
-    def backward(ctx, grad):
-        return select(ctx.inside, grad / 6)
+    @once_differentiable
+    def backward(ctx, grad):  # PyTorch has no derivative of hardsigmoid's backward either
+        return wrap(np.where(ctx.inside, grad.data / 6, 0.0).astype(grad.dtype))
 
 
 def hardsigmoid(x: Variable) -> Variable:

@@ -3,7 +3,9 @@
 
 The ones along a dim return PyTorch's named tuple ``(values, indices)``; the values are read at
 the indices (``TakeAlong``), so the gradient goes to the returned index only, as in PyTorch.
-``median()`` over all elements shares its gradient among the elements equal to it.
+``median()`` over all elements shares its gradient among the elements equal to it. Among tied
+elements ``median(dim)`` and ``kthvalue`` return the first (PyTorch leaves that choice to its
+selection algorithm, so its index, and the gradient with it, may be another of the ties).
 """
 from __future__ import annotations
 
