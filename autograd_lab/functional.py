@@ -260,7 +260,7 @@ def _dilate(w: Variable, dh: int, dw: int) -> Variable:
 
 
 def conv2d(input: Variable, weight: Variable, bias: Variable | None = None,
-           stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0,
+           stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] | str = 0,
            dilation: int | tuple[int, int] = 1, groups: int = 1) -> Variable:
     """2-d convolution (cross-correlation, as in PyTorch) of input (N, C_in, H, W) with weight
     (C_out, C_in / groups, kh, kw); output (N, C_out, H_out, W_out).  ``dilation`` spaces the
