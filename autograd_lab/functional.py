@@ -38,6 +38,7 @@ __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy",
            "linear", "conv2d", "max_pool2d", "dropout", "gelu", "silu", "softplus", "elu",
            "leaky_relu", "layer_norm", "one_hot", "pad", "normalize", "l1_loss", "smooth_l1_loss",
            "huber_loss", "embedding", "kl_div", "batch_norm", "avg_pool2d"]
+__all__ += ["conv1d", "hardtanh", "relu6", "hardsigmoid", "mish"]
 
 
 def _var(x: Any, name: str = "input") -> Variable:
