@@ -1,7 +1,8 @@
 """More ways to look at part of a tensor, with PyTorch's names: ``narrow``, ``select``, ``unbind``
-(basic indexing, so real views), and ``diagonal``, ``as_strided``, ``unfold``, which pick
-elements by a map of flat positions (``Take``): a copy here, whose gradient adds each output's
-gradient back at the position it came from (so overlapping windows sum, as in PyTorch).
+(basic indexing) and ``diagonal`` are real views, as in PyTorch; ``as_strided`` and ``unfold``
+pick elements by a map of flat positions (``Take``): copies here (PyTorch's are views), whose
+gradient adds each output's gradient back at the position it came from (so overlapping windows
+sum, as in PyTorch).
 """
 from __future__ import annotations
 
@@ -93,15 +94,45 @@ def _positions(x: Variable) -> np.ndarray:
     return np.arange(x.data.size, dtype=np.int64).reshape(x.shape)
 
 
+def _diagonal_of(a: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray:
+    """np.diagonal's result as a view that stays writable when ``a`` is (numpy's is read-only)."""
+    start = [slice(None)] * a.ndim
+    start[d1], start[d2] = slice(max(-offset, 0), None), slice(max(offset, 0), None)
+    corner = a[tuple(start)]
+    n = max(0, min(corner.shape[d1], corner.shape[d2]))
+    rest = [k for k in range(a.ndim) if k not in (d1, d2)]
+    shape = tuple(a.shape[k] for k in rest) + (n,)
+    strides = tuple(a.strides[k] for k in rest) + (a.strides[d1] + a.strides[d2],)
+    return np.lib.stride_tricks.as_strided(corner, shape, strides, writeable=a.flags.writeable)
+
+
+class Diagonal(Function):
+    """diagonal(x, offset, dim1, dim2): a view of the diagonal;  grad_x = the grad put back on it"""
+
+    @staticmethod
+    def forward(ctx, x, offset, d1, d2):
+        ctx.shape = x.shape
+        ctx.positions = np.diagonal(_positions(x), offset, d1, d2).copy()
+        return wrap(_diagonal_of(x.data, offset, d1, d2))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Put.apply(grad, ctx.positions, ctx.shape), None, None, None
+
+
 def diagonal(x: Variable, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Variable:
-    """The diagonal of the planes (dim1, dim2), as the last dim; ``offset`` > 0 above it."""
+    """The diagonal of the planes (dim1, dim2), as the last dim; ``offset`` > 0 above it. A view,
+    as in PyTorch: ``x.diagonal().fill_(0)`` changes x."""
+    from .shape import as_view
+
     x = variable_arg(x, "diagonal")
     if x.ndim < 2:
         raise ShapeError(f"diagonal() needs a Variable with at least 2 dims; this one has shape {x.shape}.")
     d1, d2 = _dim(dim1, x.ndim), _dim(dim2, x.ndim)
     if d1 == d2:
         raise ShapeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}; pick two different dims.")
-    return Take.apply(x, np.diagonal(_positions(x), int(offset), d1, d2).copy())
+    offset = int(offset)
+    return as_view(Diagonal.apply(x, offset, d1, d2), x, lambda a: _diagonal_of(a, offset, d1, d2))
 
 
 def as_strided(x: Variable, size: Sequence[int], stride: Sequence[int], storage_offset: int = 0) -> Variable:

@@ -402,3 +402,17 @@ def test_adagrad_matches_torch(options):
             opt.step()
         return _np(w.detach())
     _assert_same(program(al), program(torch))
+
+
+@needs_torch
+def test_diagonal_is_a_view_that_in_place_writes_go_through():
+    def program(m):
+        x = m.tensor(A, dtype=m.float64, requires_grad=True)
+        b = x * 1
+        b.diagonal(1).mul_(10)
+        b.diagonal(offset=-1).add_(b.diagonal()[:2].detach())
+        c = m.zeros(2, 3, 3, dtype=m.float64)
+        c.diagonal(0, 1, 2).fill_(1.0)
+        (b * b).sum().backward()
+        return _np(b), _np(x.grad), _np(c)
+    _assert_same(program(al), program(torch))
