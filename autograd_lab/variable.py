@@ -223,7 +223,8 @@ class Variable:
     @property
     def grad(self) -> "Variable | None":
         """Accumulated gradient of a leaf (or of a non-leaf that called ``retain_grad()``)."""
-        if self.grad_fn is not None and not self._retains_grad:
+        # (as in PyTorch, not once backward(inputs=[this]) has filled it)
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None:
             warnings.warn(
                 "The .grad attribute of a Variable that is not a leaf is being accessed. It is not "
                 "filled in by backward(): only leaves (Variables you made with requires_grad=True) "

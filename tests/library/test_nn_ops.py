@@ -290,7 +290,7 @@ def test_cross_entropy_rejects_bad_targets():
 
 
 def test_shape_errors_name_both_shapes():
-    with pytest.raises(ShapeError, match=r"\(3, 4\).*\(4, 3\)"):
+    with pytest.raises(ShapeError, match=r"\(3, 4\).*\(4, 3\)"), pytest.warns(UserWarning, match="target size"):
         F.mse_loss(var(3, 4), var(4, 3))
     with pytest.raises(ShapeError, match=r"\(5, 3\).*\(4, 2\)"):
         F.linear(var(5, 3), var(4, 2))
