@@ -25,6 +25,9 @@ from .ops import (abs, acos, add, amax, amin, argmax, argmin, asin, atan, broadc
 from .ops import (bmm, chunk, cumprod, cumsum, dot, einsum, erf, flip, floor_divide, fmod, logsumexp,  # noqa: A004
                   masked_fill, movedim, nan_to_num, nonzero, outer, prod, remainder, repeat, roll, scatter,
                   scatter_add, split, swapaxes, tile, topk, tril, triu)
+from .ops import (addcdiv, addcmul, as_strided, atan2, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,
+                  count_nonzero, cummax, cummin, diagonal, eq, ge, gt, hypot, kthvalue, le, lerp, logical_not,
+                  lt, median, mode, narrow, ne, select, std_mean, unbind, var_mean)
 from .variable import Variable
 
 Tensor = Variable  # PyTorch's name for the same thing since 0.4

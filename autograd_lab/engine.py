@@ -159,6 +159,9 @@ def accumulate_leaf(var: Variable, grad: Variable, create_graph: bool) -> None:
     else:
         np.add(var._grad._data, grad._data, out=var._grad._data, casting="unsafe")
         var._grad._bump_version()
+    if var._post_accumulate_hooks:
+        for hook in list(var._post_accumulate_hooks):
+            hook(var)
 
 
 def _start(roots: Sequence[Variable], seeds: Sequence[Variable]) -> tuple[list[Node], dict]:
@@ -353,12 +356,46 @@ def backward(
     grad_tensors: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    inputs: Variable | Sequence[Variable] | None = None,
 ) -> None:
-    """Accumulate d(tensors)/d(leaf) into every leaf's ``.grad`` (``Variable.backward`` calls this)."""
+    """Accumulate d(tensors)/d(leaf) into every leaf's ``.grad`` (``Variable.backward`` calls this).
+    With ``inputs``, only into those Variables' ``.grad`` (leaves or not), and only the part of the
+    graph that leads to them runs."""
     tensors, seeds = _roots_and_seeds(tensors, grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
-    _backward_walk(tensors, seeds, retain_graph, create_graph)
+    if inputs is None:
+        _backward_walk(tensors, seeds, retain_graph, create_graph)
+        return
+    inputs = [inputs] if isinstance(inputs, Variable) else list(inputs)
+    if not inputs:
+        raise BackwardError(
+            "the inputs argument to backward() cannot be empty: pass the Variables whose .grad "
+            "should be filled, or leave inputs out to fill every leaf's."
+        )
+    for i, v in enumerate(inputs):
+        if not isinstance(v, Variable) or not v._requires_grad:
+            raise BackwardError(
+                f"input {i} of backward(inputs=...) does not require grad (can't retain_grad on a "
+                "Variable that has requires_grad=False): pass only Variables with requires_grad=True."
+            )
+    found = _grad_walk(tensors, seeds, inputs, retain_graph, create_graph)
+    for v, g in zip(inputs, found):
+        if g is not None:
+            _accumulate_input(v, g, create_graph)
+
+
+def _accumulate_input(var: Variable, grad: Variable, create_graph: bool) -> None:
+    """Add ``grad`` into ``var.grad`` for ``backward(inputs=...)``; the walk already ran the hooks."""
+    if var.grad_fn is None:
+        hooks, var._hooks = var._hooks, None
+        try:
+            accumulate_leaf(var, grad, create_graph)
+        finally:
+            var._hooks = hooks
+        return
+    g = grad if create_graph else grad.detach()
+    var._grad = g if var._grad is None else add_gradients(var._grad, g)
 
 
 def grad(
@@ -367,7 +404,8 @@ def grad(
     grad_outputs: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
-    allow_unused: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
 ) -> tuple[Variable | None, ...]:
     """Return d(outputs)/d(inputs) without touching any ``.grad``.
 
@@ -376,6 +414,12 @@ def grad(
     >>> al.grad(x ** 2, x)
     (Variable(6.),)
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+            "allow_unused=False. materialize_grads gives zeros for unused inputs, so it allows them."
+        )
+    allow_unused = bool(allow_unused or materialize_grads)
     inputs = [inputs] if isinstance(inputs, Variable) else list(inputs)
     for i, v in enumerate(inputs):
         if not isinstance(v, Variable) or not v._requires_grad:
@@ -394,4 +438,7 @@ def grad(
                 "to not have been used in the graph. Set allow_unused=True if this is the desired "
                 "behavior (its gradient is then None)."
             )
+    if materialize_grads:
+        result = [Variable._make(np.zeros(v.shape, v.dtype)) if g is None else g
+                  for v, g in zip(inputs, result)]
     return tuple(result)

@@ -14,7 +14,9 @@ second derivatives; conv2d and max_pool2d do not (their backward passes are numb
 """
 from __future__ import annotations
 
+import warnings
 from builtins import max as builtins_max
+from builtins import min as builtins_min
 from typing import Any, Sequence
 
 import numpy as np
@@ -23,7 +25,9 @@ from .errors import ShapeError
 from .factories import Generator, default_generator
 from .ops.activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, softmax_axis
 from .ops.conv import Conv2d, MaxPool2d
+from .ops import pooling as _pooling
 from .ops.extra import Pad
+from .ops.hard import hardsigmoid, hardtanh, mish, relu6  # noqa: F401  (PyTorch's names)
 from .ops.loss import (BCEWithLogits, BinaryCrossEntropy, CrossEntropy, MSELoss, check_reduction,
                        class_targets, reduce_loss)
 from .ops.nn import Dropout, Linear
@@ -35,6 +39,7 @@ __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy",
            "leaky_relu", "layer_norm", "one_hot", "pad", "normalize", "l1_loss", "smooth_l1_loss",
            "huber_loss", "embedding", "kl_div", "batch_norm", "avg_pool2d",
            "scaled_dot_product_attention"]
+__all__ += ["conv1d", "hardtanh", "relu6", "hardsigmoid", "mish"]
 
 
 def _var(x: Any, name: str = "input") -> Variable:
@@ -89,11 +94,39 @@ def cross_entropy(input: Variable, target: Any, weight: Any = None, ignore_index
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     t = np.asarray(target.data if isinstance(target, Variable) else target)
+    if t.dtype.kind == "f":
+        return _cross_entropy_probabilities(x, target, weight, reduction, float(label_smoothing))
     if weight is not None or label_smoothing or (t.dtype.kind in "iu" and (t == ignore_index).any()):
         return _cross_entropy_options(x, t, weight, ignore_index, reduction, float(label_smoothing))
     # the targets go in as they came (a Variable stays one, so a captured step reads new ones);
     # CrossEntropy.forward checks them
     return CrossEntropy.apply(x, target, reduction)
+
+
+def _cross_entropy_probabilities(x: Variable, target: Any, weight: Any, reduction: str,
+                                 smoothing: float) -> Variable:
+    """cross_entropy with class probabilities as targets (a floating target shaped like the
+    input): -sum over classes of weight_c * target_c * log_softmax(x)_c per sample, the target
+    first mixed with the uniform one by ``label_smoothing``; 'mean' divides by the number of
+    samples (not by the weights), as PyTorch does."""
+    t = _var(target, "target")
+    if t.shape != x.shape:
+        raise ShapeError(f"cross_entropy: a floating target holds class probabilities and must have the "
+                         f"input's shape {x.shape}, got {t.shape}. For integer class indices pass an integer "
+                         "target (e.g. target.long()).")
+    dim = 1 if x.ndim > 1 else 0
+    classes = x.shape[dim]
+    if smoothing:
+        t = t * (1 - smoothing) + smoothing / classes
+    terms = log_softmax(x, dim) * t
+    if weight is not None:
+        w = _var(weight, "weight")
+        terms = terms * w.reshape((classes,) + (1,) * (x.ndim - 1 - dim))
+    per_sample = -terms.sum(axis=dim)
+    if reduction == "none":
+        return per_sample
+    total = per_sample.sum()
+    return total / float(builtins_max(per_sample.data.size, 1)) if reduction == "mean" else total
 
 
 def _cross_entropy_options(x: Variable, t: np.ndarray, weight: Any, ignore_index: int, reduction: str,
@@ -125,12 +158,8 @@ def _cross_entropy_options(x: Variable, t: np.ndarray, weight: Any, ignore_index
 
 def mse_loss(input: Variable, target: Any, reduction: str = "mean") -> Variable:
     """Mean squared error ((input - target)**2).mean(); 'sum' and 'none' as in PyTorch."""
-    x, t = _var(input), _var(target, "target")
     check_reduction(reduction)
-    if x.shape != t.shape:
-        raise ShapeError(f"mse_loss: input has shape {x.shape} but target has shape {t.shape}; "
-                         "they must match (broadcasting here is usually a bug, e.g. (N, 1) vs (N,): "
-                         "reshape one of them)")
+    x, t = _pair_loss(input, target, "mse_loss")
     return MSELoss.apply(x, t, reduction)
 
 
@@ -233,7 +262,7 @@ def _dilate(w: Variable, dh: int, dw: int) -> Variable:
 
 
 def conv2d(input: Variable, weight: Variable, bias: Variable | None = None,
-           stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0,
+           stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] | str = 0,
            dilation: int | tuple[int, int] = 1, groups: int = 1) -> Variable:
     """2-d convolution (cross-correlation, as in PyTorch) of input (N, C_in, H, W) with weight
     (C_out, C_in / groups, kh, kw); output (N, C_out, H_out, W_out).  ``dilation`` spaces the
@@ -257,6 +286,8 @@ def conv2d(input: Variable, weight: Variable, bias: Variable | None = None,
                          f"groups ({groups})")
     if b is not None and b.shape != (w.shape[0],):
         raise ShapeError(f"conv2d: bias must have shape ({w.shape[0]},), got {b.shape}")
+    if isinstance(padding, str):
+        x, padding = _string_padding(x, w, padding, stride, (dh, dw))
     if dh > 1 or dw > 1:
         w = _dilate(w, dh, dw)
     if groups > 1:
@@ -274,14 +305,57 @@ def conv2d(input: Variable, weight: Variable, bias: Variable | None = None,
         raise ShapeError(f"conv2d: {exc}") from None
 
 
+def _string_padding(x: Variable, w: Variable, padding: str, stride: Any, dilation: tuple[int, int]) -> tuple:
+    """conv2d's ``padding='valid'`` (none) or ``'same'`` (the output as large as the input, stride
+    1 only): the total d * (k - 1) split with the extra one on the right, as PyTorch does."""
+    if padding == "valid":
+        return x, 0
+    if padding != "same":
+        raise ValueError(f"conv2d: invalid padding string {padding!r}, should be one of 'valid' or 'same'")
+    if _pair(stride, "stride", "conv2d", 1) != (1, 1):
+        raise ValueError("conv2d: padding='same' is not supported for strided convolutions; pass stride=1 "
+                         "or a number for padding.")
+    totals = [d * (k - 1) for d, k in zip(dilation, w.shape[2:])]
+    if all(t % 2 == 0 for t in totals):
+        return x, (totals[0] // 2, totals[1] // 2)
+    (th, tw) = totals
+    return pad(x, (tw // 2, tw - tw // 2, th // 2, th - th // 2)), 0
+
+
+def conv1d(input: Variable, weight: Variable, bias: Variable | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Variable:
+    """1-d convolution of input (N, C_in, L) (or (C_in, L)) with weight (C_out, C_in / groups, k):
+    conv2d over a height of 1."""
+    x, w = _var(input), _var(weight, "weight")
+    if x.ndim == 2:
+        return conv1d(x[None], w, bias, stride, padding, dilation, groups)[0]
+    if x.ndim != 3 or w.ndim != 3:
+        raise ShapeError(f"conv1d: expected input (N, C_in, L) and weight (C_out, C_in / groups, k), got "
+                         f"input {x.shape} and weight {w.shape}")
+    out = conv2d(x[:, :, None], w[:, :, None], bias, (1, _single(stride)),
+                 padding if isinstance(padding, str) else (0, _single(padding)), (1, _single(dilation)), groups)
+    return out[:, :, 0]
+
+
+def _single(v: Any) -> int:
+    return int(v[0]) if isinstance(v, (tuple, list)) else int(v)
+
+
 def max_pool2d(input: Variable, kernel_size: int | tuple[int, int],
                stride: int | tuple[int, int] | None = None, padding: int | tuple[int, int] = 0,
-               ceil_mode: bool = False) -> Variable:
+               dilation: int | tuple[int, int] = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Variable:
     """Maximum over kernel_size windows of input (N, C, H, W), moved by stride (default:
     kernel_size).  ``padding`` adds -inf on each side (at most half the kernel); ``ceil_mode``
     rounds the output size up, keeping a last, partial window when it starts inside the input or
-    its left padding, as PyTorch does.  Not twice differentiable."""
+    its left padding, as PyTorch does; ``dilation`` spaces the window's taps (then computed by
+    reading each window's elements, and twice differentiable).  Not twice differentiable otherwise."""
     x = _var(input)
+    if return_indices:
+        raise NotImplementedError("max_pool2d(return_indices=True) is not supported by autograd_lab; "
+                                  "take x.argmax over an unfolded window instead.")
+    if dilation != 1 and _pair(dilation, "dilation", "max_pool2d", 1) != (1, 1):
+        return _pooling.max_pool2d_dilated(x, kernel_size, stride, padding, dilation, ceil_mode)
     if padding != 0 or ceil_mode:
         kh, kw = _pair(kernel_size, "kernel_size", "max_pool2d", 1)
         sh, sw = (kh, kw) if stride is None else _pair(stride, "stride", "max_pool2d", 1)
@@ -461,9 +535,18 @@ def pad(input: Variable, pad: Sequence[int], mode: str = "constant", value: floa
     if len(pad) % 2 or len(pad) // 2 > x.ndim:
         raise ValueError(f"pad: the padding length must be even and at most twice the number of dims "
                          f"({x.ndim}); got {len(pad)}")
-    if any(p < 0 for p in pad):
-        raise NotImplementedError("pad: negative padding (cropping) is not supported by autograd_lab; "
-                                  "slice the input instead.")
+    if any(p < 0 for p in pad):  # a negative width crops that side first (PyTorch's order)
+        crop = [slice(None)] * x.ndim
+        for k in range(len(pad) // 2):
+            n, lo, hi = x.shape[x.ndim - 1 - k], -builtins_min(pad[2 * k], 0), -builtins_min(pad[2 * k + 1], 0)
+            if lo + hi > n:
+                raise ShapeError(f"pad: the negative widths {pad[2 * k:2 * k + 2]} crop more than the "
+                                 f"{n} entries of dim {x.ndim - 1 - k}")
+            crop[x.ndim - 1 - k] = slice(lo, n - hi)
+        x = x[tuple(crop)]
+        pad = tuple(builtins_max(p, 0) for p in pad)
+        if not any(pad):
+            return x * 1 if x.requires_grad else x.clone()
     widths = [(0, 0)] * x.ndim
     for k in range(len(pad) // 2):
         widths[x.ndim - 1 - k] = (pad[2 * k], pad[2 * k + 1])
@@ -519,8 +602,19 @@ def embedding(input: Any, weight: Variable, padding_idx: int | None = None) -> V
 
 # ---------------------------------------------------------------- more losses
 def _pair_loss(input: Any, target: Any, name: str) -> tuple[Variable, Variable]:
+    """Input and target of an elementwise loss. Shapes that differ are broadcast against each
+    other, with PyTorch's warning (e.g. (N, 1) against (N,) gives an (N, N) loss, usually a bug)."""
     x, t = _var(input), _var(target, "target")
-    _same_shape(x, t, name)
+    if x.shape != t.shape:
+        warnings.warn(f"{name}: using a target size ({t.shape}) that is different to the input size "
+                      f"({x.shape}). This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", UserWarning, stacklevel=3)
+        try:
+            shape = np.broadcast_shapes(x.shape, t.shape)
+        except ValueError:
+            raise ShapeError(f"{name}: the input's shape {x.shape} and the target's shape {t.shape} cannot "
+                             "be broadcast against each other; give them the same shape.") from None
+        x, t = (v if v.shape == shape else v.expand(shape) for v in (x, t))
     return x, t
 
 
@@ -612,28 +706,10 @@ def batch_norm(input: Variable, running_mean: Any, running_var: Any, weight: Var
     return out
 
 
-def avg_pool2d(input: Variable, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Variable:
-    """Means of (kh, kw) windows of an (N, C, H, W) input (zero padding counted, as PyTorch's
-    default count_include_pad=True)."""
-    x = _var(input)
-    if x.ndim != 4:
-        raise ShapeError(f"avg_pool2d: input must be (N, C, H, W), got shape {x.shape}")
-    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(kernel_size)
-    sh, sw = (kh, kw) if stride is None else ((stride, stride) if isinstance(stride, int) else tuple(stride))
-    ph, pw = (padding, padding) if isinstance(padding, int) else tuple(padding)
-    if ph > kh // 2 or pw > kw // 2:
-        raise ValueError(f"avg_pool2d: pad should be at most half of effective kernel size, got padding "
-                         f"{(ph, pw)} for kernel {(kh, kw)}")
-    if ph or pw:
-        x = pad(x, (pw, pw, ph, ph))
-    h, w = x.shape[2], x.shape[3]
-    oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
-    if oh < 1 or ow < 1:
-        raise ShapeError(f"avg_pool2d: kernel {(kh, kw)} is larger than the (padded) input {(h, w)}")
-    total: Variable | None = None
-    for i in range(kh):
-        for j in range(kw):
-            part = x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
-            total = part if total is None else total + part
-    assert total is not None  # the kernel has at least one element
-    return total / float(kh * kw)
+def avg_pool2d(input: Variable, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Variable:
+    """Means of (kh, kw) windows of an (N, C, H, W) input; zero padding is counted unless
+    ``count_include_pad=False``, ``ceil_mode`` keeps a last partial window, ``divisor_override``
+    divides every sum by that number instead."""
+    return _pooling.avg_pool2d(_var(input), kernel_size, stride, padding, ceil_mode, count_include_pad,
+                               divisor_override)

@@ -23,7 +23,7 @@ import numpy as np
 from .kernels.optim import sgd_momentum_
 from .variable import Variable
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "StepLR", "CosineAnnealingLR", "OneCycleLR"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "StepLR", "CosineAnnealingLR", "OneCycleLR"]
 
 _REQUIRED = object()  # marks a hyper-parameter that has no default (SGD's lr)
 
@@ -303,6 +303,47 @@ class RMSprop(Optimizer):
                     p._data -= lr * buf
                 else:
                     p._data -= lr * g / avg
+                p._bump_version()
+        return loss
+
+
+class Adagrad(Optimizer):
+    """Adagrad (Duchi et al.), with PyTorch's options::
+
+        g = g + weight_decay * p                 (g = -g first if maximize)
+        clr = lr / (1 + (step - 1) * lr_decay)
+        s = s + g * g                            (s starts at initial_accumulator_value)
+        p = p - clr * g / (sqrt(s) + eps)
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0, weight_decay: float = 0.0,
+                 initial_accumulator_value: float = 0.0, eps: float = 1e-10, *, maximize: bool = False) -> None:
+        for name, value in (("learning rate", lr), ("lr_decay", lr_decay), ("weight_decay", weight_decay),
+                            ("initial_accumulator_value", initial_accumulator_value), ("epsilon", eps)):
+            _check(name, value)
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps,
+                                      initial_accumulator_value=initial_accumulator_value, maximize=maximize))
+        for group in self.param_groups:  # PyTorch makes the state at once
+            for p in group["params"]:
+                self.state[p] = {"step": 0, "sum": np.full_like(p._data, group["initial_accumulator_value"])}
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        loss = closure() if closure is not None else None
+        for group in self.param_groups:
+            lr, lr_decay, wd, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                g = -p._grad._data if group["maximize"] else p._grad._data
+                if wd != 0:
+                    g = g + wd * p._data
+                state = self.state.get(p)
+                if state is None:
+                    state = self.state[p] = {"step": 0, "sum": np.full_like(p._data, group["initial_accumulator_value"])}
+                state["step"] += 1
+                clr = lr / (1 + (state["step"] - 1) * lr_decay)
+                state["sum"] += g * g
+                p._data -= clr * g / (np.sqrt(state["sum"]) + eps)
                 p._bump_version()
         return loss
 

@@ -58,6 +58,12 @@ class RemovableHandle:
         if self._hook in self._hooks:
             self._hooks.remove(self._hook)
 
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
 
 def as_array(data: Any, dtype: Any = None) -> np.ndarray:
     if isinstance(data, Variable):
@@ -96,6 +102,7 @@ class Variable:
     grad_fn: Any = None
     _output_nr = 0
     _hooks: list | None = None
+    _post_accumulate_hooks: list | None = None
     _accumulator: Any = None
     _retains_grad = False
     _requires_grad = False
@@ -206,14 +213,18 @@ class Variable:
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad: builtins.bool = True) -> "Variable":
-        """Set ``requires_grad`` in place and return self (for leaves)."""
+        """Set ``requires_grad`` in place and return self (for leaves; on a non-leaf, which
+        already requires grad, asking for True again is allowed and changes nothing)."""
+        if requires_grad and self.grad_fn is not None and self._requires_grad:
+            return self
         self.requires_grad = requires_grad
         return self
 
     @property
     def grad(self) -> "Variable | None":
         """Accumulated gradient of a leaf (or of a non-leaf that called ``retain_grad()``)."""
-        if self.grad_fn is not None and not self._retains_grad:
+        # (as in PyTorch, not once backward(inputs=[this]) has filled it)
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None:
             warnings.warn(
                 "The .grad attribute of a Variable that is not a leaf is being accessed. It is not "
                 "filled in by backward(): only leaves (Variables you made with requires_grad=True) "
@@ -349,6 +360,23 @@ class Variable:
             hooks = self.grad_fn._pre_hooks_for(self._output_nr)
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[["Variable"], None]) -> RemovableHandle:
+        """Call ``hook(self)`` each time backward has added into this leaf's ``.grad``."""
+        if not self._requires_grad:
+            raise BackwardError(
+                "cannot register a hook on a Variable that doesn't require gradient; "
+                "set requires_grad=True on it first."
+            )
+        if self.grad_fn is not None:
+            raise BackwardError(
+                "post accumulate grad hooks cannot be registered on non-leaf Variables (only leaves "
+                "accumulate .grad); register it on the leaf, or use register_hook for this one."
+            )
+        if self._post_accumulate_hooks is None:
+            self._post_accumulate_hooks = []
+        self._post_accumulate_hooks.append(hook)
+        return RemovableHandle(self._post_accumulate_hooks, hook)
 
     def _check_inplace(self) -> None:
         """In-place writes to a leaf that requires grad would make its gradient meaningless."""
@@ -488,17 +516,17 @@ class Variable:
 
     # in place: ``ops.inplace`` computes out of place, writes the result into self, counts a
     # version and, when recorded, gives self the new node as its history
-    def add_(self, other: Any) -> Variable:
-        return ops.inplace(self, ops.add, other)
+    def add_(self, other: Any, *, alpha: Any = 1) -> Variable:
+        return ops.inplace(self, ops.add if alpha == 1 else lambda x, o: ops.add(x, o, alpha=alpha), other)
 
-    def sub_(self, other: Any) -> Variable:
-        return ops.inplace(self, ops.sub, other)
+    def sub_(self, other: Any, *, alpha: Any = 1) -> Variable:
+        return ops.inplace(self, ops.sub if alpha == 1 else lambda x, o: ops.sub(x, o, alpha=alpha), other)
 
     def mul_(self, other: Any) -> Variable:
         return ops.inplace(self, ops.mul, other)
 
-    def div_(self, other: Any) -> Variable:
-        return ops.inplace(self, ops.div, other)
+    def div_(self, other: Any, *, rounding_mode: Any = None) -> Variable:
+        return ops.inplace(self, lambda x, o: ops.div(x, o, rounding_mode=rounding_mode), other)
 
     __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_  # x += y is x.add_(y)
 
@@ -543,17 +571,17 @@ class Variable:
         return ops.inplace(self, lambda x, src: ops.index_add(x, dim, index, src, alpha=alpha), source)
 
     # math, reductions and shapes: the functions of ``autograd_lab`` (``al.sum(x)``) as methods
-    def add(self, b: Any) -> Variable:
-        return ops.add(self, b)
+    def add(self, b: Any, *, alpha: Any = 1) -> Variable:
+        return ops.add(self, b, alpha=alpha)
 
-    def sub(self, b: Any) -> Variable:
-        return ops.sub(self, b)
+    def sub(self, b: Any, *, alpha: Any = 1) -> Variable:
+        return ops.sub(self, b, alpha=alpha)
 
     def mul(self, b: Any) -> Variable:
         return ops.mul(self, b)
 
-    def div(self, b: Any) -> Variable:
-        return ops.div(self, b)
+    def div(self, b: Any, *, rounding_mode: Any = None) -> Variable:
+        return ops.div(self, b, rounding_mode=rounding_mode)
 
     def pow(self, b: Any) -> Variable:
         return ops.pow(self, b)
@@ -892,14 +920,113 @@ class Variable:
     def cpu(self) -> Variable:
         return self  # the only device
 
+    # views, blends, bitwise operators and order statistics (ops.views, ops.pointwise, ops.stats)
+    def narrow(self, dim: Any, start: Any, length: Any) -> Variable:
+        return ops.narrow(self, dim, start, length)
+
+    def select(self, dim: Any, index: Any) -> Variable:
+        return ops.select(self, dim, index)
+
+    def unbind(self, dim: Any = 0) -> tuple[Variable, ...]:
+        return ops.unbind(self, dim)
+
+    def diagonal(self, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Variable:
+        return ops.diagonal(self, offset, dim1, dim2)
+
+    def as_strided(self, size: Any, stride: Any, storage_offset: Any = 0) -> Variable:
+        return ops.as_strided(self, size, stride, storage_offset)
+
+    def unfold(self, dimension: Any, size: Any, step: Any) -> Variable:
+        return ops.unfold(self, dimension, size, step)
+
+    def lerp(self, end: Any, weight: Any) -> Variable:
+        return ops.lerp(self, end, weight)
+
+    def lerp_(self, end: Any, weight: Any) -> Variable:
+        return ops.inplace(self, lambda x, e: ops.lerp(x, e, weight), end)
+
+    def addcmul(self, t1: Any, t2: Any, *, value: Any = 1) -> Variable:
+        return ops.addcmul(self, t1, t2, value=value)
+
+    def addcmul_(self, t1: Any, t2: Any, *, value: Any = 1) -> Variable:
+        return ops.inplace(self, lambda x, a: ops.addcmul(x, a, t2, value=value), t1)
+
+    def addcdiv(self, t1: Any, t2: Any, *, value: Any = 1) -> Variable:
+        return ops.addcdiv(self, t1, t2, value=value)
+
+    def addcdiv_(self, t1: Any, t2: Any, *, value: Any = 1) -> Variable:
+        return ops.inplace(self, lambda x, a: ops.addcdiv(x, a, t2, value=value), t1)
+
+    def atan2(self, other: Any) -> Variable:
+        return ops.atan2(self, other)
+
+    def hypot(self, other: Any) -> Variable:
+        return ops.hypot(self, other)
+
+    def bitwise_and(self, other: Any) -> Variable:
+        return ops.bitwise_and(self, other)
+
+    def bitwise_or(self, other: Any) -> Variable:
+        return ops.bitwise_or(self, other)
+
+    def bitwise_xor(self, other: Any) -> Variable:
+        return ops.bitwise_xor(self, other)
+
+    def bitwise_not(self) -> Variable:
+        return ops.bitwise_not(self)
+
+    def logical_not(self) -> Variable:
+        return ops.logical_not(self)
+
+    def __and__(self, other: Any) -> Variable:
+        return ops.bitwise_and(self, other)
+
+    def __rand__(self, other: Any) -> Variable:
+        return ops.bitwise_and(other, self)
+
+    def __or__(self, other: Any) -> Variable:
+        return ops.bitwise_or(self, other)
+
+    def __ror__(self, other: Any) -> Variable:
+        return ops.bitwise_or(other, self)
+
+    def __xor__(self, other: Any) -> Variable:
+        return ops.bitwise_xor(self, other)
+
+    def __rxor__(self, other: Any) -> Variable:
+        return ops.bitwise_xor(other, self)
+
+    def __invert__(self) -> Variable:
+        return ops.bitwise_not(self)
+
+    def median(self, dim: Any = None, keepdim: Any = False) -> Any:
+        return ops.median(self, dim, keepdim)
+
+    def kthvalue(self, k: Any, dim: Any = -1, keepdim: Any = False) -> Any:
+        return ops.kthvalue(self, k, dim, keepdim)
+
+    def mode(self, dim: Any = -1, keepdim: Any = False) -> Any:
+        return ops.mode(self, dim, keepdim)
+
+    def cummax(self, dim: Any) -> Any:
+        return ops.cummax(self, dim)
+
+    def cummin(self, dim: Any) -> Any:
+        return ops.cummin(self, dim)
+
+    def count_nonzero(self, dim: Any = None) -> Variable:
+        return ops.count_nonzero(self, dim)
+
     # autograd
     def backward(self, gradient: Any = None, retain_graph: builtins.bool | None = None,
-                 create_graph: builtins.bool = False) -> None:
+                 create_graph: builtins.bool = False, inputs: Any = None) -> None:
         """Compute d(self)/d(leaf) for every leaf that requires grad and add it to ``leaf.grad``.
 
         ``gradient`` is needed unless self has one element; ``retain_graph=True`` keeps the saved
-        values so backward can run again; ``create_graph=True`` records the backward pass itself."""
-        ops.engine.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
+        values so backward can run again; ``create_graph=True`` records the backward pass itself;
+        ``inputs`` limits the accumulation to those Variables."""
+        ops.engine.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph,
+                            inputs=inputs)
 
 
 # The operations Variable's methods call. ``autograd_lab.ops`` imports this module (its Functions

@@ -11,6 +11,7 @@ from .layers import (GELU, BCELoss, BatchNorm1d, BatchNorm2d, BCEWithLogitsLoss,
                      Identity, L1Loss, LayerNorm, LeakyReLU, Linear, LogSoftmax, MaxPool2d, ModuleDict, ModuleList,
                      MSELoss, NLLLoss, ReLU, Sequential, Sigmoid, Softmax, Tanh)
 from .transformer import MultiheadAttention
+from .layers_extra import AvgPool2d, Conv1d, Hardsigmoid, Hardtanh, Mish, ReLU6
 from .module import IncompatibleKeys, Module, Parameter, StateDictError
 
 __all__ = [
@@ -19,4 +20,5 @@ __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "Embedding", "GELU", "Identity", "L1Loss", "LayerNorm", "LeakyReLU",
     "LogSoftmax", "ModuleDict", "ModuleList", "NLLLoss", "Softmax", "BatchNorm1d", "BatchNorm2d",
     "MultiheadAttention",
+    "AvgPool2d", "Conv1d", "Hardsigmoid", "Hardtanh", "Mish", "ReLU6",
 ]

@@ -107,7 +107,7 @@ class MaxPool2d(Module):
         self.padding, self.ceil_mode = padding, bool(ceil_mode)
 
     def forward(self, x: Variable) -> Variable:
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode)
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, ceil_mode=self.ceil_mode)
 
     def extra_repr(self) -> str:
         text = f"kernel_size={self.kernel_size}, stride={self.stride}"
@@ -455,26 +455,33 @@ class _BatchNorm(Module):
 
     _dims: tuple[int, ...] = ()
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = True,
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, *, dtype: Any = np.float32) -> None:
         super().__init__()
-        self.num_features, self.eps, self.momentum = int(num_features), float(eps), float(momentum)
+        self.num_features, self.eps = int(num_features), float(eps)
+        self.momentum = None if momentum is None else float(momentum)  # None: the cumulative average
         self.affine, self.track_running_stats = bool(affine), bool(track_running_stats)
         self.weight = Parameter(np.ones(num_features, dtype=dtype)) if affine else None
         self.bias = Parameter(np.zeros(num_features, dtype=dtype)) if affine else None
         if track_running_stats:
             self.register_buffer("running_mean", np.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", np.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", np.array(0, dtype=np.int64))
         else:
-            self.running_mean = self.running_var = None
+            self.running_mean = self.running_var = self.num_batches_tracked = None
 
     def forward(self, x: Variable) -> Variable:
         if x.ndim not in self._dims:
             raise ValueError(f"{type(self).__name__}: expected a {' or '.join(map(str, self._dims))}-d input, "
                              f"got shape {x.shape}")
+        momentum = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked += 1
+            if self.momentum is None:  # the running statistics are the average over every batch so far
+                momentum = 1.0 / float(self.num_batches_tracked)
         return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                             training=self.training or not self.track_running_stats,
-                            momentum=self.momentum, eps=self.eps)
+                            momentum=momentum, eps=self.eps)
 
     def extra_repr(self) -> str:
         return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}"

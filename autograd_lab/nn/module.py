@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import AutogradLabError, ShapeError
 from ..variable import Variable
+from .hooks import HooksMixin, call_with_hooks
 
 
 class StateDictError(AutogradLabError, KeyError):
@@ -62,7 +63,7 @@ class IncompatibleKeys(NamedTuple):
     unexpected_keys: list[str]
 
 
-class Module:
+class Module(HooksMixin):
     """Base class of layers and models. Subclasses call ``super().__init__()`` first, assign
     Parameters and sub-Modules as attributes, and define ``forward``."""
 
@@ -143,6 +144,8 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward(self, ...)")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._has_hooks():
+            return call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
     # ---- walking the tree ------------------------------------------------------------------

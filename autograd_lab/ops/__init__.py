@@ -24,8 +24,8 @@ from .extra import (bmm, chunk, cumprod, cumsum, dot, einsum, erf, flip, floor_d
                     masked_fill, movedim, nan_to_num, nonzero, outer, prod, remainder, repeat, roll,
                     scatter, scatter_add, split, swapaxes, tile, topk, tril, triu)
 from .elementwise import Add, Div, Mul, Sub  # noqa: F401  (the operators' Functions)
-from .elementwise import (abs, add, clamp, clone, div, exp, log, maximum, minimum, mul, neg, pow,  # noqa: F401
-                          sqrt, sub, where)
+from .elementwise import (abs, clone, exp, log, maximum, minimum, mul, neg, pow,  # noqa: F401
+                          sqrt, where)
 from .indexing import gather, index_add, index_select, sort  # noqa: F401
 from .linalg import matmul, mm, t  # noqa: F401
 from .reduce import amax, amin, argmax, argmin, max, mean, min, norm, std, sum, var  # noqa: F401
@@ -36,6 +36,11 @@ from .shape import (concatenate, flatten, permute, reshape, squeeze, stack,  # n
 from .shape import expand, getitem, transposed  # noqa: F401
 from .shape import expand as broadcast_to  # as PyTorch's: a view, not a copy
 from .inplace import inplace, replaced_by, setitem  # noqa: F401
+from .pointwise import (add, addcdiv, addcmul, atan2, bitwise_and, bitwise_not, bitwise_or,  # noqa: F401
+                        bitwise_xor, clamp, div, hypot, lerp, logical_not, sub)
+from .stats import (count_nonzero, cummax, cummin, kthvalue, median, mode, std_mean,  # noqa: F401
+                    var_mean)
+from .views import as_strided, diagonal, narrow, select, unbind, unfold  # noqa: F401
 
 cat = concatenate
 
@@ -58,6 +63,31 @@ def isfinite(x: Any) -> Variable:
 def compare(op: Callable, a: Any, b: Any) -> Variable:
     """``op(a, b)`` for a comparison operator (``np.less`` for ``<``, …): a bool Variable."""
     return wrap(np.asarray(broadcasting(op, a, b, op.__name__)))
+
+
+def eq(a: Any, b: Any) -> Variable:
+    """a == b elementwise (a bool Variable), as ``torch.eq``; ne, lt, le, gt, ge likewise."""
+    return compare(np.equal, a, b)
+
+
+def ne(a: Any, b: Any) -> Variable:
+    return compare(np.not_equal, a, b)
+
+
+def lt(a: Any, b: Any) -> Variable:
+    return compare(np.less, a, b)
+
+
+def le(a: Any, b: Any) -> Variable:
+    return compare(np.less_equal, a, b)
+
+
+def gt(a: Any, b: Any) -> Variable:
+    return compare(np.greater, a, b)
+
+
+def ge(a: Any, b: Any) -> Variable:
+    return compare(np.greater_equal, a, b)
 
 
 def to(x: Variable, *args: Any, dtype: Any = None, device: Any = None, **kwargs: Any) -> Variable:

@@ -106,7 +106,10 @@ class Pow(Function):
     @staticmethod
     def forward(ctx, a, b):
         out = wrap(broadcasting(np.power, a, b, "pow"))
-        ctx.save_for_backward(*(v if isinstance(v, Variable) else None for v in (a, b, out)))
+        # the output is saved only with a Variable exponent (its gradient reads it), as PyTorch's
+        # pow saves it: x ** 2 may then change in place before backward
+        keep_out = out if isinstance(b, Variable) else None
+        ctx.save_for_backward(*(v if isinstance(v, Variable) else None for v in (a, b)), keep_out)
         ctx.consts = tuple(None if isinstance(v, Variable) else v for v in (a, b))
         return out
 

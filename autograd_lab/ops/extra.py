@@ -74,18 +74,24 @@ class Cumprod(Function):
         return Cumprod._backward_with_zeros(ctx, grad)
 
     @staticmethod
-    @once_differentiable
     def _backward_with_zeros(ctx, grad):
+        """d out_j / d x_i = the product of x_k for k <= j, k != i (j >= i): for each i, the
+        running product of x with x_i set to 1, read from i on; written with differentiable ops,
+        so it has second derivatives too (PyTorch's is not once-differentiable either)."""
         x, _ = ctx.saved_tensors
-        d = np.moveaxis(x.data, ctx.dim, -1)
-        g = np.moveaxis(np.asarray(grad.data if isinstance(grad, Variable) else grad), ctx.dim, -1)
-        n = d.shape[-1]
-        out = np.zeros_like(d)
-        for i in range(n):  # d out_j / d x_i = prod of x_k for k <= j, k != i  (j >= i)
-            others = d.copy()
-            others[..., i] = 1
-            out[..., i] = (g[..., i:] * np.cumprod(others, axis=-1)[..., i:]).sum(-1)
-        return wrap(np.moveaxis(out, -1, ctx.dim)), None
+        dim, n = ctx.dim, x.shape[ctx.dim]
+        parts = []
+        for i in range(n):
+            keep = np.ones(x.shape[dim], dtype=x.dtype)
+            keep[i] = 0
+            shape = tuple(n if k == dim else 1 for k in range(x.ndim))
+            keep = wrap(keep.reshape(shape))
+            others = x * keep + (1 - keep)
+            tail = tuple(slice(i, None) if k == dim else slice(None) for k in range(x.ndim))
+            parts.append(sum(getitem(grad * Cumprod.apply(others, dim), tail), dim, True))
+        from .shape import concatenate
+
+        return concatenate(parts, dim), None
 
 
 def cumprod(x: Variable, dim: int) -> Variable:

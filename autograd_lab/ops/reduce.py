@@ -50,8 +50,9 @@ class Mean(Function):
 
 
 def _extreme_forward(ctx: Any, x: Variable, axes: Any, keepdims: bool, reduce: Any, name: str) -> Variable:
-    if x.data.size == 0:
-        raise ValueError(f"{name}() of an empty Variable: there is no {name}imum to take")
+    if x.data.size == 0 and (axes is None or builtins.any(x.shape[a] == 0 for a in axes)):
+        raise ValueError(f"{name}() of an empty Variable: there is no {name}imum to take (a reduced dim "
+                         f"of shape {x.shape} has size 0)")
     d = x.data
     out = np.asarray(reduce(d, axis=axes, keepdims=True))
     mask = d == out
@@ -108,6 +109,8 @@ def resolve_axes(x: Variable, axis: Any, dim: Any, keepdims: bool, keepdim: bool
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None  # PyTorch's dim=() reduces over every dim (numpy's axis=() over none)
     axes = normalize_axis(axis, dim, x.ndim)
+    if axes is not None and x.ndim == 0:
+        axes = ()  # a 0-d Variable's dim 0 (or -1) has one entry: reducing it changes nothing (PyTorch)
     return axes, bool(keepdims or keepdim)
 
 
@@ -273,9 +276,24 @@ def norm(x: Variable, p: Any = "fro", dim: Any = None, keepdim: bool = False, *,
         return Max.apply(abs_(x), axes, keep)
     if p in (-np.inf, float("-inf")):
         return Min.apply(abs_(x), axes, keep)
-    if isinstance(p, str) or p <= 0:
-        raise ValueError(f"norm: p must be 'fro', a number > 0, inf or -inf; got {p!r}")
+    if isinstance(p, str):
+        raise ValueError(f"norm: p must be 'fro', a number, inf or -inf; got {p!r}")
+    if p == 0:
+        return _CountNonzero.apply(x, axes, keep)
     return sum(abs_(x) ** p, axes, keep) ** (1.0 / p)
+
+
+class _CountNonzero(Function):
+    """norm(x, p=0): how many entries are not zero; like PyTorch, it has no gradient (backward
+    leaves the input's .grad as it was)"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdims):
+        return wrap(np.asarray((x.data != 0).sum(axis=axes, keepdims=keepdims), dtype=x.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, None, None
 
 
 def _count(x: Variable, axes: Any) -> int:

@@ -329,6 +329,16 @@ def squeeze(x: Variable, dim: int | None = None) -> Variable:
     return reshape(x, x.shape[:dim] + x.shape[dim + 1:])
 
 
+def expanded(a: np.ndarray, shape: tuple) -> np.ndarray:
+    """``a`` broadcast to ``shape`` without copying. numpy makes every broadcast read-only; when
+    no element repeats (only dims of size 1 are added, as by ``expand(1, ...)``) the view stays
+    writable, as PyTorch lets one write into it."""
+    out = np.broadcast_to(a, shape)
+    if a.flags.writeable and not any(st == 0 and n > 1 for st, n in zip(out.strides, out.shape)):
+        out = np.lib.stride_tricks.as_strided(a, out.shape, out.strides)
+    return out
+
+
 class Expand(Function):
     """expand(x, shape): x repeated along new or size-1 axes without copying (a view whose
     repeated elements share memory, as PyTorch's); the gradient sums over the repeats."""
@@ -336,7 +346,7 @@ class Expand(Function):
     @staticmethod
     def forward(ctx, x, shape):
         ctx.in_shape = x.shape
-        return wrap(np.broadcast_to(x.data, shape))
+        return wrap(expanded(x.data, shape))
 
     @staticmethod
     def backward(ctx, grad):
@@ -365,4 +375,4 @@ def expand(x: Variable, *shape: Any) -> Variable:
     if not fits:
         raise ShapeError(f"expand: cannot expand shape {x.shape} to {full}; each dimension must match "
                          "or be 1 (new dimensions are added on the left).")
-    return as_view(Expand.apply(x, full), x, lambda a: np.broadcast_to(a, full))
+    return as_view(Expand.apply(x, full), x, lambda a: expanded(a, full))

@@ -332,7 +332,7 @@ def square(x: Variable) -> Variable:
 
 def sign_array(d: np.ndarray) -> np.ndarray:
     """numpy's sign, but 0 at NaN as torch.sign gives."""
-    out = np.sign(d)
+    out = np.asarray(np.sign(d))  # (an array also for a 0-d input, where np.sign gives a scalar)
     if out.dtype.kind == "f":
         out[np.isnan(d)] = 0
     return out
