@@ -61,9 +61,10 @@ from ..authoring.notebooks import (CourseError, cell_failure, default_dir, exerc
 from ..authoring.release import release_notebook
 from .sandbox import (Limits, RunAs, bubblewrap_problem, choose_isolation, environment_roots,
                       process_problem, visible_in_sandbox)
-from .submissions import (Prepared, _read_plain, load, name_problem, plain_problem,
-                          restore_graded_cells, shown)
+from .submissions import (Prepared, load, name_problem, plain_problem, read_plain,
+                          restore_graded_cells, shown, version_of)
 from .tamper import scan_notebook
+from .versions import checker_version, key_version, submission_version
 
 TIMEOUT_ERRORS = ("CellTimeoutError", "KeyboardInterrupt")
 """What a cell shows after the per-cell timeout interrupted it."""
@@ -90,10 +91,13 @@ class Row:
     key_version: str = ""
     submission_version: str = ""
     seconds: float = 0.0
+    checker_version: str = ""
+    handed_in: str = ""
 
 
-OPTIONAL_COLUMNS = {"seconds": 0.0}
-"""Columns an older grades.csv may lack, and the value ``--regrade`` reads for them."""
+OPTIONAL_COLUMNS: dict[str, Any] = {"seconds": 0.0, "checker_version": "", "handed_in": ""}
+"""Columns an older grades.csv may lack, and the value ``--regrade`` reads for them (an empty
+``checker_version`` never matches, so such rows are graded again)."""
 
 RUN_AS_VARIABLE = "AUTOGRAD_LAB_RUN_AS"
 """The environment variable that sets ``--run-as`` when the option is not given."""
@@ -101,29 +105,9 @@ RUN_AS_VARIABLE = "AUTOGRAD_LAB_RUN_AS"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """What makes a spreadsheet read a CSV cell as a formula."""
 
-
-def key_version(nb) -> str:
-    """A short hash of what the key contributes to a grade: every graded cell's id, points
-    and source (hidden tests included). Prose, given code and solutions do not count:
-    a student's notebook brings its own, and the grader puts back only the graded cells."""
-    graded = [[meta.get("grade_id"), meta.get("points"), cell.get("source", "")]
-              for cell in nb.cells if (meta := nbgrader_meta(cell)).get("grade")]
-    return hashlib.sha256(json.dumps(graded, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def submission_version(path: Path, refused: str | None = None) -> str:
-    """A short hash of a submitted file's bytes; ``missing`` or ``refused`` when it cannot
-    be read as a plain file."""
-    if refused is not None:
-        return "refused"
-    if not os.path.lexists(path):
-        return "missing"
-    if plain_problem(path):
-        return "refused"
-    try:
-        return hashlib.sha256(_read_plain(path)).hexdigest()[:16]
-    except OSError:
-        return "refused"
+CSV_FIELD_LIMIT = 64 * 1024 * 1024
+"""csv's field size limit when reading our own grades.csv (the default, 128 KiB, is below what
+a capped reason can hold)."""
 
 
 def read_grades(out: Path) -> dict[tuple[str, str], list[Row]]:
@@ -133,6 +117,7 @@ def read_grades(out: Path) -> dict[tuple[str, str], list[Row]]:
         raise CourseError(f"--regrade needs the earlier grades in {path}, but there is none: "
                           "grade without --regrade first.")
     names = [f.name for f in fields(Row)]
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
     with open(path, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         missing = [n for n in names if n not in (reader.fieldnames or [])
@@ -143,20 +128,31 @@ def read_grades(out: Path) -> dict[tuple[str, str], list[Row]]:
                               "--regrade once; later runs can use --regrade.")
         table: dict[tuple[str, str], list[Row]] = {}
         for line in reader:
-            values: dict[str, Any] = {n: line.get(n, OPTIONAL_COLUMNS.get(n)) for n in names}
-            for n in ("student", "notebook", "exercise", "reason", "flags"):
-                text = values[n]  # undo csv_cell's guard against formulas
-                values[n] = text[1:] if text.startswith("'") and text[1:].startswith(
-                    FORMULA_STARTS) else text
-            values["points"] = float(values["points"])
-            values["max_points"] = float(values["max_points"])
-            try:
-                values["seconds"] = float(values["seconds"] or 0.0)
-            except ValueError:
-                values["seconds"] = 0.0
-            row = Row(**values)
-            table.setdefault((row.student, row.notebook), []).append(row)
+            row = _old_row(line, names)
+            if row is not None:  # a row that cannot be read is graded again
+                table.setdefault((row.student, row.notebook), []).append(row)
     return table
+
+
+def _old_row(line: dict, names: list[str]) -> Row | None:
+    """A row of an earlier grades.csv, or None when it is not one our writer wrote."""
+    values: dict[str, Any] = {n: line.get(n, OPTIONAL_COLUMNS.get(n)) for n in names}
+    if any(not isinstance(values[n], str) for n in names if n not in OPTIONAL_COLUMNS):
+        return None
+    for n in ("student", "notebook", "exercise", "reason", "flags"):
+        text = values[n]  # undo csv_cell's guard against formulas
+        values[n] = text[1:] if text.startswith("'") and text[1:].startswith(
+            FORMULA_STARTS) else text
+    try:
+        values["points"] = float(values["points"])
+        values["max_points"] = float(values["max_points"])
+    except ValueError:
+        return None
+    try:
+        values["seconds"] = float(values["seconds"] or 0.0)
+    except ValueError:
+        values["seconds"] = 0.0
+    return Row(**values)
 
 
 def regrade_changes(old: dict[tuple[str, str], list[Row]], rows: list[Row]) -> list[str]:
@@ -336,6 +332,12 @@ def _job_rows(course: Course, student: str, notebook: str, key_exercises: list,
         f"the notebook could not be run to the end: {reason}")]
 
 
+def _iso(epoch: float) -> str:
+    """A file time as the ``handed_in`` column writes it (ISO 8601, UTC, seconds)."""
+    import datetime as dt
+    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).isoformat(timespec="seconds")
+
+
 def _zero_rows(student: str, notebook: str, key_exercises: list, status: str,
                reason: str) -> list[Row]:
     return [Row(student, notebook, ex.id, 0.0, ex.points, status, reason) for ex in key_exercises]
@@ -356,7 +358,7 @@ def write_csv(rows: list[Row], out: Path) -> None:
         for row in rows:
             values = [csv_cell(v) if isinstance(v, str) else v for v in astuple(row)]
             values[3:5] = [format_points(row.points), format_points(row.max_points)]
-            values[-1] = f"{row.seconds:.1f}"
+            values[[f.name for f in fields(Row)].index("seconds")] = f"{row.seconds:.1f}"
             writer.writerow(values)
     totals: dict[str, list[float]] = {}
     for row in rows:
@@ -649,15 +651,20 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
                                         refused.get((s, n)) or folder_refused[s])
              for s in students for n in expected}
     old = read_grades(out) if regrade else {}
+    check_v = {n: checker_version(n, settings) for n in expected}
     kept = {pair: old[pair] for pair in sub_v if pair in old and all(
-        (r.key_version, r.submission_version) == (key_v[pair[1]], sub_v[pair])
-        for r in old[pair])}
+        (r.key_version, r.submission_version, r.checker_version)
+        == (key_v[pair[1]], sub_v[pair], check_v[pair[1]]) for r in old[pair])}
     todo = [pair for pair in sub_v if pair not in kept]
     if regrade:
         changed_keys = sorted({n for (_, n), rs in old.items() if n in key_v
                                and any(r.key_version != key_v[n] for r in rs)})
+        changed_checks = sorted({n for (_, n), rs in old.items() if n in check_v
+                                 and any(r.checker_version != check_v[n] for r in rs)})
         log(f"regrade: {len(todo)} of {len(sub_v)} notebook(s) to grade again"
             + (f" (key changed: {', '.join(changed_keys)})" if changed_keys else "")
+            + (f" (checkers, library, environment or settings changed: "
+               f"{', '.join(changed_checks)})" if changed_checks else "")
             + f"; {len(kept)} kept as they were")
     run_now = [n for n in expected if any(n == pair[1] for pair in todo)]
     nbgrader_helpers()
@@ -708,11 +715,16 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
                               f"({', '.join(expected)}): {type(err).__name__}: {err}. "
                               "Does `autograd-lab release` work on them?") from err
         prepared: dict[tuple[str, str], Prepared] = {}
+        handed: dict[tuple[str, str], str] = {}
         for student, n in todo:
             if (student, n) in refused:
                 sub = Prepared("invalid", refused[(student, n)])
             else:
                 sub = load(submissions / student / f"{n}.ipynb")
+                if sub.version:  # the hash of the bytes that are graded, read once
+                    sub_v[(student, n)] = sub.version
+                if sub.modified is not None:
+                    handed[(student, n)] = _iso(sub.modified)
             if sub.status == "ok":
                 assert sub.nb is not None  # an "ok" submission always holds its notebook
                 try:
@@ -743,7 +755,9 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
                               f"which is the grader's setup, not the students' work ({broken}). "
                               "Fix that and grade again.")
         rows.update(graded)
-        ordered = [replace(r, key_version=key_v[n], submission_version=sub_v[(s, n)])
+        ordered = [r if (s, n) in kept else
+                   replace(r, key_version=key_v[n], submission_version=sub_v[(s, n)],
+                           checker_version=check_v[n], handed_in=handed.get((s, n), ""))
                    for s in students for n in expected
                    for r in (rows[(s, n)] if (s, n) in kept else
                              _mark_flags(rows[(s, n)], flags.get((s, n), [])))]
