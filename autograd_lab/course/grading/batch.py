@@ -61,8 +61,9 @@ from ..authoring.notebooks import (CourseError, cell_failure, default_dir, exerc
 from ..authoring.release import release_notebook
 from .sandbox import (Limits, RunAs, bubblewrap_problem, choose_isolation, environment_roots,
                       process_problem, visible_in_sandbox)
-from .submissions import (Prepared, load, name_problem, plain_problem, read_plain,
-                          restore_graded_cells, shown, version_of)
+from .submissions import (Prepared, name_problem, plain_problem, read_submission,
+                          restore_graded_cells, shown)
+from .sanitize import MAX_PAGE_BYTES, clip
 from .tamper import scan_notebook
 from .versions import checker_version, key_version, submission_version
 
@@ -388,13 +389,13 @@ def _write_feedback(course: Course, rows: list[Row], out: Path) -> None:
             page = course.feedback(student, notebook)
             title = html.escape(notebook)
             if page.exists():
-                shutil.copyfile(page, folder / f"{notebook}.html")
+                _copy_capped(page, folder / f"{notebook}.html")
             if (folder / f"{notebook}.html").exists():  # new, or kept by a regrade
                 title = f'<a href="{html.escape(notebook)}.html">{title}</a>'
             graded = course.autograded(student, notebook)
             if graded.exists():
                 (out / "autograded" / student).mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(graded, out / "autograded" / student / f"{notebook}.ipynb")
+                _copy_capped(graded, out / "autograded" / student / f"{notebook}.ipynb")
             parts.append(f"<h2>{title}</h2><table border=1 cellpadding=4><tr><th>exercise</th>"
                          "<th>points</th><th>status</th><th>reason</th></tr>")
             parts += [f"<tr><td>{html.escape(r.exercise)}</td><td>{format_points(r.points)} / "
@@ -406,6 +407,24 @@ def _write_feedback(course: Course, rows: list[Row], out: Path) -> None:
             "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>Feedback: "
             f"{html.escape(student)}</title></head><body>\n" + "\n".join(parts)
             + "\n</body></html>\n", encoding="utf-8")
+
+
+def _copy_capped(source: Path, target: Path) -> None:
+    """Copy a page or graded notebook made from a submission; one over MAX_PAGE_BYTES (the
+    output caps keep them far below, but escaping can grow a page) becomes a short note."""
+    size = source.stat().st_size
+    if size <= MAX_PAGE_BYTES:
+        shutil.copyfile(source, target)
+        return
+    note = (f"This file was {size:,} bytes, over the grader's cap of {MAX_PAGE_BYTES:,}, and was "
+            "not kept; the scores in grades.csv stand.")
+    if target.suffix == ".ipynb":
+        nb = {"cells": [{"cell_type": "markdown", "id": "cut-by-grader", "metadata": {},
+                         "source": note}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+        target.write_text(json.dumps(nb), encoding="utf-8")
+    else:
+        target.write_text(f"<!DOCTYPE html>\n<html><body><p>{html.escape(note)}</p></body>"
+                          "</html>\n", encoding="utf-8")
 
 
 def nbgrader_helpers() -> None:
@@ -720,7 +739,7 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
             if (student, n) in refused:
                 sub = Prepared("invalid", refused[(student, n)])
             else:
-                sub = load(submissions / student / f"{n}.ipynb")
+                sub = read_submission(submissions, (student,), n)
                 if sub.version:  # the hash of the bytes that are graded, read once
                     sub_v[(student, n)] = sub.version
                 if sub.modified is not None:
@@ -757,7 +776,8 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
         rows.update(graded)
         ordered = [r if (s, n) in kept else
                    replace(r, key_version=key_v[n], submission_version=sub_v[(s, n)],
-                           checker_version=check_v[n], handed_in=handed.get((s, n), ""))
+                           checker_version=check_v[n], handed_in=handed.get((s, n), ""),
+                           reason=clip(r.reason), flags=clip(r.flags))
                    for s in students for n in expected
                    for r in (rows[(s, n)] if (s, n) in kept else
                              _mark_flags(rows[(s, n)], flags.get((s, n), [])))]

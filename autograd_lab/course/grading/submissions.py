@@ -150,6 +150,30 @@ def load(path: Path) -> Prepared:
     return Prepared("ok", nb=nb, version=version, modified=modified)
 
 
+def folder_problem(root: Path, folders: tuple[str, ...]) -> str | None:
+    """Why the student's folder ROOT/F1/F2... cannot be read as one (a link, not a folder, a
+    name that is not a student id), or ``None``. ``folders[0]`` is the student's name."""
+    problem = name_problem(folders[0]) if folders else "no student folder was named"
+    path = Path(root)
+    for name in folders:
+        if problem:
+            break
+        path = path / name
+        problem = plain_problem(path, "folder")
+    return problem
+
+
+def read_submission(root: Path, folders: tuple[str, ...], notebook: str) -> Prepared:
+    """The one way ``grade`` and ``term`` read a student's notebook ROOT/F1/.../NOTEBOOK.ipynb:
+    a refused folder (:func:`folder_problem`) or file (:func:`load`: links, FIFOs, devices,
+    hard links, not a notebook) is never opened, and says why."""
+    problem = folder_problem(root, folders)
+    if problem:
+        return Prepared("invalid", f"the student folder was refused: {problem}",
+                        version="refused")
+    return load(Path(root).joinpath(*folders) / f"{notebook}.ipynb")
+
+
 def _index(nb: NotebookNode, grade_id: str) -> int | None:
     for index, cell in enumerate(nb.cells):
         if nbgrader_meta(cell).get("grade_id") == grade_id:

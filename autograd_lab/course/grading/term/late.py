@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ...authoring.notebooks import CourseError, format_points
-from ..submissions import plain_problem
+from ..submissions import folder_problem, plain_problem, read_submission
 from .config import TermConfig
 
 TERM_COLUMNS = ("submitted_at", "time_source", "deadline", "extension", "hours_late",
@@ -90,9 +90,28 @@ def parse_timestamp(text: str, tz: dt.tzinfo) -> dt.datetime:
 def student_folder(submissions: Path, student: str, assignment: str | None = None) -> Path:
     """Where a student's notebooks are: SUBMISSIONS/STUDENT, or, in an nbgrader course root
     (``grade --nbgrader-assignment``), SUBMISSIONS/submitted/STUDENT/ASSIGNMENT."""
+    return Path(submissions).joinpath(*student_path(student, assignment))
+
+
+def student_path(student: str, assignment: str | None = None) -> tuple[str, ...]:
+    """The folders from SUBMISSIONS to a student's notebooks (see :func:`student_folder`)."""
+    return ("submitted", student, assignment) if assignment else (student,)
+
+
+def read_student_notebook(submissions: Path, student: str, notebook: str,
+                          assignment: str | None = None):
+    """The student's notebook, read as ``grade`` reads it (the same function): a link, a
+    FIFO, a hard link or a refused folder is never opened; None when it cannot be read."""
     if assignment:
-        return Path(submissions) / "submitted" / student / assignment
-    return Path(submissions) / student
+        problem = plain_problem(Path(submissions) / "submitted", "folder")
+        if problem:
+            return None
+        folders: tuple[str, ...] = (student, assignment)
+        root = Path(submissions) / "submitted"
+    else:
+        folders, root = (student,), Path(submissions)
+    sub = read_submission(root, folders, notebook)
+    return sub.nb if sub.status == "ok" else None
 
 
 class HandIn(NamedTuple):
@@ -147,6 +166,9 @@ def submission_time(submissions: Path, student: str, notebook: str, tz: dt.tzinf
     ``recorded`` is grades.csv's ``handed_in`` for the notebook; ``exchange`` the exchange's
     record (:func:`exchange_times`). Never raises for a bad time: it is flagged instead."""
     folder = student_folder(submissions, student, assignment)
+    root = Path(submissions) / "submitted" if assignment else Path(submissions)
+    if folder_problem(root, student_path(student, assignment)[-2 if assignment else 0:]):
+        return HandIn(None, "none")  # grade refused the folder: it is not read here either
     text, source = "", "none"
     if exchange and exchange.get(student):
         text, source = exchange[student], "exchange"
