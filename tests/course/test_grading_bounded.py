@@ -56,6 +56,8 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     copy = release_notebook(course_nb.key_notebook(), course_nb.NAME)
     write_notebook(course_nb.solved(copy), root / "subs" / "alice" / f"{course_nb.NAME}.ipynb")
     write_notebook(_mallory(copy), root / "subs" / "mallory" / f"{course_nb.NAME}.ipynb")
+    for name in ("bob", "\uff42ob"):  # "bob" and full-width "ｂob" read the same
+        write_notebook(course_nb.solved(copy), root / "subs" / name / f"{course_nb.NAME}.ipynb")
     grading.grade(root / "subs", root / "out", solutions=root / "solutions", timeout=20,
                   jobs=1, run_as=RUN_AS)
     return {"root": root, "out": root / "out"}
@@ -81,11 +83,20 @@ def test_the_reason_is_cut_and_every_file_stays_under_the_cap(graded) -> None:
         assert path.stat().st_size <= MAX_PAGE_BYTES, path
 
 
+def test_names_that_read_the_same_are_refused_with_a_clear_message(graded) -> None:
+    rows = [r for r in _rows(graded["out"]) if r["student"] in ("bob", "\uff42ob")]
+    assert len(rows) == 2 * len(course_nb.EXERCISES)
+    for r in rows:
+        assert r["status"] == "invalid" and float(r["points"]) == 0
+        assert "the student folder was refused: its name reads the same as" in r["reason"]
+        assert "rename the folders" in r["reason"]
+
+
 def test_regrade_and_term_read_what_grade_wrote(graded) -> None:
     root, out = graded["root"], graded["out"]
     grading.grade(root / "subs", out, solutions=root / "solutions", timeout=20, jobs=1,
                   run_as=RUN_AS, regrade=True)
     result = run_term(out, root / "subs", solutions=root / "solutions",
                       released=root / "solutions", steps=("late", "export"))
-    assert {r["student"] for r in result.rows} == {"alice", "mallory"}
+    assert {r["student"] for r in result.rows} == {"alice", "mallory", "bob", "\uff42ob"}
     assert (out / "term" / "canvas.csv").is_file()

@@ -164,3 +164,36 @@ def test_precision_on_a_synthetic_class(term_class):
     flagged = {(p.first, p.second) for p in pairs if p.similarity >= 0.5}
     assert len(flagged & copies) / len(flagged) == 1.0
     assert len(flagged & copies) / len(copies) == 1.0
+
+
+# --- identity -------------------------------------------------------------------------------
+
+def test_a_duplicate_sis_id_is_refused_at_export(term_class):
+    """A folder S0001 with no roster entry and the roster's alice, whose SIS User ID is S0001:
+    canvas.csv has one line for S0001, alice's, and the term says why the other was left out."""
+    c = term_class
+    write_run(c["run"], EXERCISES, {"alice": [2, 2], "S0001": [0, 0], "\uff45rin": [1, 1],
+                                    "erin": [2, 2]})
+    (c["subs"] / "course.toml").write_text('[students.alice]\nsis_user_id = "S0001"\n',
+                                           encoding="utf-8")
+    result = _term(c, steps=("export",))
+    with open(c["run"] / "term" / "canvas.csv", newline="", encoding="utf-8") as fh:
+        lines = list(csv.reader(fh))[2:]
+    sis = [line[2] for line in lines]
+    assert sis.count("S0001") == 1 and lines[sis.index("S0001")][0] == "alice"
+    assert "its SIS User ID 'S0001' is also that of 'alice'" in result.refused["S0001"]
+    assert len([s for s in sis if s in ("erin", "\uff45rin")]) == 1  # read the same: one line
+    assert set(result.refused) == {"S0001", "erin"} or set(result.refused) == {"S0001", "\uff45rin"}
+
+
+@pytest.mark.parametrize("roster, words", [
+    ('[students.alice]\nname = "A"\n[students."\uff41lice"]\nname = "B"\n', "read the same"),
+    ('[students.a]\nsis_user_id = "S1"\n[students.b]\nsis_user_id = "s1"\n',
+     "the same sis_user_id"),
+])
+def test_a_roster_with_two_names_or_ids_that_read_the_same_is_refused(tmp_path, roster, words):
+    from autograd_lab.course.authoring.notebooks import CourseError
+    from autograd_lab.course.grading.term.config import load_config
+    (tmp_path / "course.toml").write_text(roster, encoding="utf-8")
+    with pytest.raises(CourseError, match=words):
+        load_config(tmp_path / "course.toml")

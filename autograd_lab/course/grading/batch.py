@@ -61,8 +61,8 @@ from ..authoring.notebooks import (CourseError, cell_failure, default_dir, exerc
 from ..authoring.release import release_notebook
 from .sandbox import (Limits, RunAs, bubblewrap_problem, choose_isolation, environment_roots,
                       process_problem, visible_in_sandbox)
-from .submissions import (Prepared, name_problem, plain_problem, read_submission,
-                          restore_graded_cells, shown)
+from .submissions import (Prepared, name_collisions, name_problem, plain_problem,
+                          read_submission, restore_graded_cells, shown)
 from .sanitize import MAX_PAGE_BYTES, clip
 from .tamper import scan_notebook
 from .versions import checker_version, key_version, submission_version
@@ -664,8 +664,9 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
     _check_out(out)  # before the canary's jobs: a wrong --out fails at once
     refused = dict(refused or {})
     key_v = {n: key_version(read_notebook(key[n])) for n in expected}
-    folder_refused = {s: name_problem(s) or plain_problem(submissions / s, "folder")
-                      for s in students}
+    collisions = name_collisions(students)
+    folder_refused = {s: collisions.get(s) or name_problem(s)
+                      or plain_problem(submissions / s, "folder") for s in students}
     sub_v = {(s, n): submission_version(submissions / s / f"{n}.ipynb",
                                         refused.get((s, n)) or folder_refused[s])
              for s in students for n in expected}
@@ -714,7 +715,7 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
     flags: dict[tuple[str, str], list] = {}
     gradable = []
     for student in students:
-        problem = name_problem(student) or plain_problem(submissions / student, "folder")
+        problem = folder_refused[student]
         if problem:
             for n in expected:
                 refused.setdefault((student, n), f"the student folder was refused: {problem}")

@@ -63,6 +63,26 @@ def name_problem(name: str) -> str | None:
     return None
 
 
+def identity(name: str) -> str:
+    """A name as it reads: Unicode NFKC (full-width ``ａ`` is ``a``) and case folded."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def name_collisions(names: list[str]) -> dict[str, str]:
+    """Why each name that reads the same as another (:func:`identity`) is refused: neither can
+    be told to be the student, so both are refused and the reason names the other."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(identity(name), []).append(name)
+    found = {}
+    for same in groups.values():
+        for name in same if len(same) > 1 else ():
+            others = ", ".join(repr(shown(o)) for o in same if o != name)
+            found[name] = (f"its name reads the same as {others} (Unicode NFKC, any case): "
+                           "rename the folders so that each student has one name")
+    return found
+
+
 def plain_problem(path: Path, kind: str = "file") -> str | None:
     """Why ``path`` is not a plain ``kind`` (``file`` or ``folder``) of the submission, read
     with ``lstat`` (a link is never followed), or ``None``. A hard link is refused too: it

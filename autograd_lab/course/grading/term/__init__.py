@@ -42,6 +42,7 @@ class TermResult:
     late: list[tuple[str, str, str]] = field(default_factory=list)
     flagged_pairs: list = field(default_factory=list)
     key_copies: list = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
 
 
 def run_term(run: Path, submissions: Path, config: Path | None = None,
@@ -97,7 +98,7 @@ def run_term(run: Path, submissions: Path, config: Path | None = None,
     result.written.append(write_term_grades(rows, out / "grades.csv"))
     if "export" in steps:
         result.written += [write_totals(rows, settings, out / "totals.csv"),
-                           write_canvas(rows, settings, out / "canvas.csv")]
+                           write_canvas(rows, settings, out / "canvas.csv", result.refused)]
         write_feedback(rows, settings, out / "feedback")
         result.written.append(out / "feedback")
     similar: dict[str, list[tuple[str, str, float]]] = {}
