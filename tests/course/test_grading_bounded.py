@@ -32,7 +32,7 @@ def _mallory(copy: nbformat.NotebookNode) -> nbformat.NotebookNode:
         "def center_rows(X):\n    raise ValueError('x' * %d)\ncenter_rows(None)" % HUGE)
     filler = nbformat.v4.new_code_cell("# " + "y" * HUGE)
     filler.metadata["padding"] = "z" * HUGE
-    nb.cells.append(filler)
+    nb.cells += [filler, nbformat.v4.new_markdown_cell("An essay. " + "word " * (HUGE // 5))]
     return nb
 
 
@@ -43,9 +43,11 @@ def test_caps_hold_for_sources_metadata_and_exception_messages() -> None:
                                            traceback=["x" * HUGE])]
     capped = cap_outputs(nb)
     assert len(nbformat.writes(capped)) < MAX_NOTEBOOK_CHARS
+    filler, essay = capped.cells[-2:]
     assert "the cell's source (11,534,338 characters) was cut to 100,000 by the grader" in \
-        capped.cells[-1].source
-    assert "cell's metadata" in capped.cells[-1].source and "padding" not in capped.cells[-1].metadata
+        filler.source
+    assert "cell's metadata" in filler.source and "padding" not in filler.metadata
+    assert len(essay.source) < 101_000 and "[grader] the cell's source" in essay.source
     assert len(cell.outputs[0]["evalue"]) < 21_000  # kept, shortened, never dropped
 
 
@@ -77,7 +79,9 @@ def test_the_reason_is_cut_and_every_file_stays_under_the_cap(graded) -> None:
     assert "cut by the grader at 2,000 of" in reason
     assert rows["alice/ch00-center-rows"]["status"] == "passed"
     assert (out / "grades.csv").stat().st_size < 100_000
-    for path in [out / "autograded" / "mallory" / f"{course_nb.NAME}.ipynb",
+    graded_nb = out / "autograded" / "mallory" / f"{course_nb.NAME}.ipynb"
+    assert "An essay. word" in graded_nb.read_text()  # cut, not dropped
+    for path in [graded_nb,
                  out / "feedback" / "mallory" / f"{course_nb.NAME}.html",
                  out / "feedback" / "mallory" / "index.html"]:
         assert path.stat().st_size <= MAX_PAGE_BYTES, path

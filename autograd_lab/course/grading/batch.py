@@ -63,7 +63,7 @@ from .sandbox import (Limits, RunAs, bubblewrap_problem, choose_isolation, envir
                       process_problem, visible_in_sandbox)
 from .submissions import (Prepared, name_collisions, name_problem, plain_problem,
                           read_submission, restore_graded_cells, shown)
-from .sanitize import MAX_PAGE_BYTES, clip
+from .sanitize import MAX_PAGE_BYTES, cap_sources, clip
 from .tamper import scan_notebook
 from .versions import checker_version, key_version, submission_version
 
@@ -749,6 +749,7 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
                 assert sub.nb is not None  # an "ok" submission always holds its notebook
                 try:
                     flags[(student, n)] = scan_notebook(sub.nb)
+                    cap_sources(sub.nb, kinds=("markdown", "raw"))  # essays: nothing runs them
                     restore_graded_cells(sub, plan.released[n])
                 except Exception as err:  # odd metadata nbformat accepted, too deep, ...
                     sub = Prepared("invalid", f"cannot prepare {n}.ipynb for grading "

@@ -223,10 +223,11 @@ def _cap_metadata(meta: Any, where: str, notes: list[str]) -> None:
         notes.append(f"the {where} metadata ({size:,} characters) was cut by the grader")
 
 
-def cap_sources(nb: NotebookNode) -> int:
+def cap_sources(nb: NotebookNode, kinds: tuple[str, ...] = ("code", "markdown", "raw")) -> int:
     """Bound each cell's source and metadata and all sources together, saying in the cell
-    what was cut (the cut happens after the run: the notebook ran with the whole source).
-    Returns the characters of source kept."""
+    what was cut. Code is cut only after the run (the notebook ran with its whole source);
+    ``kinds=("markdown", "raw")`` cuts what never runs, before the run, so an 11 MB essay
+    does not slow the job. Returns the characters of source kept."""
     used = 0
     top: list[str] = []
     _cap_metadata(nb.get("metadata"), "notebook's", top)
@@ -235,7 +236,7 @@ def cap_sources(nb: NotebookNode) -> int:
         _cap_metadata(cell.get("metadata"), "cell's", notes)
         source = _text(cell.get("source", ""))
         limit = MAX_SOURCE_CHARS if used < MAX_SOURCES_CHARS else 2_000
-        if len(source) > limit:
+        if len(source) > limit and cell.get("cell_type") in kinds:
             notes.append(f"the cell's source ({len(source):,} characters) was cut to "
                          f"{limit:,} by the grader")
             source = source[:limit]
