@@ -603,7 +603,8 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
           log: Callable[[str], None] = lambda message: None, isolation: str = "auto",
           limits: Limits | None = None, run_as: str | None = None,
           refused: dict[tuple[str, str], str] | None = None,
-          regrade: bool = False, progress: TextIO | None = None) -> list[Row]:
+          regrade: bool = False, progress: TextIO | None = None,
+          handed_in: dict[str, str] | None = None) -> list[Row]:
     """Grade every student folder in ``submissions``; write ``out/grades.csv`` and feedback.
 
     ``notebooks`` restricts (or fixes) the expected notebooks; by default they are the
@@ -620,6 +621,10 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
     versions are unchanged and grades only the other (student, notebook) pairs; the
     canary runs only for notebooks that have a pair to grade, so a regrade with nothing
     changed runs no job at all. It logs every row whose points or status changed.
+
+    ``handed_in`` maps a student to the hand-in time a record outside the submission holds
+    (the exchange's ``collect``, in the nbgrader route); without one, a row's ``handed_in``
+    is the graded file's modification time.
 
     ``jobs=None`` grades as many notebooks at once as :func:`default_jobs` allows.
     ``progress`` (e.g. ``sys.stderr``) gets a :class:`Progress` line while the class runs.
@@ -743,7 +748,9 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
                 sub = read_submission(submissions, (student,), n)
                 if sub.version:  # the hash of the bytes that are graded, read once
                     sub_v[(student, n)] = sub.version
-                if sub.modified is not None:
+                if (handed_in or {}).get(student):
+                    handed[(student, n)] = (handed_in or {})[student]
+                elif sub.modified is not None:
                     handed[(student, n)] = _iso(sub.modified)
             if sub.status == "ok":
                 assert sub.nb is not None  # an "ok" submission always holds its notebook
