@@ -7,7 +7,8 @@ value. With ``--mix term`` (the default) the class is what a term brings:
 * honest: the key (every exercise right);
 * partial: the key with one or two exercises put back to the released stub;
 * broken: a file that is not JSON, or a notebook whose first cell ends the kernel;
-* late: the key, handed in (``timestamp.txt``) two days after the deadline of ``course.toml``;
+* late: the key, handed in (the files' modification time, which ``grade`` records) two days after
+  the deadline of ``course.toml``;
 * copied: the same file as an earlier partial student's.
 
 It prints the wall time, the jobs (notebooks graded, and the canary's), jobs per minute per
@@ -56,6 +57,13 @@ DEADLINE = "2026-10-12T23:59:00Z"
 LATE_AT = "2026-10-14 21:00:00.000000 UTC"
 ON_TIME_AT = "2026-10-12 20:00:00.000000 UTC"
 _GRADED = re.compile(r"^(?P<who>[^/]+)/(?P<nb>\S+): (?:graded|crashed) in (?P<s>[\d.]+) s")
+
+
+def _epoch(stamp: str) -> float:
+    """The POSIX time of a ``YYYY-MM-DD HH:MM:SS.ffffff UTC`` stamp."""
+    import datetime as dt
+    moment = dt.datetime.fromisoformat(stamp.removesuffix(" UTC"))
+    return moment.replace(tzinfo=dt.timezone.utc).timestamp()
 
 
 def build_class(root: Path, students: int, notebooks: list[str]) -> Path:
@@ -116,8 +124,9 @@ def build_term_class(root: Path, students: int, notebooks: list[str]) -> tuple[P
                 first = next(c for c in crash.cells if c.cell_type == "code")
                 first.source = "import os\nos._exit(3)\n" + first.source
                 write_notebook(crash, target)
-        (folder / "timestamp.txt").write_text(LATE_AT if kind == "late" else ON_TIME_AT,
-                                              encoding="utf-8")
+        handed_in = _epoch(LATE_AT if kind == "late" else ON_TIME_AT)
+        for target in folder.iterdir():  # the hand-in time grade records: the file's mtime
+            os.utime(target, (handed_in, handed_in))
         if kind == "partial":
             last_partial = student
     config = ["[defaults]", 'late = "linear"', 'per = "day"', "rate = 10", "cap = 50", ""]

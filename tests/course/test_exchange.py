@@ -16,6 +16,7 @@ script would.
 
 from __future__ import annotations
 
+import csv
 import importlib
 import json
 import os
@@ -275,6 +276,14 @@ def test_exchange_holds_between_real_users(site) -> None:
     assert not (submitted / bob.name).exists()
     everything = b"".join(p.read_bytes() for p in submitted.rglob("*") if p.is_file())
     assert SECRET.encode() not in everything
+    # the hand-in time is recorded in the course root, outside every student's folder, from the
+    # last change time of what was copied (the kernel's, not the folder name's or timestamp.txt's)
+    with open(course / "handin.csv", newline="", encoding="utf-8") as fh:
+        record = {(r["student"], r["assignment"]): r for r in csv.DictReader(fh)}
+    assert set(record) == {(alice.name, ASSIGNMENT)}
+    handed_in = datetime.fromisoformat(record[(alice.name, ASSIGNMENT)]["handed_in"])
+    now = datetime.now(timezone.utc)
+    assert now - timedelta(minutes=10) < handed_in <= now
 
     # The other odd files, each in a newer submission of bob's (all dated before now, so that
     # his honest submission below is his newest): a FIFO, a hard link, a folder that is a link.

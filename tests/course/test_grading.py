@@ -65,7 +65,7 @@ def test_csv_has_one_row_per_student_and_exercise(graded) -> None:
         header = next(csv.reader(fh))
     assert header == ["student", "notebook", "exercise", "points", "max_points", "status",
                       "reason", "isolation", "flags", "key_version", "submission_version",
-                      "seconds"]
+                      "seconds", "checker_version", "handed_in"]
     assert len(rows) == len(course_nb.EXPECTED) * len(course_nb.EXERCISES)
     with open(out / "totals.csv", newline="", encoding="utf-8") as fh:
         totals = {r["student"]: float(r["points"]) for r in csv.DictReader(fh)}

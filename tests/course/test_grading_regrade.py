@@ -19,6 +19,7 @@ pytest.importorskip("nbgrader")
 from autograd_lab.course.grading import batch as grading  # noqa: E402
 from autograd_lab.course.authoring.notebooks import CourseError, read_notebook, write_notebook  # noqa: E402
 from autograd_lab.course.authoring.release import release_notebook  # noqa: E402
+from autograd_lab.course.grading import versions  # noqa: E402
 from autograd_lab.course.grading.sandbox import Limits  # noqa: E402
 from tests.fixtures import RUN_AS, course_nb  # noqa: E402
 
@@ -79,6 +80,25 @@ def term(tmp_path_factory: pytest.TempPathFactory) -> dict:
                        "\n### END HIDDEN TESTS")
         write_notebook(key, root / "solutions" / f"{SECOND}.ipynb")
         result["key_fixed"] = run(True)
+        # carol resubmits, then swaps the file again after the regrade chose what to grade
+        target = root / "subs" / "carol" / f"{FIRST}.ipynb"
+        write_notebook(course_nb.solved(copy, pairwise="def pairwise_sq_dists(A, B):\n"
+                                                       "    return 1"), target)
+        real_canary = grading.canary
+
+        def swapping(*args, **kwargs):
+            real_canary(*args, **kwargs)
+            write_notebook(course_nb.solved(copy), target)
+        mp.setattr(grading, "canary", swapping)
+        result["swapped"] = run(True)
+        result["swapped_bytes"] = target.read_bytes()
+        mp.setattr(grading, "canary", real_canary)
+        # a fix to chapter 01's checker module (the second notebook's), nothing else changed
+        sources = versions._sources()
+        mp.setattr(versions, "_sources", lambda: tuple(
+            (rel, "fixed" if rel == "course/exercises/ch01.py" else digest)
+            for rel, digest in sources))
+        result["checker_fixed"] = run(True)
     result.update(root=root, manual=manual, feedback=feedback,
                   progress=[stream.getvalue() for stream in progress])
     return result
@@ -139,6 +159,38 @@ def test_a_key_fix_regrades_only_that_notebook_and_scores_with_the_new_tests(ter
     assert any(f"(key changed: {SECOND})" in m for m in messages), messages
 
 
+def test_the_recorded_hash_is_of_the_bytes_that_were_graded(term) -> None:
+    import hashlib
+    _, _, table = term["swapped"]
+    row = table[("carol", FIRST, "ch00-pairwise-sq-dists")]
+    assert row["submission_version"] == hashlib.sha256(term["swapped_bytes"]).hexdigest()[:16]
+    assert float(row["points"]) == 3.0  # the swapped-in answer is the one graded
+    assert row["handed_in"]  # the time grade recorded, from the file it read
+
+
+def test_a_checker_fix_regrades_the_notebooks_it_affects(term) -> None:
+    jobs, messages, table = term["checker_fixed"]
+    before = term["swapped"][2]
+    graded = {pair for pair in jobs if pair[0] not in ("key", "copy")}
+    assert graded == {("alice", SECOND), ("bob", SECOND), ("carol", SECOND)}
+    for where, row in table.items():
+        if where[1] == FIRST:
+            assert row == before[where], where
+        else:
+            assert row["checker_version"] != before[where]["checker_version"]
+    assert any(f"checkers, library, environment or settings changed: {SECOND}" in m
+               for m in messages), messages
+
+
+def test_checker_version_follows_the_chapter_environment_and_settings() -> None:
+    from autograd_lab.course.grading.autograde_jobs import JobSettings
+    a = JobSettings(60, "process", Limits())
+    assert versions.checker_version("03_function", a) == versions.checker_version("03_x", a)
+    assert versions.checker_version("03_function", a) != versions.checker_version("04_engine", a)
+    assert versions.checker_version("03_function", a) != \
+        versions.checker_version("03_function", JobSettings(30, "process", Limits()))
+
+
 def test_a_regrade_never_touches_the_term_folder_or_kept_feedback(term) -> None:
     assert term["manual"].read_text(encoding="utf-8") == "student,item,points\nalice,reflection,4\n"
     page = term["root"] / "out" / "feedback" / "alice" / f"{FIRST}.html"
@@ -168,7 +220,7 @@ def test_key_version_follows_the_graded_cells_only() -> None:
 
 
 def test_the_batch_reports_progress_and_the_default_jobs(term) -> None:
-    first, unchanged, resubmitted, _ = term["progress"]
+    first, unchanged, resubmitted = term["progress"][:3]
     assert first.splitlines()[-1].startswith("graded 6/6 notebook(s), ")
     assert first.splitlines()[-1].split(": ", 1)[1] == "2 passed, 4 failed, 0 crashed, 0 flagged"
     assert unchanged == ""  # nothing to grade

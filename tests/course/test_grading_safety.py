@@ -287,3 +287,49 @@ def test_honest_code_of_the_chapters_is_not_flagged(source: str) -> None:
 def test_writing_sys_modules_or_builtin_eval_is_still_flagged(source: str) -> None:
     from autograd_lab.course.grading.tamper import scan_source
     assert scan_source(source) != []
+
+
+@pytest.mark.parametrize("source, words", [
+    ("import asyncio\nasyncio.run(asyncio.create_subprocess_exec('ls'))", "process creation"),
+    ("from asyncio import create_subprocess_shell", "process creation"),
+    ("import asyncio\nasyncio.get_event_loop().subprocess_exec(P, 'ls')", "process creation"),
+    ("import os\nos.posix_spawnp('ls', ['ls'], {})", "process creation"),
+    ("import os as o\no.execvp('ls', ['ls'])", "process creation"),
+    ("__import__('os').fork()", "process creation"),
+    ("import pty\npty.spawn('ls')", "subprocess"),
+    ("from pty import spawn", "process creation"),
+    ("import multiprocessing\nmultiprocessing.Process(target=f).start()", "subprocess"),
+    ("from concurrent.futures import ProcessPoolExecutor", "process creation"),
+    ("import posix\nposix.fork()", "process creation"),
+    ("import contextlib\ncontextlib._GeneratorContextManager.__exit__ = lambda *a: True",
+     "patching the standard library or numpy"),
+    ("import contextlib\nG = contextlib._GeneratorContextManager\nG.__exit__ = f",
+     "assignment into contextlib._GeneratorContextManager"),
+    ("import contextlib\nsetattr(contextlib._GeneratorContextManager, '__exit__', f)",
+     "patching the standard library or numpy"),
+    ("import numpy\nnumpy.allclose = lambda *a, **k: True", "assignment into numpy"),
+    ("import numpy as np\nnp.testing.assert_allclose = f", "assignment into numpy (np)"),
+    ("import unittest\nunittest.TestCase.assertEqual = f", "patching the standard library"),
+    ("type(ctx).__exit__ = f", "patching a class through type()"),
+])
+def test_the_scan_flags_every_way_to_start_a_process_and_library_patches(source, words):
+    found = scan_source(source)
+    assert any(words in f for f in found), found
+
+
+def test_a_module_bound_in_one_cell_is_known_in_the_next() -> None:
+    """`import numpy as np` in the first cell, `np.allclose = ...` in a later one."""
+    nb = new_notebook(cells=[new_code_cell("import numpy as np"), new_code_cell("x = 1"),
+                             new_code_cell("np.allclose = lambda *a, **k: True")])
+    assert [str(f) for f in scan_notebook(nb)] == [
+        "cell 2: patching the standard library or numpy (assignment into numpy (np))"]
+
+
+@pytest.mark.parametrize("source", [
+    "import numpy as np\nnp.random.seed(0)\nx = np.zeros(3)\nx[0] = 1\nnp.set_printoptions(3)",
+    "import numpy as np\nrng = np.random.default_rng(0)\nrng.x = 1",
+    "import os\npath = os.path.join('a', 'b')\npath = 'c'",
+    "import time\nstart = time.perf_counter()",
+])
+def test_using_the_standard_library_and_numpy_is_not_patching(source: str) -> None:
+    assert scan_source(source) == []

@@ -106,6 +106,8 @@ def test_grade_reads_submitted_and_writes_feedback_for_release(tmp_path, capsys)
     student = release_notebook(course_nb.key_notebook(), course_nb.NAME)
     _submit(course, "ann", course_nb.solved(student), "secret-ann")
     _submit(course, "ben", student, "secret-ben")
+    from autograd_lab.course.grading.exchange import record_handin
+    record_handin(course, "ann", "a1", 1_790_000_000.0)  # what collect records for ann
     code = main(["grade", str(course), "--nbgrader-assignment", "a1", "--out",
                  str(tmp_path / "out"), "--solutions", str(key), "--timeout", "20"]
                 + (["--run-as", RUN_AS] if RUN_AS else []))
@@ -114,6 +116,10 @@ def test_grade_reads_submitted_and_writes_feedback_for_release(tmp_path, capsys)
         totals = {r["student"]: (float(r["points"]), float(r["max_points"]))
                   for r in csv.DictReader(fh)}
     assert totals == {"ann": (course_nb.TOTAL, course_nb.TOTAL), "ben": (0.0, course_nb.TOTAL)}
+    with open(tmp_path / "out" / "grades.csv", newline="") as fh:
+        handed = {r["student"]: r["handed_in"] for r in csv.DictReader(fh)}
+    assert handed["ann"] == "2026-09-21T14:13:20+00:00"  # collect's record, not timestamp.txt
+    assert handed["ben"] and not handed["ben"].startswith("2026-01-05")
     for name, total in (("ann", course_nb.TOTAL), ("ben", 0)):
         folder = course / "feedback" / name / "a1"
         assert sorted(p.name for p in folder.iterdir()) == [

@@ -65,10 +65,12 @@ def term_class(tmp_path):
     solutions, course = make_key(tmp_path)
     subs = make_submissions(tmp_path, course)
     (subs / "course.toml").write_text(CONFIG, encoding="utf-8")
-    # alice: nbgrader's timestamp, on time; bob: 30 h late with a 48 h extension;
-    # carol: 30 h late by the file's mtime; dave: 100 h late (past zero_after); erin: on time
-    (subs / "alice" / "timestamp.txt").write_text("2026-10-12 20:00:00.000000 UTC\n")
-    (subs / "bob" / "timestamp.txt").write_text("2026-10-14 05:59:00 UTC\n")
+    # alice: on time; bob: 30 h late with a 48 h extension; carol: 30 h late, with a planted
+    # timestamp.txt saying on time; dave: 100 h late (past zero_after); erin: on time
+    set_mtime(subs / "alice" / f"{NOTEBOOK}.ipynb",
+              (DEADLINE - dt.timedelta(hours=4)).timestamp())
+    set_mtime(subs / "bob" / f"{NOTEBOOK}.ipynb", (DEADLINE + dt.timedelta(hours=30)).timestamp())
+    (subs / "carol" / "timestamp.txt").write_text("2026-10-12 20:00:00.000000 UTC\n")
     set_mtime(subs / "carol" / f"{NOTEBOOK}.ipynb",
               (DEADLINE + dt.timedelta(hours=30)).timestamp())
     set_mtime(subs / "dave" / f"{NOTEBOOK}.ipynb",
@@ -91,8 +93,9 @@ def test_late_work_with_an_extension(term_class):
     rows = _dicts(term_class["run"] / "term" / "grades.csv")
     assert {"student", "points", "reason", "isolation", "flags"} <= set(rows[0])  # kept
     first = {r["student"]: r for r in rows if r["exercise"] == "ch00-center-rows"}
-    assert first["alice"]["time_source"] == "timestamp.txt"
-    assert first["carol"]["time_source"] == "mtime"
+    assert first["alice"]["time_source"] == "mtime"
+    assert first["carol"]["time_source"] == "mtime"  # not carol's own timestamp.txt
+    assert "timestamp.txt in the submission says 2026-10-12T20:00:00" in first["carol"]["flags"]
     assert first["alice"]["late_penalty"] == "0" and first["alice"]["final"] == "2"
     # bob: 30 h after the deadline, inside his 48 h extension
     assert first["bob"]["extension"] == "48 h more" and first["bob"]["hours_late"] == "0"

@@ -2,12 +2,21 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import pytest
 
 from autograd_lab.course.authoring.notebooks import CourseError
 from autograd_lab.course.grading.term.config import LateRule, load_config
-from autograd_lab.course.grading.term.late import parse_timestamp, submission_time
+from autograd_lab.course.grading.exchange import record_handin
+from autograd_lab.course.grading.term.config import TermConfig
+from autograd_lab.course.grading.term.late import (
+    HANDIN_RECORD,
+    apply_late,
+    exchange_times,
+    parse_timestamp,
+    submission_time,
+)
 
 UTC = dt.timezone.utc
 
@@ -98,28 +107,74 @@ def test_timestamps_nbgrader_iso_and_mtime(tmp_path):
     folder.mkdir()
     nb = folder / "00_welcome.ipynb"
     nb.write_text("{}", encoding="utf-8")
-    import os
-    os.utime(nb, (1_800_000_000, 1_800_000_000))
+    os.utime(nb, (1_780_000_000, 1_780_000_000))
     assert submission_time(tmp_path, "alice", "00_welcome", UTC) == \
-        (dt.datetime.fromtimestamp(1_800_000_000, UTC), "mtime")
-    (folder / "timestamp.txt").write_text("2026-10-12 21:03:11 UTC\n", encoding="utf-8")
-    assert submission_time(tmp_path, "alice", "00_welcome", UTC)[1] == "timestamp.txt"
-    (folder / "00_welcome.timestamp.txt").write_text("2026-10-13T00:00:00Z", encoding="utf-8")
-    assert submission_time(tmp_path, "alice", "00_welcome", UTC) == \
-        (dt.datetime(2026, 10, 13, tzinfo=UTC), "00_welcome.timestamp.txt")
-    assert submission_time(tmp_path, "bob", "00_welcome", UTC) == (None, "none")
-    (folder / "timestamp.txt").write_text("yesterday-ish", encoding="utf-8")
+        (dt.datetime.fromtimestamp(1_780_000_000, UTC), "mtime", ())
+    # the time grade recorded when it read the file wins over the file's time now
+    assert submission_time(tmp_path, "alice", "00_welcome", UTC,
+                           recorded="2026-10-12T21:03:11+00:00")[:2] == \
+        (dt.datetime(2026, 10, 12, 21, 3, 11, tzinfo=UTC), "grade")
+    assert submission_time(tmp_path, "bob", "00_welcome", UTC) == (None, "none", ())
+
+
+def test_a_timestamp_file_in_the_submission_is_ignored_and_flagged(tmp_path):
+    """A student writes their own timestamp files: neither moves the hand-in time."""
+    folder = tmp_path / "alice"
+    folder.mkdir()
+    (folder / "00_welcome.ipynb").write_text("{}", encoding="utf-8")
+    recorded = "2026-10-14T06:00:00+00:00"  # 30 h after a deadline of 2026-10-13T00:00Z
+    (folder / "00_welcome.timestamp.txt").write_text("2026-10-12T00:00:00Z", encoding="utf-8")
+    (folder / "timestamp.txt").write_text("2026-10-12 20:00:00 UTC\n", encoding="utf-8")
+    moment, source, flags = submission_time(tmp_path, "alice", "00_welcome", UTC,
+                                            recorded=recorded)
+    assert (moment, source) == (dt.datetime(2026, 10, 14, 6, tzinfo=UTC), "grade")
+    assert any("00_welcome.timestamp.txt in the submission was ignored" in f for f in flags)
+    assert any("timestamp.txt in the submission says 2026-10-12T20:00:00+00:00" in f
+               for f in flags)
     (folder / "00_welcome.timestamp.txt").unlink()
-    with pytest.raises(CourseError, match="timestamp.txt"):
-        submission_time(tmp_path, "alice", "00_welcome", UTC)
+    (folder / "timestamp.txt").write_text("yesterday-ish", encoding="utf-8")
+    moment, source, flags = submission_time(tmp_path, "alice", "00_welcome", UTC,
+                                            recorded=recorded)
+    assert source == "grade" and flags == ("timestamp.txt in the submission cannot be read; "
+                                           "ignored",)
+
+
+def test_a_time_in_the_future_or_unreadable_is_flagged_and_the_run_goes_on(tmp_path):
+    folder = tmp_path / "alice"
+    folder.mkdir()
+    nb = folder / "00_welcome.ipynb"
+    nb.write_text("{}", encoding="utf-8")
+    year_2100 = dt.datetime(2100, 1, 1, tzinfo=UTC).timestamp()
+    os.utime(nb, (year_2100, year_2100))
+    moment, source, flags = submission_time(tmp_path, "alice", "00_welcome", UTC)
+    assert moment is None and source == "mtime"
+    assert "2100-01-01T00:00:00+00:00 (mtime) is in the future" in flags[0]
+    moment, _, flags = submission_time(tmp_path, "alice", "00_welcome", UTC,
+                                       recorded="not a time")
+    assert moment is None and "cannot be read" in flags[0]
+    config = TermConfig(deadlines={"00_welcome": dt.datetime(2026, 10, 13, tzinfo=UTC)})
+    rows = [{"student": "alice", "notebook": "00_welcome", "exercise": "e", "points": "2",
+             "max_points": "2", "status": "passed", "flags": "cell 1: x"}]
+    done = apply_late(rows, tmp_path, config)  # no exception, no 613,380 h late
+    assert (done[0]["hours_late"], done[0]["final"]) == ("0", "2")
+    assert done[0]["flags"].startswith("cell 1: x; the hand-in time 2100-01-01")
 
 
 def test_nbgrader_course_root_layout(tmp_path):
-    """With --nbgrader-assignment, the times come from submitted/STUDENT/ASSIGNMENT/."""
+    """With --nbgrader-assignment, the time is the exchange's record (collect writes it in the
+    course root, outside the student's folder); collect's copied timestamp.txt is not used."""
     folder = tmp_path / "submitted" / "alice" / "ps1"
     folder.mkdir(parents=True)
     (folder / "00_welcome.ipynb").write_text("{}", encoding="utf-8")
-    (folder / "timestamp.txt").write_text("2026-10-12 21:03:11 UTC", encoding="utf-8")
-    assert submission_time(tmp_path, "alice", "00_welcome", UTC, "ps1") == \
-        (dt.datetime(2026, 10, 12, 21, 3, 11, tzinfo=UTC), "timestamp.txt")
-    assert submission_time(tmp_path, "alice", "00_welcome", UTC) == (None, "none")
+    (folder / "timestamp.txt").write_text("2026-10-10 21:03:11 UTC", encoding="utf-8")
+    when = dt.datetime(2026, 10, 12, 21, 3, 11, tzinfo=UTC)
+    record_handin(tmp_path, "alice", "ps1", when.timestamp())
+    record_handin(tmp_path, "bob", "ps1", when.timestamp() + 60)
+    record_handin(tmp_path, "alice", "ps1", when.timestamp())  # collected again: one row
+    assert (tmp_path / HANDIN_RECORD).read_text().count("alice") == 1
+    times = exchange_times(tmp_path, "ps1")
+    moment, source, flags = submission_time(tmp_path, "alice", "00_welcome", UTC, "ps1",
+                                            exchange=times)
+    assert (moment, source) == (when, "exchange")
+    assert "timestamp.txt in the submission says 2026-10-10T21:03:11+00:00" in flags[0]
+    assert submission_time(tmp_path, "alice", "00_welcome", UTC) == (None, "none", ())

@@ -1,4 +1,5 @@
 """The benchmark code runs (one tiny repeat each; no timing is asserted)."""
+import datetime as dt
 import math
 
 import pytest
@@ -209,7 +210,10 @@ def test_the_grading_benchmark_builds_a_terms_class_of_every_kind(tmp_path):
     subs, kinds = build_term_class(tmp_path, 10, ["00_welcome", "01_derivatives"])
     assert sorted(set(kinds.values())) == ["broken", "copied", "honest", "late", "partial"]
     late = [s for s, k in kinds.items() if k == "late"][0]
-    assert "2026-10-14" in (subs / late / "timestamp.txt").read_text()
+    handed_in = dt.datetime.fromtimestamp((subs / late / "00_welcome.ipynb").stat().st_mtime,
+                                          dt.timezone.utc)
+    assert handed_in.date() == dt.date(2026, 10, 14)
+    assert not (subs / late / "timestamp.txt").exists()  # a submission's own file is not used
     assert "deadline" in (subs / "course.toml").read_text()
     copied = [s for s, k in kinds.items() if k == "copied"][0]
     sources = {s: (subs / s / "01_derivatives.ipynb").read_bytes() for s in kinds}

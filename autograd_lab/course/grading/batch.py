@@ -61,9 +61,11 @@ from ..authoring.notebooks import (CourseError, cell_failure, default_dir, exerc
 from ..authoring.release import release_notebook
 from .sandbox import (Limits, RunAs, bubblewrap_problem, choose_isolation, environment_roots,
                       process_problem, visible_in_sandbox)
-from .submissions import (Prepared, _read_plain, load, name_problem, plain_problem,
-                          restore_graded_cells, shown)
+from .submissions import (Prepared, name_collisions, name_problem, plain_problem,
+                          read_submission, restore_graded_cells, shown)
+from .sanitize import MAX_PAGE_BYTES, cap_sources, clip
 from .tamper import scan_notebook
+from .versions import checker_version, key_version, submission_version
 
 TIMEOUT_ERRORS = ("CellTimeoutError", "KeyboardInterrupt")
 """What a cell shows after the per-cell timeout interrupted it."""
@@ -90,10 +92,13 @@ class Row:
     key_version: str = ""
     submission_version: str = ""
     seconds: float = 0.0
+    checker_version: str = ""
+    handed_in: str = ""
 
 
-OPTIONAL_COLUMNS = {"seconds": 0.0}
-"""Columns an older grades.csv may lack, and the value ``--regrade`` reads for them."""
+OPTIONAL_COLUMNS: dict[str, Any] = {"seconds": 0.0, "checker_version": "", "handed_in": ""}
+"""Columns an older grades.csv may lack, and the value ``--regrade`` reads for them (an empty
+``checker_version`` never matches, so such rows are graded again)."""
 
 RUN_AS_VARIABLE = "AUTOGRAD_LAB_RUN_AS"
 """The environment variable that sets ``--run-as`` when the option is not given."""
@@ -101,29 +106,9 @@ RUN_AS_VARIABLE = "AUTOGRAD_LAB_RUN_AS"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """What makes a spreadsheet read a CSV cell as a formula."""
 
-
-def key_version(nb) -> str:
-    """A short hash of what the key contributes to a grade: every graded cell's id, points
-    and source (hidden tests included). Prose, given code and solutions do not count:
-    a student's notebook brings its own, and the grader puts back only the graded cells."""
-    graded = [[meta.get("grade_id"), meta.get("points"), cell.get("source", "")]
-              for cell in nb.cells if (meta := nbgrader_meta(cell)).get("grade")]
-    return hashlib.sha256(json.dumps(graded, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def submission_version(path: Path, refused: str | None = None) -> str:
-    """A short hash of a submitted file's bytes; ``missing`` or ``refused`` when it cannot
-    be read as a plain file."""
-    if refused is not None:
-        return "refused"
-    if not os.path.lexists(path):
-        return "missing"
-    if plain_problem(path):
-        return "refused"
-    try:
-        return hashlib.sha256(_read_plain(path)).hexdigest()[:16]
-    except OSError:
-        return "refused"
+CSV_FIELD_LIMIT = 64 * 1024 * 1024
+"""csv's field size limit when reading our own grades.csv (the default, 128 KiB, is below what
+a capped reason can hold)."""
 
 
 def read_grades(out: Path) -> dict[tuple[str, str], list[Row]]:
@@ -133,6 +118,7 @@ def read_grades(out: Path) -> dict[tuple[str, str], list[Row]]:
         raise CourseError(f"--regrade needs the earlier grades in {path}, but there is none: "
                           "grade without --regrade first.")
     names = [f.name for f in fields(Row)]
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
     with open(path, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         missing = [n for n in names if n not in (reader.fieldnames or [])
@@ -143,20 +129,31 @@ def read_grades(out: Path) -> dict[tuple[str, str], list[Row]]:
                               "--regrade once; later runs can use --regrade.")
         table: dict[tuple[str, str], list[Row]] = {}
         for line in reader:
-            values: dict[str, Any] = {n: line.get(n, OPTIONAL_COLUMNS.get(n)) for n in names}
-            for n in ("student", "notebook", "exercise", "reason", "flags"):
-                text = values[n]  # undo csv_cell's guard against formulas
-                values[n] = text[1:] if text.startswith("'") and text[1:].startswith(
-                    FORMULA_STARTS) else text
-            values["points"] = float(values["points"])
-            values["max_points"] = float(values["max_points"])
-            try:
-                values["seconds"] = float(values["seconds"] or 0.0)
-            except ValueError:
-                values["seconds"] = 0.0
-            row = Row(**values)
-            table.setdefault((row.student, row.notebook), []).append(row)
+            row = _old_row(line, names)
+            if row is not None:  # a row that cannot be read is graded again
+                table.setdefault((row.student, row.notebook), []).append(row)
     return table
+
+
+def _old_row(line: dict, names: list[str]) -> Row | None:
+    """A row of an earlier grades.csv, or None when it is not one our writer wrote."""
+    values: dict[str, Any] = {n: line.get(n, OPTIONAL_COLUMNS.get(n)) for n in names}
+    if any(not isinstance(values[n], str) for n in names if n not in OPTIONAL_COLUMNS):
+        return None
+    for n in ("student", "notebook", "exercise", "reason", "flags"):
+        text = values[n]  # undo csv_cell's guard against formulas
+        values[n] = text[1:] if text.startswith("'") and text[1:].startswith(
+            FORMULA_STARTS) else text
+    try:
+        values["points"] = float(values["points"])
+        values["max_points"] = float(values["max_points"])
+    except ValueError:
+        return None
+    try:
+        values["seconds"] = float(values["seconds"] or 0.0)
+    except ValueError:
+        values["seconds"] = 0.0
+    return Row(**values)
 
 
 def regrade_changes(old: dict[tuple[str, str], list[Row]], rows: list[Row]) -> list[str]:
@@ -336,6 +333,12 @@ def _job_rows(course: Course, student: str, notebook: str, key_exercises: list,
         f"the notebook could not be run to the end: {reason}")]
 
 
+def _iso(epoch: float) -> str:
+    """A file time as the ``handed_in`` column writes it (ISO 8601, UTC, seconds)."""
+    import datetime as dt
+    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).isoformat(timespec="seconds")
+
+
 def _zero_rows(student: str, notebook: str, key_exercises: list, status: str,
                reason: str) -> list[Row]:
     return [Row(student, notebook, ex.id, 0.0, ex.points, status, reason) for ex in key_exercises]
@@ -356,7 +359,7 @@ def write_csv(rows: list[Row], out: Path) -> None:
         for row in rows:
             values = [csv_cell(v) if isinstance(v, str) else v for v in astuple(row)]
             values[3:5] = [format_points(row.points), format_points(row.max_points)]
-            values[-1] = f"{row.seconds:.1f}"
+            values[[f.name for f in fields(Row)].index("seconds")] = f"{row.seconds:.1f}"
             writer.writerow(values)
     totals: dict[str, list[float]] = {}
     for row in rows:
@@ -386,13 +389,13 @@ def _write_feedback(course: Course, rows: list[Row], out: Path) -> None:
             page = course.feedback(student, notebook)
             title = html.escape(notebook)
             if page.exists():
-                shutil.copyfile(page, folder / f"{notebook}.html")
+                _copy_capped(page, folder / f"{notebook}.html")
             if (folder / f"{notebook}.html").exists():  # new, or kept by a regrade
                 title = f'<a href="{html.escape(notebook)}.html">{title}</a>'
             graded = course.autograded(student, notebook)
             if graded.exists():
                 (out / "autograded" / student).mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(graded, out / "autograded" / student / f"{notebook}.ipynb")
+                _copy_capped(graded, out / "autograded" / student / f"{notebook}.ipynb")
             parts.append(f"<h2>{title}</h2><table border=1 cellpadding=4><tr><th>exercise</th>"
                          "<th>points</th><th>status</th><th>reason</th></tr>")
             parts += [f"<tr><td>{html.escape(r.exercise)}</td><td>{format_points(r.points)} / "
@@ -404,6 +407,24 @@ def _write_feedback(course: Course, rows: list[Row], out: Path) -> None:
             "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>Feedback: "
             f"{html.escape(student)}</title></head><body>\n" + "\n".join(parts)
             + "\n</body></html>\n", encoding="utf-8")
+
+
+def _copy_capped(source: Path, target: Path) -> None:
+    """Copy a page or graded notebook made from a submission; one over MAX_PAGE_BYTES (the
+    output caps keep them far below, but escaping can grow a page) becomes a short note."""
+    size = source.stat().st_size
+    if size <= MAX_PAGE_BYTES:
+        shutil.copyfile(source, target)
+        return
+    note = (f"This file was {size:,} bytes, over the grader's cap of {MAX_PAGE_BYTES:,}, and was "
+            "not kept; the scores in grades.csv stand.")
+    if target.suffix == ".ipynb":
+        nb = {"cells": [{"cell_type": "markdown", "id": "cut-by-grader", "metadata": {},
+                         "source": note}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+        target.write_text(json.dumps(nb), encoding="utf-8")
+    else:
+        target.write_text(f"<!DOCTYPE html>\n<html><body><p>{html.escape(note)}</p></body>"
+                          "</html>\n", encoding="utf-8")
 
 
 def nbgrader_helpers() -> None:
@@ -582,7 +603,8 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
           log: Callable[[str], None] = lambda message: None, isolation: str = "auto",
           limits: Limits | None = None, run_as: str | None = None,
           refused: dict[tuple[str, str], str] | None = None,
-          regrade: bool = False, progress: TextIO | None = None) -> list[Row]:
+          regrade: bool = False, progress: TextIO | None = None,
+          handed_in: dict[str, str] | None = None) -> list[Row]:
     """Grade every student folder in ``submissions``; write ``out/grades.csv`` and feedback.
 
     ``notebooks`` restricts (or fixes) the expected notebooks; by default they are the
@@ -599,6 +621,10 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
     versions are unchanged and grades only the other (student, notebook) pairs; the
     canary runs only for notebooks that have a pair to grade, so a regrade with nothing
     changed runs no job at all. It logs every row whose points or status changed.
+
+    ``handed_in`` maps a student to the hand-in time a record outside the submission holds
+    (the exchange's ``collect``, in the nbgrader route); without one, a row's ``handed_in``
+    is the graded file's modification time.
 
     ``jobs=None`` grades as many notebooks at once as :func:`default_jobs` allows.
     ``progress`` (e.g. ``sys.stderr``) gets a :class:`Progress` line while the class runs.
@@ -643,21 +669,27 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
     _check_out(out)  # before the canary's jobs: a wrong --out fails at once
     refused = dict(refused or {})
     key_v = {n: key_version(read_notebook(key[n])) for n in expected}
-    folder_refused = {s: name_problem(s) or plain_problem(submissions / s, "folder")
-                      for s in students}
+    collisions = name_collisions(students)
+    folder_refused = {s: collisions.get(s) or name_problem(s)
+                      or plain_problem(submissions / s, "folder") for s in students}
     sub_v = {(s, n): submission_version(submissions / s / f"{n}.ipynb",
                                         refused.get((s, n)) or folder_refused[s])
              for s in students for n in expected}
     old = read_grades(out) if regrade else {}
+    check_v = {n: checker_version(n, settings) for n in expected}
     kept = {pair: old[pair] for pair in sub_v if pair in old and all(
-        (r.key_version, r.submission_version) == (key_v[pair[1]], sub_v[pair])
-        for r in old[pair])}
+        (r.key_version, r.submission_version, r.checker_version)
+        == (key_v[pair[1]], sub_v[pair], check_v[pair[1]]) for r in old[pair])}
     todo = [pair for pair in sub_v if pair not in kept]
     if regrade:
         changed_keys = sorted({n for (_, n), rs in old.items() if n in key_v
                                and any(r.key_version != key_v[n] for r in rs)})
+        changed_checks = sorted({n for (_, n), rs in old.items() if n in check_v
+                                 and any(r.checker_version != check_v[n] for r in rs)})
         log(f"regrade: {len(todo)} of {len(sub_v)} notebook(s) to grade again"
             + (f" (key changed: {', '.join(changed_keys)})" if changed_keys else "")
+            + (f" (checkers, library, environment or settings changed: "
+               f"{', '.join(changed_checks)})" if changed_checks else "")
             + f"; {len(kept)} kept as they were")
     run_now = [n for n in expected if any(n == pair[1] for pair in todo)]
     nbgrader_helpers()
@@ -688,7 +720,7 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
     flags: dict[tuple[str, str], list] = {}
     gradable = []
     for student in students:
-        problem = name_problem(student) or plain_problem(submissions / student, "folder")
+        problem = folder_refused[student]
         if problem:
             for n in expected:
                 refused.setdefault((student, n), f"the student folder was refused: {problem}")
@@ -708,15 +740,23 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
                               f"({', '.join(expected)}): {type(err).__name__}: {err}. "
                               "Does `autograd-lab release` work on them?") from err
         prepared: dict[tuple[str, str], Prepared] = {}
+        handed: dict[tuple[str, str], str] = {}
         for student, n in todo:
             if (student, n) in refused:
                 sub = Prepared("invalid", refused[(student, n)])
             else:
-                sub = load(submissions / student / f"{n}.ipynb")
+                sub = read_submission(submissions, (student,), n)
+                if sub.version:  # the hash of the bytes that are graded, read once
+                    sub_v[(student, n)] = sub.version
+                if (handed_in or {}).get(student):
+                    handed[(student, n)] = (handed_in or {})[student]
+                elif sub.modified is not None:
+                    handed[(student, n)] = _iso(sub.modified)
             if sub.status == "ok":
                 assert sub.nb is not None  # an "ok" submission always holds its notebook
                 try:
                     flags[(student, n)] = scan_notebook(sub.nb)
+                    cap_sources(sub.nb, kinds=("markdown", "raw"))  # essays: nothing runs them
                     restore_graded_cells(sub, plan.released[n])
                 except Exception as err:  # odd metadata nbformat accepted, too deep, ...
                     sub = Prepared("invalid", f"cannot prepare {n}.ipynb for grading "
@@ -743,7 +783,10 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
                               f"which is the grader's setup, not the students' work ({broken}). "
                               "Fix that and grade again.")
         rows.update(graded)
-        ordered = [replace(r, key_version=key_v[n], submission_version=sub_v[(s, n)])
+        ordered = [r if (s, n) in kept else
+                   replace(r, key_version=key_v[n], submission_version=sub_v[(s, n)],
+                           checker_version=check_v[n], handed_in=handed.get((s, n), ""),
+                           reason=clip(r.reason), flags=clip(r.flags))
                    for s in students for n in expected
                    for r in (rows[(s, n)] if (s, n) in kept else
                              _mark_flags(rows[(s, n)], flags.get((s, n), [])))]

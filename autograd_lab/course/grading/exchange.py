@@ -26,6 +26,8 @@ and refuse to run on an exchange whose folders others can write.
 from __future__ import annotations
 
 import argparse
+import csv
+import datetime
 import fnmatch
 import os
 import pwd
@@ -238,6 +240,7 @@ class _Budget:
         self.left = max_dir_bytes
         self.max_file = max_file_bytes
         self.ignore, self.include, self.log = ignore, include, log
+        self.latest = 0.0  # the last change time (ctime) seen, which the student cannot set
 
 
 def _copy_dir(dir_fd: int, rel: str, dest: Path, uid: int, budget: _Budget, depth: int) -> None:
@@ -266,6 +269,7 @@ def _copy_dir(dir_fd: int, rel: str, dest: Path, uid: int, budget: _Budget, dept
             fst = os.fstat(fd)
             if (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino) or fst.st_uid != uid:
                 raise SubmissionRefused(f"{path} changed while it was collected")
+            budget.latest = max(budget.latest, fst.st_ctime)
             if stat.S_ISDIR(fst.st_mode):
                 _copy_dir(fd, path, dest / name, uid, budget, depth + 1)
                 continue
@@ -302,8 +306,10 @@ def copy_submission(inbound_fd: int, name: str, dest: Path, uid: int, budget: _B
     dest.parent.parent.mkdir(parents=True, exist_ok=True)  # submitted/, not the student's
     work = Path(tempfile.mkdtemp(prefix=".collect-", dir=dest.parent.parent))
     try:
-        if os.fstat(fd).st_uid != uid:
+        top = os.fstat(fd)
+        if top.st_uid != uid:
             raise SubmissionRefused("its owner changed while it was collected")
+        budget.latest = max(budget.latest, top.st_ctime)
         _copy_dir(fd, name, work / "copy", uid, budget, 0)
         dest.parent.mkdir(exist_ok=True)
         if dest.exists():
@@ -312,6 +318,32 @@ def copy_submission(inbound_fd: int, name: str, dest: Path, uid: int, budget: _B
     finally:
         os.close(fd)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def record_handin(root: Path, student: str, assignment: str, ctime: float) -> Path:
+    """Record when ``student`` handed ``assignment`` in, in ROOT/handin.csv (the course root,
+    outside every student's folder): the last change time of what collect copied, which the
+    kernel sets and the student cannot (nbgrader's timestamp.txt and the inbound folder's name
+    are the student's to write). ``autograd-lab term`` reads it."""
+    from .term.late import HANDIN_COLUMNS, HANDIN_RECORD, open_own_csv
+    path = Path(root) / HANDIN_RECORD
+    rows = []
+    if path.is_file() and not path.is_symlink():
+        with open_own_csv(path) as fh:
+            rows = [r for r in csv.DictReader(fh)
+                    if (r.get("student"), r.get("assignment")) != (student, assignment)]
+    moment = datetime.datetime.fromtimestamp(ctime, datetime.timezone.utc)
+    rows.append({"student": student, "assignment": assignment,
+                 "handed_in": moment.isoformat(timespec="seconds"),
+                 "source": "collect: last change (ctime) of the inbound folder"})
+    fd, tmp = tempfile.mkstemp(prefix=".handin-", dir=path.parent)
+    with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, HANDIN_COLUMNS, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+    return path
 
 
 class ExchangeCollect(_InstructorSide, _Collect):
@@ -419,13 +451,14 @@ class ExchangeCollect(_InstructorSide, _Collect):
                     self.log.info("Submission already exists, use --update to update: %s %s",
                                   student_id, cd.assignment_id)
                     continue
+            budget = _Budget(*budget_args)
             try:
-                copy_submission(self.inbound_fd, rec["filename"], dest, rec["uid"],
-                                _Budget(*budget_args))
+                copy_submission(self.inbound_fd, rec["filename"], dest, rec["uid"], budget)
             except SubmissionRefused as exc:
                 self._skip(rec["filename"], f"refused: {exc}; nothing of it was copied (an "
                                             "nbgrader submit never makes such a file)")
                 continue
+            record_handin(Path(cd.root), student_id, cd.assignment_id, budget.latest)
             self.log.info("Collected submission: %s %s", student_id, cd.assignment_id)
 
 

@@ -170,7 +170,9 @@ def grade_collected(course_root: Path, out: Path, assignment: str, **options) ->
                     except OSError as err:
                         refused[(student, path.stem)] = (f"{shown(path.name)} could not be "
                                                          f"read ({type(err).__name__})")
-        rows = grade(Path(tmp), out, refused=refused, **options)
+        from .term.late import exchange_times  # collect's record: the time outside the folder
+        rows = grade(Path(tmp), out, refused=refused,
+                     handed_in=exchange_times(course_root, assignment), **options)
     for student in found:
         if name_problem(student):
             continue

@@ -34,6 +34,14 @@ MAX_NOTEBOOK_CHARS = 10_000_000
 """Most output kept per notebook."""
 MAX_OUTPUTS_PER_CELL = 100
 """Most separate outputs kept per cell (errors and standard error are always kept)."""
+MAX_SOURCE_CHARS = 100_000
+"""Longest cell source kept in the graded notebook (the course's cells are below 10,000)."""
+MAX_SOURCES_CHARS = 2_000_000
+"""Most cell source kept per notebook; past it each further cell keeps 2,000 characters."""
+MAX_METADATA_CHARS = 20_000
+"""Largest metadata (a cell's, the notebook's) kept as JSON; nbgrader's own entry is kept."""
+MAX_ERROR_NAME_CHARS = 200
+"""Longest exception name kept (an error output's ``ename``)."""
 
 EXTRA_TAGS = {"p", "div", "span", "br", "hr", "pre", "code", "table", "thead", "tbody", "tr",
               "th", "td", "h1", "h2", "h3", "h4", "h5", "h6", "img", "sub", "sup", "details",
@@ -117,12 +125,30 @@ def cut(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
     return text[:limit] + f"\n... output cut by the grader ({len(text):,} characters)\n"
 
 
+MAX_FIELD_CHARS = 2_000
+"""Longest text a CSV cell gets from a submission (a reason, the flags)."""
+MAX_PAGE_BYTES = 10_000_000
+"""Largest file written from one submission (graded notebook, feedback page, manual page)."""
+
+
+def clip(text: str, limit: int = MAX_FIELD_CHARS) -> str:
+    """``text`` cut to about ``limit`` characters, saying where and how long it was."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f" [... cut by the grader at {limit:,} of {len(text):,} characters]"
+
+
 def _size(output: NotebookNode) -> int:
     size = len(_text(output.get("text", ""))) + sum(len(t) for t in output.get("traceback", []))
+    size += len(_text(output.get("evalue", ""))) + len(_text(output.get("ename", "")))
     return size + sum(len(_text(v)) for v in output.get("data", {}).values())
 
 
 def _cap_output(output: NotebookNode, notes: list[str]) -> None:
+    if "evalue" in output:  # the exception's message: it reaches grades.csv as the reason
+        output["evalue"] = cut(_text(output["evalue"]))
+    if "ename" in output:
+        output["ename"] = cut(_text(output["ename"]), MAX_ERROR_NAME_CHARS)
     if "text" in output:
         output["text"] = cut(_text(output["text"]))
     if "traceback" in output:
@@ -182,10 +208,54 @@ def _cap_attachments(cell: NotebookNode, budget: int) -> int:
     return used
 
 
+def _cap_metadata(meta: Any, where: str, notes: list[str]) -> None:
+    """Drop every entry but nbgrader's from metadata larger than MAX_METADATA_CHARS."""
+    import json
+    if not isinstance(meta, dict):
+        return
+    try:
+        size = len(json.dumps(meta, default=str))
+    except (TypeError, ValueError, RecursionError):
+        size = MAX_METADATA_CHARS + 1
+    if size > MAX_METADATA_CHARS:
+        for name in [k for k in meta if k != "nbgrader"]:
+            del meta[name]
+        notes.append(f"the {where} metadata ({size:,} characters) was cut by the grader")
+
+
+def cap_sources(nb: NotebookNode, kinds: tuple[str, ...] = ("code", "markdown", "raw")) -> int:
+    """Bound each cell's source and metadata and all sources together, saying in the cell
+    what was cut. Code is cut only after the run (the notebook ran with its whole source);
+    ``kinds=("markdown", "raw")`` cuts what never runs, before the run, so an 11 MB essay
+    does not slow the job. Returns the characters of source kept."""
+    used = 0
+    top: list[str] = []
+    _cap_metadata(nb.get("metadata"), "notebook's", top)
+    for cell in nb.cells:
+        notes: list[str] = []
+        _cap_metadata(cell.get("metadata"), "cell's", notes)
+        source = _text(cell.get("source", ""))
+        limit = MAX_SOURCE_CHARS if used < MAX_SOURCES_CHARS else 2_000
+        if len(source) > limit and cell.get("cell_type") in kinds:
+            notes.append(f"the cell's source ({len(source):,} characters) was cut to "
+                         f"{limit:,} by the grader")
+            source = source[:limit]
+        if notes:
+            mark = "# " if cell.get("cell_type") == "code" else ""
+            source += f"\n{mark}[grader] " + "; ".join(notes) + "\n"
+        cell["source"] = source
+        used += len(source)
+    if top and nb.cells:
+        first = nb.cells[0]
+        mark = "# " if first.get("cell_type") == "code" else ""
+        first["source"] = _text(first.get("source", "")) + f"\n{mark}[grader] {top[0]}\n"
+    return used
+
+
 def cap_outputs(nb: NotebookNode) -> NotebookNode:
-    """Bound every cell's outputs and attachments and the notebook's total, noting in each
-    cell what was cut."""
-    budget = MAX_NOTEBOOK_CHARS
+    """Bound every cell's source, outputs and attachments and the notebook's total, noting in
+    each cell what was cut."""
+    budget = MAX_NOTEBOOK_CHARS - min(cap_sources(nb), MAX_NOTEBOOK_CHARS // 2)
     for cell in nb.cells:
         if "attachments" in cell:
             budget -= min(budget, _cap_attachments(cell, budget))

@@ -5,6 +5,7 @@ the autograder runs the key's test in the place the learner saw it.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import os
 import stat
@@ -26,6 +27,10 @@ class Prepared:
     reason: str = ""
     nb: NotebookNode | None = None
     notes: dict[str, list[str]] = field(default_factory=dict)
+    version: str = ""
+    """16 hex digits of SHA-256 of the bytes that were read and graded ('' when none were)."""
+    modified: float | None = None
+    """The file's modification time, from the descriptor those bytes were read through."""
 
 
 MAX_NOTEBOOK_BYTES = 100_000_000
@@ -56,6 +61,26 @@ def name_problem(name: str) -> str | None:
     if name.strip() != name or not name:
         return "its name starts or ends with white space"
     return None
+
+
+def identity(name: str) -> str:
+    """A name as it reads: Unicode NFKC (full-width ``ａ`` is ``a``) and case folded."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def name_collisions(names: list[str]) -> dict[str, str]:
+    """Why each name that reads the same as another (:func:`identity`) is refused: neither can
+    be told to be the student, so both are refused and the reason names the other."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(identity(name), []).append(name)
+    found = {}
+    for same in groups.values():
+        for name in same if len(same) > 1 else ():
+            others = ", ".join(repr(shown(o)) for o in same if o != name)
+            found[name] = (f"its name reads the same as {others} (Unicode NFKC, any case): "
+                           "rename the folders so that each student has one name")
+    return found
 
 
 def plain_problem(path: Path, kind: str = "file") -> str | None:
@@ -89,13 +114,24 @@ def plain_problem(path: Path, kind: str = "file") -> str | None:
 def _read_plain(path: Path) -> bytes:
     """The bytes of a plain file, opened without following a link and checked again after
     opening (it may have been swapped in between)."""
+    return read_plain(path)[0]
+
+
+def read_plain(path: Path) -> tuple[bytes, os.stat_result]:
+    """The bytes of a plain file and its ``fstat``, read once through one descriptor opened
+    without following a link and checked again after opening (it may have been swapped)."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags)
     with os.fdopen(fd, "rb") as fh:
         info = os.fstat(fh.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
             raise OSError("it changed into something else than a plain file while being read")
-        return fh.read(MAX_NOTEBOOK_BYTES + 1)
+        return fh.read(MAX_NOTEBOOK_BYTES + 1), info
+
+
+def version_of(data: bytes) -> str:
+    """The short content hash recorded as ``submission_version``."""
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 def load(path: Path) -> Prepared:
@@ -109,20 +145,53 @@ def load(path: Path) -> Prepared:
         return Prepared("missing", f"no {shown(path.name)} in the submission folder")
     name = shown(path.name)
     try:
-        raw = json.loads(_read_plain(path).decode("utf-8"))
+        data, info = read_plain(path)
+    except (OSError, MemoryError) as err:
+        return Prepared("invalid", f"{name} could not be read ({type(err).__name__}: "
+                                   f"{shown(str(err))[:300]})", version="refused")
+    version, modified = version_of(data), info.st_mtime
+    try:
+        raw = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as err:
         return Prepared("invalid", f"{name} is not valid JSON ({type(err).__name__}: "
-                                   f"{shown(str(err))[:300]})")
-    except (OSError, RecursionError, MemoryError) as err:
+                                   f"{shown(str(err))[:300]})", version=version,
+                        modified=modified)
+    except (RecursionError, MemoryError) as err:
         return Prepared("invalid", f"{name} could not be read ({type(err).__name__}: "
-                                   f"{shown(str(err))[:300]})")
+                                   f"{shown(str(err))[:300]})", version=version,
+                        modified=modified)
     try:
         nb = nbformat.reads(json.dumps(raw), as_version=4)
         nbformat.validate(nb)
     except Exception as err:  # nbformat raises several kinds for malformed notebooks
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        return Prepared("invalid", f"{name} is not a valid notebook ({shown(first)[:300]})")
-    return Prepared("ok", nb=nb)
+        return Prepared("invalid", f"{name} is not a valid notebook ({shown(first)[:300]})",
+                        version=version, modified=modified)
+    return Prepared("ok", nb=nb, version=version, modified=modified)
+
+
+def folder_problem(root: Path, folders: tuple[str, ...]) -> str | None:
+    """Why the student's folder ROOT/F1/F2... cannot be read as one (a link, not a folder, a
+    name that is not a student id), or ``None``. ``folders[0]`` is the student's name."""
+    problem = name_problem(folders[0]) if folders else "no student folder was named"
+    path = Path(root)
+    for name in folders:
+        if problem:
+            break
+        path = path / name
+        problem = plain_problem(path, "folder")
+    return problem
+
+
+def read_submission(root: Path, folders: tuple[str, ...], notebook: str) -> Prepared:
+    """The one way ``grade`` and ``term`` read a student's notebook ROOT/F1/.../NOTEBOOK.ipynb:
+    a refused folder (:func:`folder_problem`) or file (:func:`load`: links, FIFOs, devices,
+    hard links, not a notebook) is never opened, and says why."""
+    problem = folder_problem(root, folders)
+    if problem:
+        return Prepared("invalid", f"the student folder was refused: {problem}",
+                        version="refused")
+    return load(Path(root).joinpath(*folders) / f"{notebook}.ipynb")
 
 
 def _index(nb: NotebookNode, grade_id: str) -> int | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from dataclasses import dataclass
 
 from nbformat import NotebookNode
@@ -46,7 +47,16 @@ ATTRIBUTES = {
     "__builtins__": "builtins", "settrace": "tracing hooks", "setprofile": "tracing hooks",
     "excepthook": "exception hooks", "displayhook": "display hooks",
     "addaudithook": "audit hooks",
+    **{name: "process creation" for name in (
+        "fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp", "execvpe",
+        "execl", "execle", "execlp", "execlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe",
+        "spawnl", "spawnle", "spawnlp", "spawnlpe", "create_subprocess_exec",
+        "create_subprocess_shell", "subprocess_exec", "subprocess_shell", "Popen",
+        "check_output", "check_call", "getstatusoutput", "fork_exec", "ProcessPoolExecutor",
+        "register_at_fork")},
 }
+"""Attributes flagged on any object: the process-creation names are flagged wherever they are
+reached from (``__import__('os').fork``, an event loop's ``subprocess_exec``)."""
 _PROCESS = ("system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp", "execv",
             "execve", "execvp", "execvpe", "execl", "execle", "execlp", "execlpe", "spawnv",
             "spawnve", "spawnvp", "spawnvpe", "spawnl", "spawnle", "spawnlp", "spawnlpe")
@@ -62,6 +72,9 @@ MODULE_ATTRIBUTES: dict[tuple[str, str], str] = {
     **{("os", name): "changing files (os)" for name in _FILES},
     **{("shutil", name): "changing files (shutil)" for name in (
         "rmtree", "move", "copy", "copy2", "copyfile", "copytree", "chown")},
+    **{(module, name): "process creation" for module, name in (
+        ("asyncio", "create_subprocess_exec"), ("asyncio", "create_subprocess_shell"),
+        ("pty", "spawn"), ("pty", "fork"), ("concurrent.futures", "ProcessPoolExecutor"))},
 }
 IMPORTS = {
     "ctypes": "ctypes", "_ctypes": "ctypes", "cffi": "ctypes", "builtins": "builtins",
@@ -73,6 +86,9 @@ IMPORTS = {
     "autograd_lab.course.exercises": "importing the checkers' modules",
     "autograd_lab.course.grading": "the grader's machinery",
     "autograd_lab.course.authoring": "the grader's machinery",
+    "asyncio.subprocess": "process creation", "_posixsubprocess": "process creation",
+    "posix": "process creation or shell commands (posix)", "_winapi": "process creation",
+    "concurrent.futures.process": "process creation",
 }
 ALLOWED_IMPORTS = {("IPython.display", None), ("autograd_lab.course.exercises", "check")}
 PATH_WRITES = {"write_text", "write_bytes", "touch", "symlink_to", "hardlink_to"}
@@ -86,6 +102,11 @@ BUILTIN_ONLY = {"exec", "eval", "compile", "__import__"}
 """Dynamic-code builtins: ``model.eval()`` or ``re.compile(...)`` are other functions."""
 READ_ONLY_OK = {("sys", "modules")}
 """Reading these is harmless (``sys.modules.get(name)``); writing them is flagged as patching."""
+LIBRARIES = frozenset(sys.stdlib_module_names) | {"numpy", "scipy", "IPython", "ipykernel",
+                                                   "nbformat", "nbclient", "traitlets"}
+"""Modules (and their submodules) whose attributes a submission may read and call but never
+assign: replacing ``contextlib._GeneratorContextManager.__exit__`` or ``numpy.allclose`` changes
+what every checker runs."""
 
 
 
@@ -111,9 +132,10 @@ def _root(node: ast.AST) -> ast.AST:
 
 
 class _Scanner(ast.NodeVisitor):
-    def __init__(self) -> None:
+    def __init__(self, modules: dict[str, str] | None = None) -> None:
         self.found: list[str] = []
-        self.modules: dict[str, str] = {}  # local name -> module it is bound to
+        # local name -> module (or module attribute) it is bound to; shared by a notebook's cells
+        self.modules: dict[str, str] = {} if modules is None else modules
         self._read_only: set[int] = set()  # ids of `sys` names only read through (see READ_ONLY_OK)
 
     def flag(self, what: str, where: str) -> None:
@@ -189,6 +211,28 @@ class _Scanner(ast.NodeVisitor):
             module = self.modules.get(root.id, "")
             if root.id == "check" or module.startswith(("autograd_lab", "sys", "builtins")):
                 self.flag("patching a module or the checkers", f"assignment into {root.id}")
+            elif module.split(".")[0] in LIBRARIES:
+                self.flag("patching the standard library or numpy",
+                          f"assignment into {module}" + (f" ({root.id})" if module.split(".")[0]
+                                                         != root.id else ""))
+            elif root.id == "type" and isinstance(node, ast.Attribute):
+                self.flag("patching a class through type()", f"type(...).{node.attr} = ...")
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        """``G = contextlib._GeneratorContextManager`` binds G to what it names, so that
+        ``G.__exit__ = f`` is an assignment into the standard library too."""
+        self.generic_visit(node)
+        value, chain = node.value, []
+        while isinstance(value, ast.Attribute):
+            chain.append(value.attr)
+            value = value.value
+        module = self.modules.get(value.id, "") if isinstance(value, ast.Name) else ""
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                if module:
+                    self.modules[target.id] = ".".join([module, *reversed(chain)])
+                else:
+                    self.modules.pop(target.id, None)
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in ("get_ipython", "__builtins__", "__builtin__", "__loader__", "__spec__"):
@@ -374,10 +418,11 @@ def _strip_magic_calls(python: str) -> str:
     return ast.unparse(Unmagic().visit(tree))
 
 
-def scan_source(source: str) -> list[str]:
-    """What in one cell's source is on the list (empty for honest code, or code that fails to parse)."""
+def scan_source(source: str, modules: dict[str, str] | None = None) -> list[str]:
+    """What in one cell's source is on the list (empty for honest code, or code that fails to
+    parse). ``modules`` carries the names earlier cells bound to modules (and gets this cell's)."""
     python, found = to_python(source)
-    scanner = _Scanner()
+    scanner = _Scanner(modules)
     for text in [python] + magic_arguments(source):
         try:
             tree = ast.parse(text)
@@ -390,7 +435,8 @@ def scan_source(source: str) -> list[str]:
 def scan_notebook(nb: NotebookNode) -> list[Flag]:
     """Flags for every code cell of a submission, in cell order (cells numbered from 0)."""
     flags = []
+    modules: dict[str, str] = {}  # what `import numpy as np` in one cell binds, for the next
     for index, cell in enumerate(nb.cells):
         if cell.get("cell_type") == "code" and isinstance(cell.get("source"), str):
-            flags += [Flag(index, what) for what in scan_source(cell.source)]
+            flags += [Flag(index, what) for what in scan_source(cell.source, modules)]
     return flags

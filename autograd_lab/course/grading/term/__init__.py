@@ -8,7 +8,8 @@ submissions, and writes RUN/term/:
 * ``totals.csv`` (one line per student), ``canvas.csv`` (Canvas's gradebook import) and
   ``feedback/STUDENT.html``;
 * ``manual/``: one page per manually graded item and ``scores.csv`` to fill in;
-* ``similarity.html``: pairs of students with unusually similar solution regions;
+* ``similarity.html``: pairs of students whose code is unusually alike, and answers that are
+  the key's;
 * ``report/NOTEBOOK.html``: the class report with pictures.
 
 RUN/grades.csv itself is left as the grader wrote it. The pieces live in config, late, manual,
@@ -40,6 +41,8 @@ class TermResult:
     ungraded: int = 0
     late: list[tuple[str, str, str]] = field(default_factory=list)
     flagged_pairs: list = field(default_factory=list)
+    key_copies: list = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
 
 
 def run_term(run: Path, submissions: Path, config: Path | None = None,
@@ -95,14 +98,16 @@ def run_term(run: Path, submissions: Path, config: Path | None = None,
     result.written.append(write_term_grades(rows, out / "grades.csv"))
     if "export" in steps:
         result.written += [write_totals(rows, settings, out / "totals.csv"),
-                           write_canvas(rows, settings, out / "canvas.csv")]
+                           write_canvas(rows, settings, out / "canvas.csv", result.refused)]
         write_feedback(rows, settings, out / "feedback")
         result.written.append(out / "feedback")
     similar: dict[str, list[tuple[str, str, float]]] = {}
     if "similarity" in steps:
         given = {p.stem: p for p in list_notebooks(released or default_dir("course"))}
-        pairs = similarity(submissions, students, key, given, notebooks, threshold, assignment)
-        result.flagged_pairs = write_report(pairs, threshold, out / "similarity.html")
+        pairs, matches = similarity(submissions, students, key, given, notebooks, threshold,
+                                    assignment)
+        result.flagged_pairs = write_report(pairs, threshold, out / "similarity.html", matches)
+        result.key_copies = matches
         for p in result.flagged_pairs:
             similar.setdefault(p.notebook, []).append((p.first, p.second, p.similarity))
         result.written.append(out / "similarity.html")

@@ -31,6 +31,11 @@ def _term(args: argparse.Namespace) -> int:
     if result.ungraded:
         print(f"manual: {result.ungraded} answer(s) not scored yet: fill in score in "
               f"{args.manual_scores or result.folder / 'manual' / 'scores.csv'} and run again")
+    for student, why in result.refused.items():
+        print(f"canvas: {student}: {why}")
+    for match in result.key_copies:
+        print(f"identical to the key (review, not a penalty): {match.notebook}: "
+              f"{match.student} {match.share:.0%}")
     for pair in result.flagged_pairs:
         print(f"similar (review, not a penalty): {pair.notebook}: {pair.first} and "
               f"{pair.second} {pair.similarity:.0%}")

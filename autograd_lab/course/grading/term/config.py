@@ -234,4 +234,29 @@ def load_config(path: Path | None) -> TermConfig:
         if unknown:
             raise CourseError(f"{where}: expected a table with {', '.join(fields_)}.")
         config.students[student] = Student(student, **{k: str(v) for k, v in table.items()})
+    _check_identities(config, path)
     return config
+
+
+def _check_identities(config: TermConfig, path: Path | None) -> None:
+    """Refuse a roster or extension table whose names read the same (NFKC, any case), and
+    two roster entries with one Canvas ID or SIS User ID: an export could not tell them apart."""
+    from ..submissions import identity
+    for table, names in (("students", config.students), ("extensions", config.extensions)):
+        seen: dict[str, str] = {}
+        for name in names:
+            other = seen.setdefault(identity(name), name)
+            if other != name:
+                raise CourseError(f"{path}: [{table}.{other}] and [{table}.{name}] name students "
+                                  "whose names read the same (Unicode NFKC, any case); keep one.")
+    for column in ("id", "sis_user_id"):
+        owners: dict[str, str] = {}
+        for who in config.students.values():
+            value = identity(getattr(who, column).strip())
+            if not value:
+                continue
+            other = owners.setdefault(value, who.folder)
+            if other != who.folder:
+                raise CourseError(f"{path}: [students.{other}] and [students.{who.folder}] have "
+                                  f"the same {column} {getattr(who, column)!r}; Canvas would "
+                                  "put both on one student. Give each student their own.")

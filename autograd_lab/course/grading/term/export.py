@@ -75,12 +75,39 @@ def per_notebook(rows: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, 
     return sums
 
 
-def write_canvas(rows: list[dict[str, str]], config: TermConfig, path: Path) -> Path:
+def canvas_refusals(students: list[str], config: TermConfig) -> dict[str, str]:
+    """Students left out of canvas.csv, and why: a folder without a roster entry whose name (its
+    SIS User ID then) is a roster student's SIS User ID or Canvas ID, or reads the same as
+    another student's; Canvas would put both lines on one student."""
+    from ..submissions import identity
+    claimed: dict[str, str] = {}
+    for folder in students:
+        who = config.student(folder)
+        if folder in config.students:
+            for value in (who.sis_user_id, who.id):
+                if value.strip():
+                    claimed.setdefault(identity(value.strip()), folder)
+    refused: dict[str, str] = {}
+    for folder in students:
+        if folder in config.students and config.students[folder].sis_user_id.strip():
+            continue
+        sis = config.student(folder).sis_user_id or folder
+        other = claimed.setdefault(identity(sis.strip()), folder)
+        if other != folder:
+            refused[folder] = (f"left out of canvas.csv: its SIS User ID {sis!r} is also "
+                               f"that of {other!r}; give {folder!r} a [students] entry with "
+                               "its own sis_user_id")
+    return refused
+
+
+def write_canvas(rows: list[dict[str, str]], config: TermConfig, path: Path,
+                 refused: dict[str, str] | None = None) -> Path:
     """Canvas's gradebook import: identity columns, a Points Possible line, a column per notebook.
 
     A column named like an existing Canvas assignment (``Name (id)``, as Canvas exports it; set
     it with ``canvas = "..."`` in the notebook's config table) updates that assignment; any other
-    name makes a new one on import.
+    name makes a new one on import. A student whose SIS User ID would be another's
+    (:func:`canvas_refusals`) is left out, and ``refused`` gets why.
     """
     sums = per_notebook(rows)
     students = list(dict.fromkeys(r["student"] for r in rows))
@@ -90,7 +117,12 @@ def write_canvas(rows: list[dict[str, str]], config: TermConfig, path: Path) -> 
                 for n in notebooks}
     lines: list[list[object]] = [["Points Possible", "", "", "", "",
                                   *(possible[n] for n in notebooks)]]
+    left_out = canvas_refusals(students, config)
+    if refused is not None:
+        refused.update(left_out)
     for folder in students:
+        if folder in left_out:
+            continue
         who = config.student(folder)
         lines.append([who.name or folder, who.id, who.sis_user_id or folder, who.sis_login_id,
                       who.section, *(round(sums[(folder, n)]["final"], 4)

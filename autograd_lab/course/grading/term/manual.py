@@ -19,9 +19,12 @@ from pathlib import Path
 
 from ...authoring.notebooks import CourseError, format_points, nbgrader_meta, read_notebook
 from .export import safe_cell
-from .late import student_folder
+from ..sanitize import MAX_OUTPUT_CHARS, clip
+from .late import open_own_csv, read_student_notebook
 
 _LETTERS = str.maketrans("0123456789abcdef", "ABCDEFGHJKLMNPQR")
+MAX_ANSWER_CHARS = MAX_OUTPUT_CHARS
+"""Longest answer shown on an item's page (the rest is cut with a note; its hash is of all)."""
 SCORE_COLUMNS = ("notebook", "item", "answer", "max_points", "score", "comment",
                  "answer_sha", "note")
 
@@ -55,10 +58,8 @@ def manual_items(key: dict[str, Path], notebooks: list[str]) -> list[Item]:
 def answer_of(submissions: Path, student: str, item: Item,
               assignment: str | None = None) -> str | None:
     """The student's text of the item's cell, or None when the notebook or cell is missing."""
-    path = student_folder(submissions, student, assignment) / f"{item.notebook}.ipynb"
-    try:
-        nb = read_notebook(path)
-    except Exception:  # missing or unreadable: the grade run reports it already
+    nb = read_student_notebook(submissions, student, item.notebook, assignment)
+    if nb is None:  # missing, refused or unreadable: the grade run reports it already
         return None
     for cell in nb.cells:
         if nbgrader_meta(cell).get("grade_id") == item.id:
@@ -86,7 +87,7 @@ def answer_code(salt: str, item: Item, student: str) -> str:
 def _read_scores(path: Path) -> dict[tuple[str, str, str], dict[str, str]]:
     if not path.exists():
         return {}
-    with open(path, newline="", encoding="utf-8-sig") as fh:
+    with open_own_csv(path, "utf-8-sig") as fh:
         reader = csv.DictReader(fh)
         missing = {"notebook", "item", "answer", "score"} - set(reader.fieldnames or [])
         if missing:
@@ -163,8 +164,9 @@ def _write_page(path: Path, item: Item, answers: list[tuple[str, str | None]]) -
         parts.append(f"<h2>The question</h2><pre class='prompt'>{html.escape(item.prompt)}</pre>")
     parts.append(f"<p>{len(answers)} answers, ordered by their code (not by student). Score "
                  "each in scores.csv: the line with this item and the answer's code.</p>")
-    for code, text in answers:
-        body = html.escape(text) if text is not None else "<em>no answer (missing)</em>"
+    for code, text in answers:  # an essay is cut, saying where: the page stays small
+        body = html.escape(clip(text, MAX_ANSWER_CHARS)) if text is not None else \
+            "<em>no answer (missing)</em>"
         parts.append(f"<h3 id='{code}'>Answer {code}</h3><pre>{body}</pre>")
     path.write_text(
         "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>"

@@ -1,12 +1,14 @@
-"""Similarity report: pairs of students whose solution regions are unusually alike.
+"""Similarity report: pairs of students whose code is unusually alike, and answers that are the key's.
 
-Only the cells the key marks as solution cells are compared (matched by ``grade_id``), and the
-code the released copy already gives in those cells (signatures, docstrings, the stub) is
-excluded as boilerplate, so two honest answers do not look alike for sharing the template.
-The detector is copydetect (winnowing over normalised tokens, as MOSS does): variable names
-and comments do not hide a copy, and it runs offline in this process. The answers are shown
-with the given lines removed. A pair at or above the
-threshold is a flag for a person to look at, never a penalty.
+All the code a student wrote is compared: every code cell but the graded (test) cells and the
+cells the released copy gives unchanged, so an answer pasted into an added cell is compared too.
+The code the released copy gives (signatures, docstrings, stubs, set-up cells) is removed line by
+line and passed to the detector as boilerplate. The key's own answers are boilerplate for the
+pairwise comparison as well: two students who both hand in the key's answer are reported once
+each, as *identical to the key*, and do not flood the pairs, so a copy between classmates ranks
+first. The detector is copydetect (winnowing over normalised tokens, as MOSS does): variable
+names and comments do not hide a copy, and it runs offline in this process. A flag is for a
+person to look at, never a penalty.
 """
 from __future__ import annotations
 
@@ -18,14 +20,22 @@ from pathlib import Path
 
 import numpy as np
 
-from ...authoring.notebooks import CourseError, is_solution_cell, nbgrader_meta, read_notebook
-from .late import student_folder
+from ...authoring.notebooks import (CourseError, is_grade_cell, is_solution_cell, nbgrader_meta,
+                                    read_notebook)
+from ..sanitize import clip
+from .late import read_student_notebook
 
 TABLE_ROWS = 100
 """The report's table lists at most this many pairs (a class of 300 has 44,850 per notebook)."""
 
 NOISE = 25
 """copydetect's k: matches shorter than this many (normalised) characters are ignored."""
+
+KEY_SHARE = 0.8
+"""A student whose written code is at least this share the key's is reported as identical to it."""
+
+MAX_CODE_CHARS = 200_000
+"""Most code of one student's notebook compared (the rest is cut, saying so)."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +47,15 @@ class Pair:
     shares: tuple[float, float]
     texts: tuple[str, str]
     slices: tuple[list[tuple[int, int]], list[tuple[int, int]]]
+
+
+@dataclass(frozen=True)
+class KeyMatch:
+    """A student whose code is (mostly) the key's own answer."""
+
+    notebook: str
+    student: str
+    share: float
 
 
 def _detector():
@@ -53,37 +72,47 @@ def solution_ids(key: Path) -> list[str]:
             if is_solution_cell(c) and c.cell_type == "code" and "grade_id" in nbgrader_meta(c)]
 
 
-def region_text(path: Path, ids: list[str]) -> str:
-    """The code of the cells with these grade ids, in the key's order ('' if unreadable)."""
-    try:
-        cells = {nbgrader_meta(c).get("grade_id"): str(c.source) for c in read_notebook(path).cells
-                 if c.cell_type == "code"}
-    except Exception:
-        return ""
-    return "\n\n".join(cells[i] for i in ids if i in cells)
+def given_code(released) -> str:
+    """Every code cell of the released copy: what a student gets without writing anything."""
+    return "\n\n".join(str(c.source) for c in released.cells if c.cell_type == "code")
 
 
-def compare(notebook: str, texts: dict[str, str], given: str,
-            threshold: float) -> list[Pair]:
+def written_code(nb, given: str) -> str:
+    """All code of ``nb`` that its author wrote: the code cells that are not graded tests and
+    not a given cell unchanged, in order, without the lines the given code has."""
+    given_cells = {block.strip() for block in given.split("\n\n") if block.strip()}
+    given_lines = {line.strip() for line in given.splitlines() if line.strip()}
+    kept = []
+    for cell in nb.cells:
+        if cell.cell_type != "code" or (is_grade_cell(cell) and not is_solution_cell(cell)):
+            continue
+        source = str(cell.source)
+        if source.strip() in given_cells:
+            continue
+        kept.append("\n".join(line for line in source.splitlines()
+                              if line.strip() and line.strip() not in given_lines))
+    return clip("\n\n".join(k for k in kept if k), MAX_CODE_CHARS)
+
+
+def _hashes(cd, text: str) -> np.ndarray:
+    if not text.strip():
+        return np.array([], dtype=np.int64)
+    return np.unique(np.array(list(cd.CodeFingerprint("b.py", NOISE, 1,
+                                                      fp=io.StringIO(text)).hashes)))
+
+
+def compare(notebook: str, texts: dict[str, str], given: str, threshold: float,
+            key: str = "") -> list[Pair]:
     """Every pair of students, most similar first; ``similarity`` is the larger of both shares.
 
-    Lines of the given code are removed from each answer first (copydetect's boilerplate
-    filter alone still matches the k-grams that join a given line to a written one), and the
-    given code's fingerprints are passed to copydetect as boilerplate as well.
+    ``texts`` are the students' written code (:func:`written_code`); the ``given`` code and the
+    ``key``'s answers are boilerplate (copydetect drops their fingerprints), so what two
+    students share only because it is given or the key's counts for nothing.
     """
     cd = _detector()
-
-    def fingerprint(text: str):
-        return cd.CodeFingerprint("answer.py", NOISE, 1, boilerplate=boiler,
-                                  fp=io.StringIO(text))
-
-    boiler: np.ndarray | list = np.unique(np.array(list(cd.CodeFingerprint(
-        "given.py", NOISE, 1, fp=io.StringIO(given)).hashes))) if given.strip() else []
-    given_lines = {line.strip() for line in given.splitlines() if line.strip()}
-    texts = {s: "\n".join(line for line in t.splitlines()
-                          if line.strip() and line.strip() not in given_lines)
-             for s, t in texts.items()}
-    prints = {s: fingerprint(t) for s, t in texts.items() if t.strip()}
+    boiler = np.union1d(_hashes(cd, given), _hashes(cd, key))
+    prints = {s: cd.CodeFingerprint("answer.py", NOISE, 1, boilerplate=boiler,
+                                    fp=io.StringIO(t)) for s, t in texts.items() if t.strip()}
     pairs = []
     for a, b in itertools.combinations(sorted(prints), 2):
         _, shares, slices = cd.compare_files(prints[a], prints[b])
@@ -95,20 +124,44 @@ def compare(notebook: str, texts: dict[str, str], given: str,
     return sorted(pairs, key=lambda p: -p.similarity)
 
 
+def key_matches(notebook: str, texts: dict[str, str], given: str, key: str) -> list[KeyMatch]:
+    """The students whose written code is at least KEY_SHARE the key's answers."""
+    if not key.strip():
+        return []
+    cd = _detector()
+    boiler = _hashes(cd, given)
+    key_print = cd.CodeFingerprint("key.py", NOISE, 1, boilerplate=boiler, fp=io.StringIO(key))
+    found = []
+    for student, text in sorted(texts.items()):
+        if not text.strip():
+            continue
+        mine = cd.CodeFingerprint("answer.py", NOISE, 1, boilerplate=boiler, fp=io.StringIO(text))
+        share = float(cd.compare_files(mine, key_print)[1][0])
+        if share >= KEY_SHARE:
+            found.append(KeyMatch(notebook, student, share))
+    return found
+
+
 def similarity(submissions: Path, students: list[str], key: dict[str, Path],
-               released: dict[str, Path], notebooks: list[str],
-               threshold: float, assignment: str | None = None) -> list[Pair]:
-    """Compare the solution regions of every notebook; return all pairs (flagged or not)."""
+               released: dict[str, Path], notebooks: list[str], threshold: float,
+               assignment: str | None = None) -> tuple[list[Pair], list[KeyMatch]]:
+    """Compare what every student wrote in every notebook; return all pairs (flagged or not)
+    and the students whose answers are the key's. Notebooks are read as ``grade`` reads them
+    (a link or a refused folder is never opened)."""
     pairs: list[Pair] = []
+    matches: list[KeyMatch] = []
     for name in notebooks:
         if name not in key:
             continue
-        ids = solution_ids(key[name])
-        given = region_text(released[name], ids) if name in released else ""
-        texts = {s: region_text(student_folder(submissions, s, assignment) / f"{name}.ipynb", ids)
-                 for s in students}
-        pairs += compare(name, texts, given, threshold)
-    return pairs
+        given = given_code(read_notebook(released[name])) if name in released else ""
+        key_code = written_code(read_notebook(key[name]), given)
+        texts = {}
+        for s in students:
+            nb = read_student_notebook(submissions, s, name, assignment)
+            texts[s] = written_code(nb, given) if nb is not None else ""
+        pairs += compare(name, texts, given, threshold, key_code)
+        matches += key_matches(name, texts, given, key_code)
+    return pairs, matches
 
 
 def _marked(text: str, spans: list[tuple[int, int]]) -> str:
@@ -123,14 +176,20 @@ def _marked(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def write_report(pairs: list[Pair], threshold: float, path: Path) -> list[Pair]:
-    """One offline HTML page: the flagged pairs side by side, then the most similar pairs."""
+def write_report(pairs: list[Pair], threshold: float, path: Path,
+                 matches: list[KeyMatch] | None = None) -> list[Pair]:
+    """One offline HTML page: the answers identical to the key, the flagged pairs side by
+    side, then the most similar pairs."""
     flagged = [p for p in pairs if p.similarity >= threshold]
-    parts = ["<h1>Similarity of solution regions</h1>",
+    parts = ["<h1>Similarity of the code students wrote</h1>",
              f"<p>Threshold {threshold:.0%}: {len(flagged)} of {len(pairs)} pairs at or above it. "
-             "A pair's similarity is the larger share of either answer found in the other "
-             "(copydetect, with the released notebook's given code excluded). This is a flag "
-             "to read the two answers, never a penalty.</p>"]
+             "A pair's similarity is the larger share of either student's code found in the "
+             "other's (copydetect), with the released notebook's given code and the key's own "
+             "answers excluded. This is a flag to read the two answers, never a penalty.</p>",
+             f"<h2>Identical to the key ({len(matches or [])})</h2>"]
+    parts.append("<ul>" + "".join(
+        f"<li>{html.escape(m.notebook)}: {html.escape(m.student)} ({m.share:.0%} of the code is "
+        "the key's)</li>" for m in matches) + "</ul>" if matches else "<p>nobody</p>")
     for p in flagged:
         parts.append(
             f"<h2>{html.escape(p.notebook)}: {html.escape(p.first)} and {html.escape(p.second)}"
