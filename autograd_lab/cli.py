@@ -61,7 +61,7 @@ def _check(args: argparse.Namespace) -> int:
             print("\nyour mygrad (what this notebook uses when you run it in JupyterLab):")
             for line in library:
                 print("  " + line.removeprefix("mygrad: "))
-        return 0 if all(r.passed for r in results) else 1
+        return 0 if all(r.passed or r.by_hand for r in results) else 1
     chapters = []
     for path in paths:
         print(f"== {path.name} ==", flush=True)
@@ -76,7 +76,7 @@ def _check(args: argparse.Namespace) -> int:
     print("== the course ==")
     print(format_course(chapters))
     print("\n" + _score_note())
-    return 0 if all(not c.error and all(r.passed for r in c.results) for c in chapters) else 1
+    return 0 if all(not c.error and all(r.passed or r.by_hand for r in c.results) for c in chapters) else 1
 
 
 def _release(args: argparse.Namespace) -> int:

@@ -242,3 +242,20 @@ def test_check_of_several_notebooks_names_one_that_is_missing(tmp_path, student)
     course = done.stdout.split("== the course ==")[1]
     assert "01_gone.ipynb" in course and "not checked: No notebook at" in course
     assert "course total" in course and "5/5" in course
+
+
+def test_answers_graded_by_hand_are_listed_and_not_scored() -> None:
+    """Chapter 12's three written answers (4 points) are graded by the instructor: check lists
+    them as such instead of reporting 100 % with the answers left empty."""
+    from autograd_lab.course.authoring.notebooks import read_notebook
+    from autograd_lab.course.learner.check import ChapterScore, by_hand, format_course
+    hand = by_hand(read_notebook(ROOT / "course" / "12_capstone.ipynb"))
+    assert [(r.exercise, r.max_points) for r in hand] == [
+        ("ch12-pinball-kink", 1), ("ch12-pinball-forecast", 2), ("ch12-pinball-compare", 1)]
+    done = ExerciseResult("ch12-log-cosh", 2, 2, True)
+    table = format_table([done, *hand], width=100)
+    assert rows(table)["ch12-pinball-forecast"].split()[1:4] == ["-/2", "by", "instructor"]
+    assert rows(table)["total"].split()[1] == "2/2"
+    assert "(and 4 point(s) in 3 answer(s) your instructor grades by hand)" in table
+    course = format_course([ChapterScore("12_capstone.ipynb", (done, *hand))])
+    assert "2/2" in course and "(and 4 point(s) your instructor grades by hand)" in course

@@ -35,6 +35,7 @@ from ..authoring.notebooks import (CourseError, exercises, format_points, is_sol
                         strip_ansi)
 
 PASSED, FAILED, NOT_STARTED, PARTIAL = "passed", "FAILED", "not started", "partial"
+BY_HAND = "by instructor"
 _STUB = re.compile(r"Exercise ([\w-]+)(?::| is not done yet)")
 _SYNTAX_WHERE = re.compile(r"^(?P<msg>.*) \([^()]*, line (?P<line>\d+)\)$", re.S)
 _CELL_LINE = re.compile(r"Cell In\[\d+\], line (\d+)")
@@ -54,6 +55,7 @@ class ExerciseResult:
     passed: bool
     detail: str = ""
     not_started: bool = False
+    by_hand: bool = False  # an answer the instructor grades: no points until then
 
     @property
     def partial(self) -> bool:
@@ -62,7 +64,9 @@ class ExerciseResult:
 
     @property
     def status(self) -> str:
-        """``passed``, ``partial``, ``FAILED`` or ``not started``."""
+        """``passed``, ``partial``, ``FAILED``, ``not started`` or ``by instructor``."""
+        if self.by_hand:
+            return BY_HAND
         return PASSED if self.passed else PARTIAL if self.partial else \
             NOT_STARTED if self.not_started else FAILED
 
@@ -183,7 +187,24 @@ def score_executed(nb: NotebookNode, stopped: str | None = None,
             parts_score(cell.get("outputs", []), ex.id, ex.points)  # the grader's rule
         results.append(ExerciseResult(ex.id, ex.points if passed else share or 0.0, ex.points,
                                       passed, failure or "", not_started))
-    return results
+    return results + by_hand(nb)
+
+
+def by_hand(nb: NotebookNode) -> list[ExerciseResult]:
+    """The answers the instructor grades by hand (graded cells the learner writes: a Markdown
+    answer, say): listed with their points, which ``check`` cannot give."""
+    found = []
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade") and meta.get("solution") and "grade_id" in meta:
+            points = float(meta.get("points", 0))
+            found.append(ExerciseResult(str(meta["grade_id"]), 0.0, points, False,
+                                        "to be graded by your instructor", by_hand=True))
+    return found
+
+
+def _scored(results: list[ExerciseResult]) -> list[ExerciseResult]:
+    return [r for r in results if not r.by_hand]
 
 
 def check_notebook(path: Path, timeout: float = 120.0) -> list[ExerciseResult]:
@@ -275,12 +296,13 @@ def format_table(results: list[ExerciseResult], width: int | None = None,
     name_w = max([len("exercise")] + [len(r.exercise) for r in results])
     pts_w = max([len("points")] + [len(f"{format_points(r.points)}/"
                                          f"{format_points(r.max_points)}") for r in results])
-    status_w = max(len(s) for s in (PASSED, FAILED, NOT_STARTED, PARTIAL, "result"))
+    status_w = max(len(s) for s in (PASSED, FAILED, NOT_STARTED, PARTIAL, "result")
+                   + tuple(BY_HAND for r in results if r.by_hand))
     left = name_w + 2 + pts_w + 2 + status_w + 2
     detail_w = max(width - left, 40)
     lines = [f"{'exercise':<{name_w}}  {'points':>{pts_w}}  {'result':<{status_w}}  detail"]
     for r in results:
-        pts = f"{format_points(r.points)}/{format_points(r.max_points)}"
+        pts = f"{'-' if r.by_hand else format_points(r.points)}/{format_points(r.max_points)}"
         summary = r.summary()
         first = _wrap(summary[0], detail_w) if summary else [""]
         lines.append(f"{r.exercise:<{name_w}}  {pts:>{pts_w}}  {r.status:<{status_w}}  "
@@ -290,6 +312,8 @@ def format_table(results: list[ExerciseResult], width: int | None = None,
             more += r.rest()
         more += [w for hint in summary[1:] for w in _wrap(hint, detail_w)]
         lines += [" " * left + line for line in more]
+    hand = [r for r in results if r.by_hand]
+    results = _scored(results)
     got = sum(r.points for r in results)
     total = sum(r.max_points for r in results)
     counts = [f"{sum(r.passed for r in results)} of {len(results)} exercises passed"]
@@ -304,6 +328,9 @@ def format_table(results: list[ExerciseResult], width: int | None = None,
         counts.append(f"{not_started} not started")
     lines.append(f"{'total':<{name_w}}  {format_points(got) + '/' + format_points(total):>{pts_w}}"
                  f"  {', '.join(counts)}")
+    if hand:
+        lines.append(f"(and {format_points(sum(r.max_points for r in hand))} point(s) in "
+                     f"{len(hand)} answer(s) your instructor grades by hand)")
     if not verbose and any(r.rest() for r in results):
         lines.append("(run with -v to see each failure's whole message)")
     return "\n".join(lines)
@@ -338,11 +365,15 @@ class ChapterScore:
 
     @property
     def points(self) -> float:
-        return sum(r.points for r in self.results)
+        return sum(r.points for r in _scored(list(self.results)))
 
     @property
     def max_points(self) -> float:
-        return sum(r.max_points for r in self.results)
+        return sum(r.max_points for r in _scored(list(self.results)))
+
+    @property
+    def by_hand_points(self) -> float:
+        return sum(r.max_points for r in self.results if r.by_hand)
 
 
 def format_course(chapters: list[ChapterScore]) -> str:
@@ -356,6 +387,7 @@ def format_course(chapters: list[ChapterScore]) -> str:
     pts_w = max([len("points"), len(total_cell)] + [len(x) for x in cells])
 
     def counts(results: list[ExerciseResult]) -> str:
+        results = _scored(results)
         parts = [f"{sum(r.passed for r in results)} of {len(results)} exercises passed"]
         partial = sum(r.partial for r in results)
         failed = sum(not r.passed and not r.not_started and not r.partial for r in results)
@@ -376,6 +408,9 @@ def format_course(chapters: list[ChapterScore]) -> str:
     every = [r for c in chapters for r in c.results]
     share = f" ({got / total:.0%})" if total else ""
     lines.append(f"{'course total':<{name_w}}  {total_cell:>{pts_w}}  {counts(every)}{share}")
+    hand = sum(c.by_hand_points for c in chapters)
+    if hand:
+        lines.append(f"(and {format_points(hand)} point(s) your instructor grades by hand)")
     unchecked = [c.notebook for c in chapters if c.error]
     if unchecked:
         lines.append(f"({len(unchecked)} notebook(s) could not be checked and count no points: "
