@@ -123,6 +123,8 @@ def make_pinball(mygrad, mistake=None):
     Variable = mygrad.Variable
 
     def forward(ctx, y, t, tau=0.75, reduction="mean"):
+        if mistake == "any_reduction" and reduction not in ("mean", "sum", "none"):
+            reduction = "mean"
         if reduction not in ("mean", "sum", "none"):
             raise ValueError(reduction)
         ctx.save_for_backward(y, t)
@@ -147,6 +149,20 @@ def test_pinball_checker_passes_a_correct_loss_and_fails_mistakes(mygrad):
         with pytest.raises(AssertionError) as info:
             ch12.ch12_pinball(make_pinball(mygrad, mistake), pkg=mygrad)
         assert "gradient of y" in str(info.value), (mistake, str(info.value))
+
+
+@pytest.mark.parametrize("mistake, failed", [("sides", ["gradients"]), ("no_mean", ["gradients"]),
+                                             ("any_reduction", ["values"])])
+def test_pinball_scores_its_values_and_gradients_apart(mygrad, mistake, failed):
+    """The rubric promises 2 points for the values and 2 for the gradients: a loss whose values
+    are right and gradients wrong (or the other way round) earns half."""
+    import json
+
+    from autograd_lab.course.exercises._parts import MARKER, PartsFailed
+    with pytest.raises(PartsFailed) as info:
+        ch12.ch12_pinball(make_pinball(mygrad, mistake), pkg=mygrad)
+    last = str(info.value).strip().splitlines()[-1]
+    assert last.startswith(MARKER) and json.loads(last[len(MARKER):]) == failed
 
 
 def test_pinball_reference_is_minimised_by_the_quantile():

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from autograd_lab import Function, Variable, gradcheck, tensor, where
+from ._parts import Parts
 from ._common import Checker, grad_data
 
 __all__ = ["log_cosh_reference", "bakery_loss_reference", "bakery_loss_composite",
@@ -25,6 +26,11 @@ __all__ = ["log_cosh_reference", "bakery_loss_reference", "bakery_loss_composite
            "ch12_pinball", "mygrad_capstone"]
 
 LOG2 = float(np.log(2.0))
+
+
+PARTS = {"ch12-pinball": ("values", "gradients")}
+"""The pinball loss is scored in two parts, as the chapter's rubric says: its values and its
+gradients (:mod:`autograd_lab.course.exercises._parts`)."""
 
 
 def log_cosh_reference(r: np.ndarray) -> np.ndarray:
@@ -442,9 +448,10 @@ def pinball_reference(y: np.ndarray, t: np.ndarray, tau: float = 0.75,
 
 
 def ch12_pinball(PinballLoss: type[Any], *, seed: int = 0, pkg: Any = None) -> None:
-    """Check ``PinballLoss.apply(y, t, tau=0.75, reduction="mean")``: values, gradients of y and
-    t against the derivative (−tau where y < t, 1 − tau where y > t) and central differences
-    away from the kink, the three reductions, and the defaults."""
+    """Check ``PinballLoss.apply(y, t, tau=0.75, reduction="mean")`` in two parts, as the
+    chapter's rubric scores it: the values (three reductions, the defaults, an unknown reduction
+    refused) and the gradients of y and t (against the derivative, −tau where y < t and 1 − tau
+    where y > t, and central differences away from the kink)."""
     ck = Checker("ch12-pinball", seed=seed)
     rng = ck.rng
     lib = _library_of(pkg)
@@ -452,41 +459,51 @@ def ch12_pinball(PinballLoss: type[Any], *, seed: int = 0, pkg: Any = None) -> N
     hint = ("With u = t − y the loss is tau·u where u ≥ 0 (too few baked) and (tau − 1)·u "
             "elsewhere, so dL/dy = −tau where y < t and 1 − tau where y > t (times grad_output, "
             "divided by n for 'mean'); dL/dt = −dL/dy.")
-    for tau, reduction in [(0.75, "mean"), (0.3, "sum"), (0.5, "none")]:
-        with ck.case(f"tau={tau:g}, reduction={reduction!r}: values and gradients"):
-            yd = np.round(rng.uniform(0, 10, size=7), 3)
-            td = np.round(rng.uniform(0, 10, size=7), 3)
-            y, t = lib.tensor(yd, requires_grad=True), lib.tensor(td, requires_grad=True)
-            loss = ck.call(PinballLoss.apply, y, t, tau, reduction)
-            ck.close(loss.data, pinball_reference(yd, td, tau, reduction), atol=1e-12,
-                     what="loss", hint=hint)
-            go = np.round(rng.uniform(0.5, 2, size=loss.shape), 3)
-            ck.call(loss.backward, lib.tensor(go), hint=hint)
-            n = yd.size if reduction == "mean" else 1
-            want = np.where(yd < td, -tau, 1 - tau) * go / n
-            ck.close(_grad_of(ck, y, "y"), want, atol=1e-12, what="gradient of y", hint=hint)
-            ck.close(_grad_of(ck, t, "t"), -want, atol=1e-12, what="gradient of t", hint=hint)
-    with ck.case("central differences away from the kink"):
-        y = lib.tensor(rng.uniform(-3, 3, size=5), requires_grad=True)
-        t = lib.tensor(y.data + rng.choice([-1, 1], size=5) * rng.uniform(0.5, 2, size=5),
-                       requires_grad=True)
-        ok = ck.call(lib.gradcheck, lambda a, b: PinballLoss.apply(a, b, 0.75, "mean"), (y, t),
-                     hint=hint)
-        ck.check(ok is True, "the gradient check did not pass.", hint=hint)
-    with ck.case("apply(y, t) uses the defaults tau=0.75 and reduction='mean'"):
-        yd, td = np.round(rng.uniform(0, 4, size=5), 3), np.round(rng.uniform(0, 4, size=5), 3)
-        y = lib.tensor(yd, requires_grad=True)
-        loss = ck.call(PinballLoss.apply, y, lib.tensor(td),
-                       hint="forward(ctx, y, t, tau=0.75, reduction=\"mean\"); backward returns "
-                            "(grad_y, grad_t, None, None).")
-        ck.close(loss.data, pinball_reference(yd, td), atol=1e-12, what="loss with defaults")
-        ck.call(loss.backward)
-        ck.close(_grad_of(ck, y, "y"), np.where(yd < td, -0.75, 0.25) / 5, atol=1e-12,
-                 what="gradient of y with defaults", hint=hint)
-    with ck.case("an unknown reduction raises ValueError"):
-        ck.raises(ValueError, PinballLoss.apply, lib.tensor(np.ones(2)), lib.tensor(np.ones(2)),
-                  0.75, "average", hint="Accept 'mean', 'sum' and 'none' only, as the bakery loss.")
-    ck.done()
+    settings = [(tau, reduction, np.round(rng.uniform(0, 10, size=7), 3),
+                 np.round(rng.uniform(0, 10, size=7), 3))
+                for tau, reduction in [(0.75, "mean"), (0.3, "sum"), (0.5, "none")]]
+    yd0, td0 = np.round(rng.uniform(0, 4, size=5), 3), np.round(rng.uniform(0, 4, size=5), 3)
+    defaults_hint = ("forward(ctx, y, t, tau=0.75, reduction=\"mean\"); backward returns "
+                     "(grad_y, grad_t, None, None).")
+    parts = Parts(ck)
+    with parts.part("values"):
+        for tau, reduction, yd, td in settings:
+            with ck.case(f"tau={tau:g}, reduction={reduction!r}: the loss"):
+                loss = ck.call(PinballLoss.apply, lib.tensor(yd), lib.tensor(td), tau, reduction)
+                ck.close(loss.data, pinball_reference(yd, td, tau, reduction), atol=1e-12,
+                         what="loss", hint=hint)
+        with ck.case("apply(y, t) uses the defaults tau=0.75 and reduction='mean'"):
+            loss = ck.call(PinballLoss.apply, lib.tensor(yd0), lib.tensor(td0), hint=defaults_hint)
+            ck.close(loss.data, pinball_reference(yd0, td0), atol=1e-12, what="loss with defaults")
+        with ck.case("an unknown reduction raises ValueError"):
+            ck.raises(ValueError, PinballLoss.apply, lib.tensor(np.ones(2)),
+                      lib.tensor(np.ones(2)), 0.75, "average",
+                      hint="Accept 'mean', 'sum' and 'none' only, as the bakery loss.")
+    with parts.part("gradients"):
+        for tau, reduction, yd, td in settings:
+            with ck.case(f"tau={tau:g}, reduction={reduction!r}: the gradients of y and t"):
+                y, t = lib.tensor(yd, requires_grad=True), lib.tensor(td, requires_grad=True)
+                loss = ck.call(PinballLoss.apply, y, t, tau, reduction)
+                go = np.round(np.linspace(0.5, 2, num=int(np.prod(loss.shape))), 3).reshape(loss.shape)
+                ck.call(loss.backward, lib.tensor(go), hint=hint)
+                n = yd.size if reduction == "mean" else 1
+                want = np.where(yd < td, -tau, 1 - tau) * go / n
+                ck.close(_grad_of(ck, y, "y"), want, atol=1e-12, what="gradient of y", hint=hint)
+                ck.close(_grad_of(ck, t, "t"), -want, atol=1e-12, what="gradient of t", hint=hint)
+        with ck.case("central differences away from the kink"):
+            y = lib.tensor(rng.uniform(-3, 3, size=5), requires_grad=True)
+            t = lib.tensor(y.data + rng.choice([-1, 1], size=5) * rng.uniform(0.5, 2, size=5),
+                           requires_grad=True)
+            ok = ck.call(lib.gradcheck, lambda a, b: PinballLoss.apply(a, b, 0.75, "mean"),
+                         (y, t), hint=hint)
+            ck.check(ok is True, "the gradient check did not pass.", hint=hint)
+        with ck.case("the gradient of y with the defaults"):
+            y = lib.tensor(yd0, requires_grad=True)
+            loss = ck.call(PinballLoss.apply, y, lib.tensor(td0), hint=defaults_hint)
+            ck.call(loss.backward)
+            ck.close(_grad_of(ck, y, "y"), np.where(yd0 < td0, -0.75, 0.25) / 5, atol=1e-12,
+                     what="gradient of y with defaults", hint=hint)
+    parts.done()
 
 
 # -- the loader's check of the learner's mygrad/capstone.py --------------------------------------
