@@ -836,7 +836,15 @@ class Variable:
     reshape_as = view_as
 
     def contiguous(self) -> Variable:
-        return self  # a numpy array is always usable as it is
+        """Self when its data is laid out in row-major order already; otherwise a copy that is
+        (recorded like ``clone()``), so a change to the result never reaches ``self``: PyTorch's rule."""
+        if self._data.flags.c_contiguous:
+            return self
+        return ops.clone(self)
+
+    def is_contiguous(self) -> builtins.bool:
+        """Whether the data is laid out in row-major order (a transpose or an expand is not)."""
+        return builtins.bool(self._data.flags.c_contiguous)
 
     @property
     def T(self) -> Variable:

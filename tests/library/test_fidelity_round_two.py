@@ -1,0 +1,84 @@
+"""Nothing silently wrong, round two: views that alias, in-place changes that go unnoticed, NaN
+and dtype rules. Each case runs one program on autograd_lab and on PyTorch (float64 unless the
+case is about dtypes) and compares values, gradients, dtypes and flags; where PyTorch refuses,
+autograd_lab must refuse with a typed error that says what to do."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import autograd_lab as al
+import autograd_lab.functional as F
+
+from .._oracle import needs_torch, torch
+
+
+def _t(m, values, dtype=None, **kwargs):
+    """``values`` as a tensor of ``m`` (al or torch), float64 unless a dtype is given."""
+    return m.tensor(np.array(values, dtype=np.float64), dtype=dtype or m.float64, **kwargs)
+
+
+def _functional(m):
+    return F if m is al else torch.nn.functional
+
+
+def _plain(value):
+    """Numbers, lists, dtypes and flags as plain Python values, comparable across the two."""
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if "dtype" in type(value).__name__.lower() or type(value).__module__ == "torch":
+        return str(value).replace("torch.", "")
+    return value
+
+
+def same_on_both(program):
+    """Run ``program(m)`` with m = autograd_lab and m = torch; assert they give the same."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours, theirs = _plain(program(al)), _plain(program(torch))
+    np.testing.assert_equal(ours, theirs)
+    return ours
+
+
+# ---------------------------------------------------------------- 1. contiguous() copies
+@needs_torch
+def test_contiguous_of_a_transpose_is_a_copy():
+    def program(m):
+        a = _t(m, [[1.0, 2.0], [3.0, 4.0]])
+        c = a.t().contiguous()
+        c[0, 0] = 100
+        return a, c, c.is_contiguous(), a.t().is_contiguous()
+    same_on_both(program)
+
+
+@needs_torch
+def test_in_place_on_contiguous_copy_leaves_the_history_alone():
+    def program(m):
+        x = _t(m, [[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        b = x * 1
+        c = b.t().contiguous()
+        c.mul_(10)
+        (b * _t(m, [[11.0, 12.0], [13.0, 14.0]])).sum().backward()
+        return x.grad
+    assert same_on_both(program) == [[11.0, 12.0], [13.0, 14.0]]
+
+
+@needs_torch
+def test_contiguous_of_an_expand_can_be_changed_in_place():
+    def program(m):
+        a = _t(m, [[1.0], [2.0]])
+        c = a.expand(2, 3).contiguous()
+        c.add_(1)
+        return a, c
+    same_on_both(program)
+
+
+def test_contiguous_of_a_contiguous_variable_is_itself():
+    x = al.tensor([[1.0, 2.0]])
+    assert x.contiguous() is x
