@@ -22,7 +22,7 @@ def as_view(out: Variable, x: Variable, fn: Any) -> Variable:
     it updates the base's history (``ops.inplace``). ``fn`` maps an array shaped like ``x`` to
     the view's part, as the op did on ``x.data``."""
     data = out._data
-    if data.base is None or not np.may_share_memory(data, x._data):
+    if data.base is None or not (np.may_share_memory(data, x._data) or _same_owner(data, x._data)):
         return out
     base = x._base if x._base is not None else x
     parent = x._view_fn
@@ -34,6 +34,16 @@ def as_view(out: Variable, x: Variable, fn: Any) -> Variable:
             base._views = weakref.WeakSet()
         base._views.add(out)
     return out
+
+
+def _same_owner(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a`` and ``b`` are views of one memory block: what ``may_share_memory`` cannot say
+    of a view without elements (``x[0:0]``), which is still a view to write through."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    while isinstance(b.base, np.ndarray):
+        b = b.base
+    return a is b
 
 
 class Reshape(Function):

@@ -82,3 +82,17 @@ def test_contiguous_of_an_expand_can_be_changed_in_place():
 def test_contiguous_of_a_contiguous_variable_is_itself():
     x = al.tensor([[1.0, 2.0]])
     assert x.contiguous() is x
+
+
+# ---------------------------------------------------------------- 2. in-place on zero-element views
+@needs_torch
+def test_in_place_on_a_zero_element_view_is_recorded_on_the_base():
+    def program(m):
+        x = _t(m, [1.0, 2.0, 3.0], requires_grad=True)
+        b = m.zeros(3, dtype=m.float64)
+        v = b[0:0]
+        v.add_(x[0:0])
+        flags = (b.requires_grad, b._version, v._version, b.grad_fn is None)
+        (b * x).sum().backward()
+        return flags, x.grad
+    same_on_both(program)
