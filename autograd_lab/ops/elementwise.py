@@ -284,7 +284,7 @@ class Maximum(Function):
 
     @staticmethod
     def forward(ctx, a, b, smaller=False):
-        ad, bd = raw(a), raw(b)
+        ad, bd = promoted(a, b)  # compared in the result's dtype: a float32 tie with a 0-d float64 splits
         ctx.shapes = (np.shape(ad), np.shape(bd))
         with np.errstate(invalid="ignore"):
             wins = (ad < bd) if smaller else (ad > bd)

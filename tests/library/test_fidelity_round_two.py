@@ -96,3 +96,16 @@ def test_in_place_on_a_zero_element_view_is_recorded_on_the_base():
         (b * x).sum().backward()
         return flags, x.grad
     same_on_both(program)
+
+
+# ---------------------------------------------------------------- 3. comparisons in the promoted dtype
+@needs_torch
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_maximum_compares_in_the_result_dtype(name):
+    def program(m):
+        x = _t(m, [1.0, 2.0, 0.5], dtype=m.float32, requires_grad=True)
+        y = _t(m, 1.0000000001, requires_grad=True)  # 1.0 once rounded to float32: a tie with x[0]
+        r = getattr(m, name)(x, y)
+        r.sum().backward()
+        return r.dtype, r, x.grad, y.grad
+    same_on_both(program)
