@@ -513,15 +513,14 @@ def nan_to_num(x: Variable, nan: float = 0.0, posinf: float | None = None, negin
 def topk(x: Variable, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
     """The ``k`` largest (or smallest) values along ``dim`` and their indices, as the named tuple
     ``(values, indices)``; the gradient goes to the chosen positions."""
-    from .indexing import TakeAlong
+    from .indexing import TakeAlong, sort_order
 
     x = variable_arg(x, "topk")
     d = _dim(dim, x.ndim) if x.ndim else 0
     data = x.data if x.ndim else x.data.reshape(1)
     if not 0 <= k <= data.shape[d]:
         raise IndexError(f"topk: k ({k}) must lie in [0, {data.shape[d]}] (the size of dim {dim})")
-    order = np.argsort(-data if largest else data, axis=d, kind="stable")
-    idx = np.take(order, range(k), axis=d).astype(np.int64)
+    idx = np.take(sort_order(data, d, largest), range(k), axis=d)
     values = TakeAlong.apply(x if x.ndim else reshape(x, (1,)), d, idx)
     return _TOPK(values, Variable(idx))
 

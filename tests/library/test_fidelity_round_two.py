@@ -109,3 +109,35 @@ def test_maximum_compares_in_the_result_dtype(name):
         r.sum().backward()
         return r.dtype, r, x.grad, y.grad
     same_on_both(program)
+
+
+# ---------------------------------------------------------------- 4. NaN is the largest value
+@needs_torch
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_puts_nan_where_pytorch_does(descending):
+    def program(m):
+        x = _t(m, [[1.0, np.nan, 3.0, 2.0, 3.0], [np.nan, -1.0, np.nan, 0.0, -1.0]], requires_grad=True)
+        values, indices = x.sort(dim=1, descending=descending, stable=True)
+        (values * _t(m, [1.0, 2.0, 3.0, 4.0, 5.0])).sum().backward()
+        return values, indices, x.grad
+    same_on_both(program)
+
+
+@needs_torch
+@pytest.mark.parametrize("largest", [False, True])
+def test_topk_treats_nan_as_the_largest(largest):
+    def program(m):
+        x = _t(m, [[1.0, np.nan, 3.0, 2.0], [0.0, -1.0, np.nan, 5.0]], requires_grad=True)
+        values, indices = x.topk(2, dim=1, largest=largest)
+        (values * _t(m, [1.0, 2.0])).sum().backward()
+        return values, indices, x.grad
+    same_on_both(program)
+
+
+@needs_torch
+def test_descending_sort_of_unsigned_and_bool():
+    def program(m):
+        u = m.tensor([3, 250, 0, 7], dtype=m.uint8)
+        b = m.tensor([False, True, False, True])
+        return u.sort(descending=True, stable=True), b.sort(descending=True, stable=True)
+    same_on_both(program)
