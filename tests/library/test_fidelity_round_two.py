@@ -141,3 +141,22 @@ def test_descending_sort_of_unsigned_and_bool():
         b = m.tensor([False, True, False, True])
         return u.sort(descending=True, stable=True), b.sort(descending=True, stable=True)
     same_on_both(program)
+
+
+# ---------------------------------------------------------------- 5. CosineAnnealingLR's recursive form
+@needs_torch
+@pytest.mark.parametrize("eta_min", [0.0, 0.01])
+def test_cosine_annealing_continues_from_a_learning_rate_set_by_hand(eta_min):
+    def program(m):
+        p = _t(m, [1.0], requires_grad=True)
+        opt = m.optim.SGD([p], lr=0.1)
+        sched = m.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4, eta_min=eta_min)
+        rates = []
+        for step in range(12):  # past T_max: the curve climbs back, through its 0 / 0 point
+            opt.step()
+            sched.step()
+            if step == 1:
+                opt.param_groups[0]["lr"] = 0.07
+            rates.append(round(opt.param_groups[0]["lr"], 12))
+        return rates
+    same_on_both(program)
