@@ -500,7 +500,11 @@ class Variable:
     def div_(self, other: Any) -> Variable:
         return ops.inplace(self, ops.div, other)
 
+    def floor_divide_(self, other: Any) -> Variable:
+        return ops.inplace(self, ops.floor_divide, other)
+
     __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_  # x += y is x.add_(y)
+    __ifloordiv__ = floor_divide_  # keeps x's dtype; refuses a result it cannot hold (float into int)
 
     def clamp_(self, min: Any = None, max: Any = None) -> Variable:
         return ops.inplace(self, lambda x: ops.clamp(x, min, max))

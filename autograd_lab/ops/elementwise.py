@@ -11,7 +11,7 @@ from ..function import Function
 from ..primitives import Add, Cast, sum_to  # noqa: F401  (the engine needs these, so they sit below it)
 from ..primitives import promoted
 from ..variable import Variable
-from ._util import broadcasting, raw, shape_of, variable_arg, wrap
+from ._util import broadcasting, floats, raw, shape_of, variable_arg, wrap
 
 
 def _save_operands(ctx: Any, a: Any, b: Any, keep_a: Any, keep_b: Any) -> None:
@@ -139,7 +139,7 @@ class Exp(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(np.exp(x.data))
+        out = wrap(np.exp(floats(x)))
         ctx.save_for_backward(out)
         return out
 
@@ -156,7 +156,7 @@ class Log(Function):
     def forward(ctx, x):
         ctx.save_for_backward(x)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return wrap(np.log(x.data))
+            return wrap(np.log(floats(x)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -170,7 +170,7 @@ class Sqrt(Function):
     @staticmethod
     def forward(ctx, x):
         with np.errstate(invalid="ignore"):
-            out = wrap(np.sqrt(x.data))
+            out = wrap(np.sqrt(floats(x)))
         ctx.save_for_backward(out)
         return out
 

@@ -198,8 +198,8 @@ class BinaryCrossEntropy(Function):
 
 def reduce_loss(loss: Variable, reduction: str, weight: Variable | None = None) -> Variable:
     """Apply an elementwise ``weight`` and the ``reduction`` ('mean', 'sum' or 'none')."""
-    if weight is not None:
-        loss = loss * weight
+    if weight is not None:  # the loss keeps its input's dtype, whatever the weight's (PyTorch)
+        loss = loss * (weight.to(loss.dtype) if weight.dtype.kind == "f" else weight)
     if reduction == "none":
         return loss
     return loss.sum() if reduction == "sum" else loss.mean()

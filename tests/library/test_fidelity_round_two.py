@@ -160,3 +160,59 @@ def test_cosine_annealing_continues_from_a_learning_rate_set_by_hand(eta_min):
             rates.append(round(opt.param_groups[0]["lr"], 12))
         return rates
     same_on_both(program)
+
+
+# ---------------------------------------------------------------- 6. dtypes
+@pytest.fixture
+def torch_float64():
+    """PyTorch with float64 as its default float, the library's default."""
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(before)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64", "bool"])
+def test_floating_functions_of_integers_give_the_default_float(dtype, torch_float64):
+    def program(m):
+        x = m.tensor(np.array([1, 0, 4]).astype(dtype))
+        return [getattr(x, name)().dtype for name in ("sqrt", "log", "exp", "sin", "tanh", "sigmoid")]
+    assert same_on_both(program) == ["float64"] * 6
+
+
+@needs_torch
+def test_square_of_bool_is_int64():
+    same_on_both(lambda m: (m.tensor([True, False]).square(), m.tensor([True, False]).square().dtype))
+
+
+@needs_torch
+def test_in_place_floor_division_keeps_the_dtype():
+    def program(m):
+        h = m.tensor([3.0, 5.0], dtype=m.float16)
+        h //= m.tensor([2.0, 2.0], dtype=m.float32)
+        return h, h.dtype
+    same_on_both(program)
+
+
+@needs_torch
+def test_in_place_floor_division_that_needs_a_downcast_raises():
+    for m in (al, torch):
+        i = m.tensor([3, 5])
+        with pytest.raises((TypeError, RuntimeError), match="can't be cast"):
+            i //= m.tensor([2.0, 2.0])
+
+
+@needs_torch
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_a_float64_loss_weight_keeps_the_float32_input_dtype(reduction):
+    def program(m):
+        f = _functional(m)
+        x = m.tensor([0.5, -1.0], dtype=m.float32, requires_grad=True)
+        t = m.tensor([1.0, 0.0], dtype=m.float32)
+        w = m.tensor([2.0, 1.0], dtype=m.float64)
+        a = f.binary_cross_entropy_with_logits(x, t, weight=w, reduction=reduction)
+        b = f.binary_cross_entropy(x.sigmoid(), t, weight=w, reduction=reduction)
+        (a.sum() + b.sum()).backward()
+        return a.dtype, b.dtype, x.grad.dtype, np.round(x.grad.detach().numpy().astype(float), 5)
+    same_on_both(program)
