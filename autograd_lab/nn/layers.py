@@ -464,13 +464,16 @@ class _BatchNorm(Module):
         if track_running_stats:
             self.register_buffer("running_mean", np.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", np.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", np.array(0, dtype=np.int64))
         else:
-            self.running_mean = self.running_var = None
+            self.running_mean = self.running_var = self.num_batches_tracked = None
 
     def forward(self, x: Variable) -> Variable:
         if x.ndim not in self._dims:
             raise ValueError(f"{type(self).__name__}: expected a {' or '.join(map(str, self._dims))}-d input, "
                              f"got shape {x.shape}")
+        if self.training and self.num_batches_tracked is not None:
+            self.num_batches_tracked += 1  # in place: the buffer stays the array state_dict() holds
         return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                             training=self.training or not self.track_running_stats,
                             momentum=self.momentum, eps=self.eps)

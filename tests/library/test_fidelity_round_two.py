@@ -216,3 +216,27 @@ def test_a_float64_loss_weight_keeps_the_float32_input_dtype(reduction):
         (a.sum() + b.sum()).backward()
         return a.dtype, b.dtype, x.grad.dtype, np.round(x.grad.detach().numpy().astype(float), 5)
     same_on_both(program)
+
+
+# ---------------------------------------------------------------- 7. BatchNorm's state
+@needs_torch
+@pytest.mark.parametrize("track", [True, False])
+def test_batch_norm_state_dict_counts_the_batches(track):
+    def program(m):
+        bn = m.nn.BatchNorm1d(2, track_running_stats=track)
+        x = _t(m, [[1.0, 2.0], [3.0, 5.0], [0.0, -1.0]], dtype=m.float32)
+        bn(x), bn(x)
+        bn.eval()
+        bn(x)
+        state = bn.state_dict()
+        return list(state), {k: (np.asarray(v).tolist(), str(v.dtype).replace("torch.", "")) for k, v in state.items()}
+    same_on_both(program)
+
+
+@needs_torch
+def test_batch_norm_loads_num_batches_tracked():
+    theirs = torch.nn.BatchNorm1d(2)
+    theirs(torch.randn(4, 2))
+    ours = al.nn.BatchNorm1d(2)
+    ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
+    assert int(np.asarray(ours.state_dict()["num_batches_tracked"])) == 1
