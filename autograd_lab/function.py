@@ -293,6 +293,9 @@ def _connect_inputs(node: Node, args: tuple) -> None:
             if a._requires_grad:
                 needs.append(True)
                 fn = a.grad_fn
+                if fn is None and a._no_grad_view:  # as in PyTorch, its gradient goes nowhere
+                    edges.append(NO_EDGE)
+                    continue
                 edges.append((fn, a._output_nr) if fn is not None else (AccumulateGrad.of(a), 0))
                 continue
             if input_meta is None:

@@ -106,6 +106,7 @@ class Variable:
     _base: "Variable | None" = None
     _view_fn: Callable[[np.ndarray], np.ndarray] | None = None
     _views: Any = None
+    _no_grad_view = False  # a view made under no_grad of a Variable that requires grad
 
     def __init__(self, data: Any, requires_grad: builtins.bool = False, *, dtype: Any = None) -> None:
         self._data = as_array(data, dtype)
@@ -352,6 +353,13 @@ class Variable:
 
     def _check_inplace(self) -> None:
         """In-place writes to a leaf that requires grad would make its gradient meaningless."""
+        if self._no_grad_view and self.grad_fn is None and STATE.enabled:
+            raise BackwardError(
+                "a view was created in no_grad mode and is being modified in place with grad mode "
+                "enabled; whether the change should be recorded is ambiguous, so it is refused. Make "
+                "both the view and the in-place change inside the `with al.no_grad():` block (not "
+                "recorded), or both outside it (recorded)."
+            )
         if self._requires_grad and self.grad_fn is None and STATE.enabled:
             raise BackwardError(
                 "a leaf Variable that requires grad is being used in an in-place operation. "

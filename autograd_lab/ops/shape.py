@@ -29,6 +29,8 @@ def as_view(out: Variable, x: Variable, fn: Any) -> Variable:
     out._base = base
     out._view_fn = fn if parent is None else (lambda a: fn(parent(a)))
     out._vc = base._version_counter
+    if not STATE.enabled and x._requires_grad:  # PyTorch: such a view requires grad, as a leaf of its own
+        out._requires_grad = out._no_grad_view = True
     if STATE.enabled and data.dtype.kind == "f":
         if base._views is None:
             base._views = weakref.WeakSet()

@@ -240,3 +240,39 @@ def test_batch_norm_loads_num_batches_tracked():
     ours = al.nn.BatchNorm1d(2)
     ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
     assert int(np.asarray(ours.state_dict()["num_batches_tracked"])) == 1
+
+
+# ---------------------------------------------------------------- 8. views made under no_grad
+@needs_torch
+def test_a_view_made_under_no_grad_requires_grad_as_a_leaf_of_its_own():
+    def program(m):
+        x = _t(m, [1.0, 2.0, 3.0], requires_grad=True)
+        with m.no_grad():
+            v = x[0:2]
+            r = x.reshape(3)
+            d = x.detach()
+            c = x * 1
+        (v * 2).sum().backward()  # the view has no path to x's gradient, nor a .grad of its own
+        with pytest.raises(RuntimeError, match="appears to not have been used"):
+            m.autograd.grad((v * 2).sum(), v)
+        return (v.requires_grad, v.is_leaf, v.grad_fn is None, r.requires_grad, d.requires_grad,
+                c.requires_grad, x.grad is None, v.grad is None)
+    same_on_both(program)
+
+
+@needs_torch
+@pytest.mark.parametrize("leaf", [True, False])
+def test_in_place_with_grad_on_a_view_made_under_no_grad_raises(leaf):
+    for m in (al, torch):
+        x = _t(m, [1.0, 2.0, 3.0], requires_grad=True)
+        base = x if leaf else x * 1
+        with m.no_grad():
+            v = base[0:2]
+            base[1:].mul_(2)  # both inside: allowed, not recorded
+        with pytest.raises(RuntimeError, match="(?i)view was created in no_grad mode"):
+            v.mul_(2)
+    b = al.tensor([1.0, 2.0], requires_grad=True) * 1
+    with al.no_grad():
+        v = b[0:1]
+    with pytest.raises(al.errors.BackwardError, match="both outside it"):
+        v.add_(1)
