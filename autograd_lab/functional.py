@@ -354,13 +354,15 @@ def silu(input: Variable) -> Variable:
 
 def softplus(input: Variable, beta: float = 1.0, threshold: float = 20.0) -> Variable:
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (as PyTorch)."""
-    from .ops.elementwise import clamp, exp, where
+    from .ops.elementwise import exp, where
     from .ops.unary import log1p
 
     x = _var(input)
     bx = x * beta
-    smooth = log1p(exp(clamp(bx, max=threshold))) / beta  # clamped: no overflow in the branch not taken
-    return where(bx.data > threshold, x, smooth)
+    big = bx.data > threshold
+    # the branch not taken is kept from overflowing; a NaN is not "big" and keeps its NaN gradient
+    smooth = log1p(exp(where(big, threshold, bx))) / beta
+    return where(big, x, smooth)
 
 
 def elu(input: Variable, alpha: float = 1.0) -> Variable:
@@ -515,7 +517,9 @@ def huber_loss(input: Variable, target: Any, reduction: str = "mean", delta: flo
     x, t = _pair_loss(input, target, "huber_loss")
     d = x - t
     a = d.abs()
-    return reduce_loss(where(a.data < delta, d * d * 0.5, (a - 0.5 * delta) * delta), reduction)
+    big = a.data >= delta  # as in smooth_l1_loss: NaN keeps a NaN gradient, inf a finite one
+    small = where(big, 0.0, d)
+    return reduce_loss(where(big, (a - 0.5 * delta) * delta, small * small * 0.5), reduction)
 
 
 def smooth_l1_loss(input: Variable, target: Any, reduction: str = "mean", beta: float = 1.0) -> Variable:
@@ -528,7 +532,9 @@ def smooth_l1_loss(input: Variable, target: Any, reduction: str = "mean", beta: 
     a = d.abs()
     if beta == 0:
         return reduce_loss(a, reduction)
-    return reduce_loss(where(a.data < beta, d * d * (0.5 / beta), a - 0.5 * beta), reduction)
+    big = a.data >= beta  # a NaN is not big: it takes the square's branch and keeps a NaN gradient
+    small = where(big, 0.0, d)  # the branch not taken stays finite: an infinite d keeps gradient ±1
+    return reduce_loss(where(big, a - 0.5 * beta, small * small * (0.5 / beta)), reduction)
 
 
 def kl_div(input: Variable, target: Any, reduction: str = "mean", log_target: bool = False) -> Variable:

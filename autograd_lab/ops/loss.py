@@ -162,7 +162,9 @@ class BCEWithLogits(Function):
         gx = gt = None
         if ctx.needs_input_grad[0]:
             gx = grad * ((1 + (pw - 1) * t) * Sigmoid.apply(x) - pw * t)
-        if ctx.needs_input_grad[1]:
+        if ctx.needs_input_grad[1] and pos_weight is None:  # -x alone: 0 * softplus(inf) would be NaN
+            gt = grad * -x
+        elif ctx.needs_input_grad[1]:
             gt = grad * ((pw - 1) * wrap(ctx.sp.astype(x.dtype, copy=False)) - x)
         return gx, gt, None
 

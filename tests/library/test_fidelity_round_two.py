@@ -276,3 +276,69 @@ def test_in_place_with_grad_on_a_view_made_under_no_grad_raises(leaf):
         v = b[0:1]
     with pytest.raises(al.errors.BackwardError, match="both outside it"):
         v.add_(1)
+
+
+# ---------------------------------------------------------------- 9. NaN and inf in gradients
+def close_on_both(program):
+    """Like ``same_on_both`` for lists of arrays: equal up to rounding, NaN where NaN, inf where inf."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours, theirs = _plain(program(al)), _plain(program(torch))
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=1e-12, atol=0)
+
+
+NAN, INF = float("nan"), float("inf")
+
+
+def _grads_of(m, loss_of, *values):
+    leaves = [_t(m, v, requires_grad=True) for v in values]
+    loss_of(m, *leaves).backward()
+    return [leaf.grad for leaf in leaves]
+
+
+@needs_torch
+def test_softplus_gradient_at_nan_is_nan():
+    close_on_both(lambda m: _grads_of(m, lambda m, x: _functional(m).softplus(x).sum(), [NAN, 1.0, -INF, INF, 30.0]))
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["amax", "amin"])
+def test_amax_of_a_slice_holding_nan_gives_nan_gradients(name):
+    close_on_both(lambda m: _grads_of(
+        m, lambda m, x: getattr(x[:, 0:2], name)(1).sum() + getattr(x, name)(), [[NAN, 1.0, 2.0], [1.0, 2.0, 2.0]]))
+
+
+@needs_torch
+def test_max_of_all_still_gives_a_nan_the_gradient():
+    close_on_both(lambda m: _grads_of(m, lambda m, x: x.max(), [NAN, 1.0, NAN]))
+
+
+@needs_torch
+def test_bce_with_logits_target_gradient_at_infinite_logits():
+    close_on_both(lambda m: _grads_of(m, lambda m, x, t: _functional(m).binary_cross_entropy_with_logits(x, t),
+                                      [-INF, INF, 0.0], [0.5, 0.5, 0.25]))
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["smooth_l1_loss", "huber_loss"])
+def test_smooth_l1_and_huber_gradients_at_inf_and_nan(name):
+    close_on_both(lambda m: _grads_of(m, lambda m, x: getattr(_functional(m), name)(x, _t(m, [0.0] * 5)),
+                                      [INF, -INF, NAN, 0.5, -3.0]))
+
+
+@needs_torch
+@pytest.mark.parametrize("unbiased", [False, True])
+def test_var_gradient_with_an_infinite_input(unbiased):
+    close_on_both(lambda m: _grads_of(m, lambda m, x: x.var(unbiased=unbiased) + x.var(0, unbiased=unbiased).sum(),
+                                      [[-INF, 1.0, 2.0], [0.5, 1.0, 4.0]]))
+
+
+@needs_torch
+def test_var_double_backward_matches():
+    def program(m):
+        x = _t(m, [[1.0, -2.0, 3.0], [0.5, 1.0, 4.0]], requires_grad=True)
+        (g,) = m.autograd.grad(x.var(1).sum(), x, create_graph=True)
+        (gg,) = m.autograd.grad((g * g).sum(), x)
+        return [g, gg]
+    close_on_both(program)
