@@ -107,6 +107,7 @@ class Variable:
     _view_fn: Callable[[np.ndarray], np.ndarray] | None = None
     _views: Any = None
     _no_grad_view = False  # a view made under no_grad of a Variable that requires grad
+    _multi_view: str | None = None  # "output i of split": one of several views made by one call
 
     def __init__(self, data: Any, requires_grad: builtins.bool = False, *, dtype: Any = None) -> None:
         self._data = as_array(data, dtype)

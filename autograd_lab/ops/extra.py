@@ -345,9 +345,12 @@ def split(x: Variable, split_size_or_sections: Any, dim: int = 0) -> tuple[Varia
             raise ValueError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
                              f"size at dimension {dim}), but got split_sizes={sizes}")
     pieces, lo = [], 0
-    for s in sizes:
-        idx = tuple(slice(lo, lo + s) if i == dim else slice(None) for i in range(x.ndim))
-        pieces.append(getitem(x, idx))
+    for i, s in enumerate(sizes):
+        idx = tuple(slice(lo, lo + s) if d == dim else slice(None) for d in range(x.ndim))
+        piece = getitem(x, idx)
+        if piece._base is not None:  # as in PyTorch, a recorded in-place change of a piece is refused
+            piece._multi_view = f"output {i} of split()"
+        pieces.append(piece)
         lo += s
     return tuple(pieces)
 

@@ -60,12 +60,12 @@ def _extreme_forward(ctx: Any, x: Variable, axes: Any, keepdims: bool, reduce: A
     with np.errstate(invalid="ignore"):  # amax/amin of a NaN: no element equals it, 0 / 0 is NaN (PyTorch)
         ctx.weights = mask / mask.sum(axis=axes, keepdims=True)
     ctx.in_shape, ctx.axes = x.shape, axes
-    # saved (though backward only needs the weights) as PyTorch saves it: a second backward without
-    # retain_graph, or an in-place change of x before backward, then raises instead of running
-    ctx.save_for_backward(x)
-    if keepdims:
-        return wrap(out)
-    return wrap(out.reshape(() if axes is None else tuple(s for i, s in enumerate(x.shape) if i not in axes)))
+    result = wrap(out if keepdims else
+                  out.reshape(() if axes is None else tuple(s for i, s in enumerate(x.shape) if i not in axes)))
+    # saved (though backward only needs the weights) as PyTorch saves them: a second backward without
+    # retain_graph, or an in-place change of x or of the result before backward, then raises
+    ctx.save_for_backward(x, result)
+    return result
 
 
 def _extreme_backward(ctx: Any, grad: Variable) -> Variable:

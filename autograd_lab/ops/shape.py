@@ -31,6 +31,8 @@ def as_view(out: Variable, x: Variable, fn: Any) -> Variable:
     out._vc = base._version_counter
     if not STATE.enabled and x._requires_grad:  # PyTorch: such a view requires grad, as a leaf of its own
         out._requires_grad = out._no_grad_view = True
+    if x._multi_view is not None:  # a view of a piece of split() is refused in-place changes too
+        out._multi_view = x._multi_view
     if STATE.enabled and data.dtype.kind == "f":
         if base._views is None:
             base._views = weakref.WeakSet()

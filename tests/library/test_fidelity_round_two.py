@@ -342,3 +342,81 @@ def test_var_double_backward_matches():
         (gg,) = m.autograd.grad((g * g).sum(), x)
         return [g, gg]
     close_on_both(program)
+
+
+# ---------------------------------------------------------------- refused as PyTorch refuses: in place
+def raises_on_both(program, ours=Exception, match=None):
+    """``program(m)`` raises on PyTorch (a RuntimeError-like error) and raises ``ours`` here."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(Exception):
+            program(torch)
+        with pytest.raises(ours, match=match):
+            program(al)
+
+
+@needs_torch
+@pytest.mark.parametrize("make", ["split", "chunk", "split_sizes", "split_whole", "view_of_piece"])
+def test_in_place_on_a_piece_of_split_or_chunk_raises(make):
+    pieces = {"split": lambda b: b.split(2)[0], "chunk": lambda b: b.chunk(2)[1],
+              "split_sizes": lambda b: b.split([1, 3])[1], "split_whole": lambda b: b.split(4)[0],
+              "view_of_piece": lambda b: b.split(2)[0][0:1]}
+
+    def program(m):
+        x = _t(m, [1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        b = x * 1
+        pieces[make](b).mul_(2)
+        b.sum().backward()
+        return x.grad
+    raises_on_both(program, al.errors.BackwardError, "split\\(\\) and chunk\\(\\)")
+
+
+@needs_torch
+def test_in_place_on_pieces_where_nothing_is_recorded_is_allowed():
+    def program(m):
+        x = _t(m, [1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        b = x * 1
+        with m.no_grad():
+            b.split(2)[0].mul_(2)
+        z = m.zeros(4, dtype=m.float64)
+        z.chunk(2)[1].add_(1)
+        b.sum().backward()
+        return b, z, x.grad
+    same_on_both(program)
+
+
+@needs_torch
+def test_a_saved_output_changed_through_a_squeeze_view_raises():
+    def program(m):
+        x = _t(m, [[1.0, 2.0, 3.0]], requires_grad=True)
+        w = _t(m, [[1.0, 2.0, 3.0]], requires_grad=True)
+        b = x * 1
+        v = b.squeeze()
+        v.sigmoid_()
+        v.neg_()
+        (b * w).sum().backward()
+        return x.grad
+    raises_on_both(program, al.errors.BackwardError, "modified by an inplace operation")
+
+
+@needs_torch
+def test_a_saved_output_of_an_in_place_change_through_a_view_still_differentiates():
+    def program(m):
+        x = _t(m, [[1.0, 2.0, 3.0]], requires_grad=True)
+        b = x * 1
+        b.squeeze()[1:].exp_()
+        (b * b).sum().backward()
+        return b, x.grad
+    close_on_both(program)
+
+
+@needs_torch
+@pytest.mark.parametrize("reduce", ["amax", "amin", "max"])
+def test_changing_the_result_of_amax_in_place_before_backward_raises(reduce):
+    def program(m):
+        x = _t(m, [1.0, 2.0, 3.0], requires_grad=True)
+        y = getattr(x, reduce)()
+        y.mul_(2)
+        y.backward()
+        return x.grad
+    raises_on_both(program, al.errors.BackwardError, "modified by an inplace operation")
