@@ -285,7 +285,7 @@ def _record_node(cls: type[Function], args: tuple, kwargs: dict) -> Any:
 def _connect_inputs(node: Node, args: tuple) -> None:
     """One edge per argument: to the node of the input's producer (an ``AccumulateGrad`` for a
     leaf), or none for an argument that does not require grad; ``needs_input_grad`` says which."""
-    edges = []
+    edges: list[tuple[Any, int]] = []
     needs = []
     input_meta: list | None = None  # only inputs without an edge need it (to draw them); the others' is at the edge
     for i, a in enumerate(args):

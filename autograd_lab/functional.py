@@ -19,8 +19,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import ShapeError
+from .errors import ArgumentError, ShapeError
 from .factories import Generator, default_generator
+from .grad_mode import is_grad_enabled
 from .ops.activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, softmax_axis
 from .ops.conv import Conv2d, MaxPool2d
 from .ops.extra import Pad
@@ -43,6 +44,20 @@ def _var(x: Any, name: str = "input") -> Variable:
         return Variable(x)
     except Exception as exc:  # pragma: no cover - depends on what came
         raise TypeError(f"{name} must be a Variable or array-like, got {type(x).__name__}") from exc
+
+
+def _loss_weight(weight: Any, fn: str) -> Variable | None:
+    """A loss's ``weight``: a constant. One that requires grad is refused, as PyTorch refuses it."""
+    if weight is None:
+        return None
+    w = _var(weight, "weight")
+    if w.requires_grad and is_grad_enabled():
+        raise ArgumentError(
+            f"{fn} is not differentiable with respect to its argument 'weight', so the weight cannot "
+            "require grad. Pass weight.detach(), or multiply the unreduced loss by the weight "
+            f"yourself ({fn}(..., reduction='none') * weight) to learn it."
+        )
+    return w
 
 
 def relu(input: Variable) -> Variable:
@@ -147,7 +162,7 @@ def binary_cross_entropy_with_logits(input: Variable, target: Any, weight: Any =
     _same_shape(x, t, "binary_cross_entropy_with_logits")
     pw = None if pos_weight is None else _var(pos_weight, "pos_weight")
     loss = BCEWithLogits.apply(x, t.to(x.dtype), pw)
-    return reduce_loss(loss, reduction, None if weight is None else _var(weight, "weight"))
+    return reduce_loss(loss, reduction, _loss_weight(weight, "binary_cross_entropy_with_logits"))
 
 
 def binary_cross_entropy(input: Variable, target: Any, weight: Any = None, reduction: str = "mean") -> Variable:
@@ -156,7 +171,7 @@ def binary_cross_entropy(input: Variable, target: Any, weight: Any = None, reduc
     check_reduction(reduction)
     _same_shape(x, t, "binary_cross_entropy")
     loss = BinaryCrossEntropy.apply(x, t.to(x.dtype))
-    return reduce_loss(loss, reduction, None if weight is None else _var(weight, "weight"))
+    return reduce_loss(loss, reduction, _loss_weight(weight, "binary_cross_entropy"))
 
 
 def nll_loss(input: Variable, target: Any, weight: Any = None, ignore_index: int = -100,
@@ -166,6 +181,7 @@ def nll_loss(input: Variable, target: Any, weight: Any = None, ignore_index: int
     divides by the sum of those weights (targets equal to ``ignore_index`` count for nothing)."""
     x = _var(input)
     check_reduction(reduction)
+    _loss_weight(weight, "nll_loss")
     if x.ndim == 0:
         raise ShapeError("nll_loss: input must hold log-probabilities of shape (N, C) or (C,)")
     t = np.asarray(target.data if isinstance(target, Variable) else target)
@@ -570,7 +586,13 @@ def batch_norm(input: Variable, running_mean: Any, running_var: Any, weight: Var
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     rm = None if running_mean is None else (running_mean.data if isinstance(running_mean, Variable) else running_mean)
     rv = None if running_var is None else (running_var.data if isinstance(running_var, Variable) else running_var)
-    if training or rm is None:
+    if not training and (rm is None or rv is None):
+        raise ArgumentError(
+            "batch_norm: running_mean and running_var must be given in evaluation mode "
+            "(training=False), which normalises by them. Pass the running statistics, or "
+            "training=True to normalise by the batch's own."
+        )
+    if training:
         n = x.data.size // x.shape[1]
         if training and n <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {x.shape}")

@@ -812,7 +812,9 @@ class Variable:
     def reshape(self, *shape: Any) -> Variable:
         return ops.reshape(self, *shape)
 
-    view = reshape
+    def view(self, *shape: Any) -> Variable:
+        """``reshape`` that never copies: a ViewError where the layout needs a copy (PyTorch's rule)."""
+        return ops.view(self, *shape)
 
     def transpose(self, *axes: Any) -> Variable:
         return ops.transpose(self, *axes)
@@ -844,9 +846,10 @@ class Variable:
         return ops.expand(self, other.shape)
 
     def view_as(self, other: Variable) -> Variable:
-        return ops.reshape(self, other.shape)
+        return ops.view(self, other.shape)
 
-    reshape_as = view_as
+    def reshape_as(self, other: Variable) -> Variable:
+        return ops.reshape(self, other.shape)
 
     def contiguous(self) -> Variable:
         """Self when its data is laid out in row-major order already; otherwise a copy that is

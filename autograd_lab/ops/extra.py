@@ -18,7 +18,7 @@ from ..function import Function, once_differentiable
 from ..variable import Variable
 from ._util import raw, variable_arg, wrap
 from .elementwise import exp, log, select, where
-from .linalg import matmul
+from .linalg import matmul, same_dtype
 from .reduce import Max, resolve_axes, sum
 from .shape import GetItem, check_dim, broadcast_to, getitem, reshape, transpose
 
@@ -161,6 +161,17 @@ def logsumexp(x: Variable, dim: Any, keepdim: bool = False) -> Variable:
 
 
 # ---------------------------------------------------------------- remainders
+def _integer_divisor_checked(pa: Any, pb: Any, name: str) -> None:
+    """An integer division by zero has no integer result: refused, as PyTorch refuses it."""
+    if np.result_type(pa, pb).kind in "iu" and np.any(np.asarray(pb) == 0):
+        from ..errors import IntegerDivisionByZero
+
+        raise IntegerDivisionByZero(
+            f"{name}: integer division by zero (a divisor holds 0, and the result is an integer, which "
+            "has no inf or NaN). Divide floats instead (a.double() // b), or replace the zeros first."
+        )
+
+
 class Remainder(Function):
     """remainder(a, b) = a - floor(a / b) * b (the sign of b, as Python's %);  fmod with trunc"""
 
@@ -174,6 +185,7 @@ class Remainder(Function):
         from ..primitives import promoted
 
         pa, pb = promoted(a, b)
+        _integer_divisor_checked(pa, pb, "fmod" if truncated else "remainder (%)")
         with np.errstate(divide="ignore", invalid="ignore"):
             return wrap(np.asarray(np.fmod(pa, pb) if truncated else np.remainder(pa, pb)))
 
@@ -214,6 +226,7 @@ def floor_divide(a: Any, b: Any) -> Variable:
     from ..primitives import promoted
 
     pa, pb = promoted(a, b)
+    _integer_divisor_checked(pa, pb, "floor_divide (//)")
     with np.errstate(divide="ignore", invalid="ignore"):
         return wrap(np.asarray(np.floor_divide(pa, pb)))
 
@@ -439,6 +452,7 @@ def dot(a: Variable, b: Variable) -> Variable:
     a, b = variable_arg(a, "dot"), variable_arg(b, "dot")
     if a.ndim != 1 or b.ndim != 1 or a.shape != b.shape:
         raise ShapeError(f"dot: 1D tensors of the same length expected, got shapes {a.shape} and {b.shape}")
+    same_dtype(a, b, "dot")
     return sum(a * b)
 
 

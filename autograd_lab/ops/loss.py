@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from .. import kernels as K
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..function import Function
 from ..grad_mode import is_grad_enabled
 from ..variable import Variable
@@ -177,8 +177,8 @@ class BinaryCrossEntropy(Function):
     def forward(ctx, x, t):
         xd, td = x.data, t.data
         if xd.size and (xd.min() < 0 or xd.max() > 1):
-            raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1 "
-                             "(probabilities); for raw scores use binary_cross_entropy_with_logits")
+            raise ArgumentError("binary_cross_entropy: all elements of input should be between 0 and 1 "
+                                "(probabilities); for raw scores use binary_cross_entropy_with_logits")
         with np.errstate(divide="ignore"):
             log_x, log_1mx = np.maximum(np.log(xd), -100), np.maximum(np.log1p(-xd), -100)
         ctx.save_for_backward(x, t)

@@ -267,6 +267,11 @@ def norm(x: Variable, p: Any = "fro", dim: Any = None, keepdim: bool = False, *,
          keepdims: bool = False) -> Variable:
     """The p-norm over ``dim`` (all elements by default): 2 ('fro'), any p > 0, inf or -inf."""
     x = variable_arg(x, "norm")
+    if x.dtype.kind not in "fc":
+        from ..errors import DtypeError
+
+        raise DtypeError(f"norm: expected a floating point Variable, got {x.dtype} (as PyTorch's "
+                         "vector_norm). Convert it first: x.double().norm() (or x.float()).")
     axes, keep = resolve_axes(x, axis, dim, keepdims, keepdim)
     if p in ("fro", 2, 2.0):
         return Norm2.apply(x, axes, keep)

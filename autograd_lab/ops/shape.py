@@ -79,6 +79,22 @@ def reshape(x: Variable, *shape: Any) -> Variable:
     return as_view(Reshape.apply(x, shape), x, lambda a: a.reshape(shape))
 
 
+def view(x: Variable, *shape: Any) -> Variable:
+    """``x.view(2, 3)``: ``reshape`` that never copies. A shape that the data's layout cannot show
+    without a copy (after a transpose or an expand) raises a ViewError, as in PyTorch."""
+    from ..errors import ViewError
+
+    out = reshape(variable_arg(x, "view"), *shape)
+    if out._base is None and out._data.size and not np.may_share_memory(out._data, x._data):
+        raise ViewError(
+            f"view size is not compatible with the input's layout: a Variable of shape {x.shape} made "
+            f"by a transpose, an expand or a non-contiguous slice cannot be viewed as shape {out.shape} "
+            "without copying its data. Use .reshape(...) (which copies when it must), or "
+            ".contiguous().view(...)."
+        )
+    return out
+
+
 class Transpose(Function):
     """transpose(x, axes): permute the axes."""
 
@@ -137,6 +153,15 @@ def permute(x: Variable, *dims: Any) -> Variable:
 
 
 def _raw_index(idx: Any) -> Any:
+    """An index as numpy takes it; a slice with a negative step is refused, as PyTorch refuses it."""
+    for part in idx if isinstance(idx, tuple) else (idx,):
+        if isinstance(part, slice) and part.step is not None and part.step < 0:
+            from ..errors import ArgumentError
+
+            raise ArgumentError(
+                f"step must be greater than zero: a Variable cannot be sliced with step {part.step} "
+                "(a view with a negative stride). To reverse it, use x.flip(dim)."
+            )
     if isinstance(idx, tuple):
         return tuple(raw(i) for i in idx)
     return raw(idx)
