@@ -180,6 +180,10 @@ class GetItem(Function):
         if not isinstance(out, np.ndarray):  # one element: a 0-d view of it, not a copy (PyTorch)
             whole = idx if isinstance(idx, tuple) else (idx,)
             out = x.data[whole + (Ellipsis,)] if _is_basic(whole) and Ellipsis not in whole else np.array(out)
+        elif out.base is None or not np.may_share_memory(out, x.data):
+            # a copy (advanced indexing) is laid out row-major, as PyTorch's: numpy may put the
+            # indexed dim first in memory, and contiguous() or view() of it would then differ
+            out = np.ascontiguousarray(out)
         return wrap(out)
 
     @staticmethod

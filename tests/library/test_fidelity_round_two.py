@@ -526,3 +526,19 @@ def test_eval_mode_batch_norm_without_running_statistics_raises():
 @pytest.mark.parametrize("dtype", ["bool", "int64"])
 def test_norm_of_a_bool_or_integer_variable_raises(dtype):
     raises_on_both(lambda m: m.tensor(np.array([1, 0, 2]).astype(dtype)).norm(), al.errors.DtypeError, "floating")
+
+
+@needs_torch
+@pytest.mark.parametrize("make", ["pad_replicate", "index_select", "mask"])
+def test_advanced_indexing_results_are_row_major_so_contiguous_copies_as_pytorch(make):
+    def program(m):
+        x = _t(m, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        made = {"pad_replicate": lambda: _functional(m).pad(x, (1, 0), mode="replicate")[:, :3] * 2,
+                "index_select": lambda: x.index_select(1, m.tensor([2, 0, 1])) * 2,
+                "mask": lambda: x[:, m.tensor([True, False, True])] * 2}[make]()
+        z = made * 1
+        c = z.t().contiguous()
+        c.mul_(10)
+        (z * _t(m, [[1.0, -2.0, 0.5], [1.5, 1.0, -1.0]][0][: z.shape[1]])).sum().backward()
+        return z.is_contiguous(), z.t().is_contiguous(), x.grad
+    same_on_both(program)
