@@ -239,13 +239,13 @@ class Where(Function):
     @staticmethod
     def forward(ctx, cond, a, b):
         c = np.asarray(raw(cond), dtype=bool)
-        ctx.cond = c
+        ctx.save_for_backward(wrap(c))  # saved as PyTorch saves it: a second backward then raises
         ctx.shapes = (shape_of(a), shape_of(b))
         return wrap(np.where(c, *promoted(a, b)))
 
     @staticmethod
     def backward(ctx, grad):
-        c = ctx.cond
+        c = ctx.saved_tensors[0].data
         sa, sb = ctx.shapes
         ga = sum_to(select(c, grad), sa) if ctx.needs_input_grad[1] else None
         gb = sum_to(select(~c, grad), sb) if ctx.needs_input_grad[2] else None
@@ -286,6 +286,9 @@ class Maximum(Function):
     def forward(ctx, a, b, smaller=False):
         ad, bd = promoted(a, b)  # compared in the result's dtype: a float32 tie with a 0-d float64 splits
         ctx.shapes = (np.shape(ad), np.shape(bd))
+        # saved as PyTorch saves them (backward reads the weights): a second backward, or an
+        # in-place change of an input before backward, then raises
+        ctx.save_for_backward(*(v if isinstance(v, Variable) else None for v in (a, b)))
         with np.errstate(invalid="ignore"):
             wins = (ad < bd) if smaller else (ad > bd)
             loses = (ad > bd) if smaller else (ad < bd)
@@ -297,6 +300,7 @@ class Maximum(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        _ = ctx.saved_tensors
         sa, sb = ctx.shapes
         ga = gb = None
         if ctx.needs_input_grad[0]:

@@ -38,12 +38,14 @@ class TakeAlong(Function):
 
     @staticmethod
     def forward(ctx, x, dim, idx):
-        ctx.dim, ctx.idx, ctx.in_shape = dim, idx, x.shape
+        ctx.dim, ctx.in_shape = dim, x.shape
+        ctx.save_for_backward(wrap(idx))  # as PyTorch saves the indices: a second backward raises
         return wrap(np.take_along_axis(x.data, idx, axis=dim))
 
     @staticmethod
     def backward(ctx, grad):
-        return PutAlong.apply(grad, ctx.dim, ctx.idx, ctx.in_shape), None, None
+        idx = ctx.saved_tensors[0].data
+        return PutAlong.apply(grad, ctx.dim, idx, ctx.in_shape), None, None
 
 
 class PutAlong(Function):

@@ -171,7 +171,7 @@ class GetItem(Function):
     """x[idx] for ints, slices, None, Ellipsis, integer arrays and boolean masks."""
 
     @staticmethod
-    def forward(ctx, x, idx):
+    def forward(ctx, x, idx, save_index=False):
         ctx.in_shape, ctx.idx = x.shape, idx
         try:
             out = x.data[idx]
@@ -184,11 +184,15 @@ class GetItem(Function):
             # a copy (advanced indexing) is laid out row-major, as PyTorch's: numpy may put the
             # indexed dim first in memory, and contiguous() or view() of it would then differ
             out = np.ascontiguousarray(out)
+        if save_index:  # x[index] saves the index arrays, as PyTorch does: a second backward raises
+            ctx.save_for_backward(*(wrap(np.asarray(i)) for i in (idx if isinstance(idx, tuple) else (idx,))
+                                    if isinstance(i, np.ndarray)))
         return wrap(out)
 
     @staticmethod
     def backward(ctx, grad):
-        return IndexAdd.apply(grad, ctx.in_shape, ctx.idx), None
+        _ = ctx.saved_tensors
+        return IndexAdd.apply(grad, ctx.in_shape, ctx.idx), None, None
 
 
 class IndexAdd(Function):
@@ -238,12 +242,11 @@ def getitem(x: Variable, idx: Any) -> Variable:
     split = _ints_first(idx)
     if split is not None:
         return GetItem.apply(GetItem.apply(x, split[0]), split[1])
-    out = GetItem.apply(x, idx)
     whole = idx if isinstance(idx, tuple) else (idx,)
     if _is_basic(whole):
         view_idx = whole if Ellipsis in whole else whole + (Ellipsis,)
-        return as_view(out, x, lambda a: a[view_idx])
-    return out
+        return as_view(GetItem.apply(x, idx), x, lambda a: a[view_idx])
+    return GetItem.apply(x, idx, True)
 
 
 class SetItem(Function):

@@ -542,3 +542,39 @@ def test_advanced_indexing_results_are_row_major_so_contiguous_copies_as_pytorch
         (z * _t(m, [[1.0, -2.0, 0.5], [1.5, 1.0, -1.0]][0][: z.shape[1]])).sum().backward()
         return z.is_contiguous(), z.t().is_contiguous(), x.grad
     same_on_both(program)
+
+
+# ---------------------------------------------------------------- a second backward without retain_graph
+@needs_torch
+@pytest.mark.parametrize("make", ["sort", "topk", "max_dim", "gather", "index", "mask_index", "index_select",
+                                  "masked_fill", "where", "maximum", "minimum"])
+def test_a_second_backward_through_saved_indices_raises(make):
+    programs = {"sort": lambda m, x: x.sort()[0], "topk": lambda m, x: x.topk(2)[0],
+                "max_dim": lambda m, x: x[None].max(1)[0], "gather": lambda m, x: x.gather(0, m.tensor([2, 0])),
+                "index": lambda m, x: x[m.tensor([0, 0])], "mask_index": lambda m, x: x[x > 0],
+                "index_select": lambda m, x: x.index_select(0, m.tensor([1])),
+                "masked_fill": lambda m, x: x.masked_fill(x < 0, 0.0), "where": lambda m, x: m.where(x > 0, x, 2.0),
+                "maximum": lambda m, x: m.maximum(x, _t(m, [0.0, 0.0, 5.0])),
+                "minimum": lambda m, x: m.minimum(x, _t(m, [0.0, 0.0, 5.0]))}
+
+    def program(m):
+        x = _t(m, [-1.0, 0.5, 2.0], requires_grad=True)
+        y = programs[make](m, x).sum()
+        y.backward()
+        y.backward()
+    raises_on_both(program, al.errors.BackwardError, "backward through the graph a second time")
+
+
+@needs_torch
+@pytest.mark.parametrize("make", ["slice", "roll", "tril", "expand"])
+def test_a_second_backward_where_nothing_was_saved_runs(make):
+    programs = {"slice": lambda m, x: x[1:], "roll": lambda m, x: x.roll(1, 0),
+                "tril": lambda m, x: x[None].expand(3, 3).tril(), "expand": lambda m, x: x[None].expand(2, 3)}
+
+    def program(m):
+        x = _t(m, [-1.0, 0.5, 2.0], requires_grad=True)
+        y = programs[make](m, x).sum()
+        y.backward()
+        y.backward()
+        return x.grad
+    same_on_both(program)
