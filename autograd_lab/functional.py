@@ -392,10 +392,9 @@ def elu(input: Variable, alpha: float = 1.0) -> Variable:
 
 def leaky_relu(input: Variable, negative_slope: float = 0.01) -> Variable:
     """x for x > 0, negative_slope * x otherwise."""
-    from .ops.elementwise import where
+    from .ops.activation import LeakyReLU
 
-    x = _var(input)
-    return where(x.data > 0, x, x * negative_slope)
+    return LeakyReLU.apply(_var(input), float(negative_slope))
 
 
 # ---------------------------------------------------------------- normalisation, encoding, padding

@@ -578,3 +578,17 @@ def test_a_second_backward_where_nothing_was_saved_runs(make):
         y.backward()
         return x.grad
     same_on_both(program)
+
+
+# ---------------------------------------------------------------- 8. flags of higher-order gradients
+@needs_torch
+def test_leaky_relu_gradient_requires_grad_under_create_graph():
+    def program(m):
+        x = _t(m, [-1.0, 0.5, 2.0, np.nan], requires_grad=True)
+        (g,) = m.autograd.grad(_functional(m).leaky_relu(x, 0.1).sum(), x, create_graph=True)
+        (g2,) = m.autograd.grad(g.sum(), x, create_graph=True)
+        return g, g.requires_grad, g.grad_fn is not None, g2, g2.requires_grad
+    close_on_both(lambda m: [np.asarray(v.detach() if hasattr(v, "detach") else v, dtype=float)
+                             for v in program(m)])
+    x = al.tensor(np.array([-1.5, 0.25, 2.0]), requires_grad=True)
+    assert al.gradcheck(lambda v: F.leaky_relu(v, 0.2), (x,)) and al.gradgradcheck(lambda v: F.leaky_relu(v, 0.2), (x,))
