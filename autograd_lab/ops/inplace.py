@@ -112,7 +112,7 @@ def _inplace_view(self: Variable, compute: Callable[..., Variable], args: tuple,
     base._data[...] = new_base._data
     base._bump_version()  # the counter is shared with every view of base, self included
     if result.grad_fn is not None:  # a saved copy of the result (sigmoid_, exp_) is the view's memory now:
-        result.grad_fn.adopt_output(self, result._output_nr)  # a later change of it must be noticed
+        result.grad_fn.adopt_output(self, result._output_nr, history=False)  # a later change is noticed
     _rebase(base, new_base)
     _regenerate_views(base)
     return self

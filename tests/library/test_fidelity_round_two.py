@@ -592,3 +592,15 @@ def test_leaky_relu_gradient_requires_grad_under_create_graph():
                              for v in program(m)])
     x = al.tensor(np.array([-1.5, 0.25, 2.0]), requires_grad=True)
     assert al.gradcheck(lambda v: F.leaky_relu(v, 0.2), (x,)) and al.gradgradcheck(lambda v: F.leaky_relu(v, 0.2), (x,))
+
+
+@needs_torch
+def test_a_retained_gradient_of_a_view_changed_in_place_is_counted_once():
+    def program(m):
+        x = _t(m, [[1.0, 2.0, 3.0]], requires_grad=True)
+        v = (x * 1).squeeze()
+        v.retain_grad()
+        v.exp_()
+        (v * _t(m, [1.0, 2.0, 3.0])).sum().backward()
+        return v.grad, x.grad
+    close_on_both(program)
