@@ -20,3 +20,20 @@ class BackwardError(AutogradLabError, RuntimeError):
 
 class LegacyFunctionError(AutogradLabError, RuntimeError):
     """A Function was used in the old instance style (the only one before PyTorch 0.2)."""
+
+
+class DtypeError(AutogradLabError, TypeError, RuntimeError):
+    """An operation that needs operands of one dtype (matmul) or of a kind (floating) got others."""
+
+
+class ViewError(ShapeError, RuntimeError):
+    """``view()`` was asked for a shape that the data's layout cannot show without a copy."""
+
+
+class ArgumentError(AutogradLabError, ValueError, RuntimeError):
+    """An argument has a value the operation cannot take (a negative slice step, probabilities
+    outside [0, 1], a loss weight that requires grad, missing running statistics)."""
+
+
+class IntegerDivisionByZero(AutogradLabError, ZeroDivisionError, RuntimeError):
+    """An integer division (//, %) by zero, which has no integer result."""

@@ -285,7 +285,7 @@ def _record_node(cls: type[Function], args: tuple, kwargs: dict) -> Any:
 def _connect_inputs(node: Node, args: tuple) -> None:
     """One edge per argument: to the node of the input's producer (an ``AccumulateGrad`` for a
     leaf), or none for an argument that does not require grad; ``needs_input_grad`` says which."""
-    edges = []
+    edges: list[tuple[Any, int]] = []
     needs = []
     input_meta: list | None = None  # only inputs without an edge need it (to draw them); the others' is at the edge
     for i, a in enumerate(args):
@@ -293,6 +293,9 @@ def _connect_inputs(node: Node, args: tuple) -> None:
             if a._requires_grad:
                 needs.append(True)
                 fn = a.grad_fn
+                if fn is None and a._no_grad_view:  # as in PyTorch, its gradient goes nowhere
+                    edges.append(NO_EDGE)
+                    continue
                 edges.append((fn, a._output_nr) if fn is not None else (AccumulateGrad.of(a), 0))
                 continue
             if input_meta is None:

@@ -21,8 +21,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import ShapeError
+from .errors import ArgumentError, ShapeError
 from .factories import Generator, default_generator
+from .grad_mode import is_grad_enabled
 from .ops.activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, softmax_axis
 from .ops.conv import Conv2d, MaxPool2d
 from .ops import pooling as _pooling
@@ -49,6 +50,20 @@ def _var(x: Any, name: str = "input") -> Variable:
         return Variable(x)
     except Exception as exc:  # pragma: no cover - depends on what came
         raise TypeError(f"{name} must be a Variable or array-like, got {type(x).__name__}") from exc
+
+
+def _loss_weight(weight: Any, fn: str) -> Variable | None:
+    """A loss's ``weight``: a constant. One that requires grad is refused, as PyTorch refuses it."""
+    if weight is None:
+        return None
+    w = _var(weight, "weight")
+    if w.requires_grad and is_grad_enabled():
+        raise ArgumentError(
+            f"{fn} is not differentiable with respect to its argument 'weight', so the weight cannot "
+            "require grad. Pass weight.detach(), or multiply the unreduced loss by the weight "
+            f"yourself ({fn}(..., reduction='none') * weight) to learn it."
+        )
+    return w
 
 
 def relu(input: Variable) -> Variable:
@@ -177,7 +192,7 @@ def binary_cross_entropy_with_logits(input: Variable, target: Any, weight: Any =
     _same_shape(x, t, "binary_cross_entropy_with_logits")
     pw = None if pos_weight is None else _var(pos_weight, "pos_weight")
     loss = BCEWithLogits.apply(x, t.to(x.dtype), pw)
-    return reduce_loss(loss, reduction, None if weight is None else _var(weight, "weight"))
+    return reduce_loss(loss, reduction, _loss_weight(weight, "binary_cross_entropy_with_logits"))
 
 
 def binary_cross_entropy(input: Variable, target: Any, weight: Any = None, reduction: str = "mean") -> Variable:
@@ -186,7 +201,7 @@ def binary_cross_entropy(input: Variable, target: Any, weight: Any = None, reduc
     check_reduction(reduction)
     _same_shape(x, t, "binary_cross_entropy")
     loss = BinaryCrossEntropy.apply(x, t.to(x.dtype))
-    return reduce_loss(loss, reduction, None if weight is None else _var(weight, "weight"))
+    return reduce_loss(loss, reduction, _loss_weight(weight, "binary_cross_entropy"))
 
 
 def nll_loss(input: Variable, target: Any, weight: Any = None, ignore_index: int = -100,
@@ -196,6 +211,7 @@ def nll_loss(input: Variable, target: Any, weight: Any = None, ignore_index: int
     divides by the sum of those weights (targets equal to ``ignore_index`` count for nothing)."""
     x = _var(input)
     check_reduction(reduction)
+    _loss_weight(weight, "nll_loss")
     if x.ndim == 0:
         raise ShapeError("nll_loss: input must hold log-probabilities of shape (N, C) or (C,)")
     t = np.asarray(target.data if isinstance(target, Variable) else target)
@@ -451,13 +467,15 @@ def silu(input: Variable) -> Variable:
 
 def softplus(input: Variable, beta: float = 1.0, threshold: float = 20.0) -> Variable:
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (as PyTorch)."""
-    from .ops.elementwise import clamp, exp, where
+    from .ops.elementwise import exp, where
     from .ops.unary import log1p
 
     x = _var(input)
     bx = x * beta
-    smooth = log1p(exp(clamp(bx, max=threshold))) / beta  # clamped: no overflow in the branch not taken
-    return where(bx.data > threshold, x, smooth)
+    big = bx.data > threshold
+    # the branch not taken is kept from overflowing; a NaN is not "big" and keeps its NaN gradient
+    smooth = log1p(exp(where(big, threshold, bx))) / beta
+    return where(big, x, smooth)
 
 
 def elu(input: Variable, alpha: float = 1.0) -> Variable:
@@ -471,10 +489,9 @@ def elu(input: Variable, alpha: float = 1.0) -> Variable:
 
 def leaky_relu(input: Variable, negative_slope: float = 0.01) -> Variable:
     """x for x > 0, negative_slope * x otherwise."""
-    from .ops.elementwise import where
+    from .ops.activation import LeakyReLU
 
-    x = _var(input)
-    return where(x.data > 0, x, x * negative_slope)
+    return LeakyReLU.apply(_var(input), float(negative_slope))
 
 
 # ---------------------------------------------------------------- normalisation, encoding, padding
@@ -633,7 +650,9 @@ def huber_loss(input: Variable, target: Any, reduction: str = "mean", delta: flo
     x, t = _pair_loss(input, target, "huber_loss")
     d = x - t
     a = d.abs()
-    return reduce_loss(where(a.data < delta, d * d * 0.5, (a - 0.5 * delta) * delta), reduction)
+    big = a.data >= delta  # as in smooth_l1_loss: NaN keeps a NaN gradient, inf a finite one
+    small = where(big, 0.0, d)
+    return reduce_loss(where(big, (a - 0.5 * delta) * delta, small * small * 0.5), reduction)
 
 
 def smooth_l1_loss(input: Variable, target: Any, reduction: str = "mean", beta: float = 1.0) -> Variable:
@@ -646,7 +665,9 @@ def smooth_l1_loss(input: Variable, target: Any, reduction: str = "mean", beta: 
     a = d.abs()
     if beta == 0:
         return reduce_loss(a, reduction)
-    return reduce_loss(where(a.data < beta, d * d * (0.5 / beta), a - 0.5 * beta), reduction)
+    big = a.data >= beta  # a NaN is not big: it takes the square's branch and keeps a NaN gradient
+    small = where(big, 0.0, d)  # the branch not taken stays finite: an infinite d keeps gradient ±1
+    return reduce_loss(where(big, a - 0.5 * beta, small * small * (0.5 / beta)), reduction)
 
 
 def kl_div(input: Variable, target: Any, reduction: str = "mean", log_target: bool = False) -> Variable:
@@ -682,7 +703,13 @@ def batch_norm(input: Variable, running_mean: Any, running_var: Any, weight: Var
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     rm = None if running_mean is None else (running_mean.data if isinstance(running_mean, Variable) else running_mean)
     rv = None if running_var is None else (running_var.data if isinstance(running_var, Variable) else running_var)
-    if training or rm is None:
+    if not training and (rm is None or rv is None):
+        raise ArgumentError(
+            "batch_norm: running_mean and running_var must be given in evaluation mode "
+            "(training=False), which normalises by them. Pass the running statistics, or "
+            "training=True to normalise by the batch's own."
+        )
+    if training:
         n = x.data.size // x.shape[1]
         if training and n <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {x.shape}")

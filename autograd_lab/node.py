@@ -149,10 +149,12 @@ class Node:
         self._retained[var._output_nr] = weakref.ref(var)
 
     # ---- used by in-place operations (ops/inplace.py) -----------------------------------
-    def adopt_output(self, var: Variable, output_nr: int) -> None:
+    def adopt_output(self, var: Variable, output_nr: int, history: bool = True) -> None:
         """``var`` was overwritten in place with this node's output ``output_nr`` and takes it as
-        its history: a gradient retained for ``var``, and a saved copy of that output, follow it."""
-        if var._retains_grad:  # retain_grad follows the Variable to its new version, as in PyTorch
+        its history: a gradient retained for ``var``, and a saved copy of that output, follow it.
+        With ``history=False`` (a view written through, whose history is its base's) only the
+        saved copy follows."""
+        if history and var._retains_grad:  # retain_grad follows the Variable to its new version, as in PyTorch
             self._retained = dict(self._retained or {})
             self._retained[output_nr] = weakref.ref(var)
         if not self._saves_outputs:

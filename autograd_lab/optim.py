@@ -384,7 +384,11 @@ class StepLR:
 
 class CosineAnnealingLR(StepLR):
     """Each group's learning rate follows half a cosine from its initial value down to
-    ``eta_min`` over ``T_max`` calls of ``step()``: eta_min + (lr0 - eta_min) (1 + cos(pi t / T_max)) / 2."""
+    ``eta_min`` over ``T_max`` calls of ``step()``: eta_min + (lr0 - eta_min) (1 + cos(pi t / T_max)) / 2.
+
+    As in PyTorch, each step applies the recursive form of that curve to the *current* learning
+    rate, lr_t = eta_min + (lr_{t-1} - eta_min) (1 + cos(pi t / T_max)) / (1 + cos(pi (t-1) / T_max)),
+    so a learning rate changed by hand in ``param_groups`` is annealed from where it was set."""
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0) -> None:  # noqa: N803
         super().__init__(optimizer, step_size=1, gamma=1.0)
@@ -394,9 +398,15 @@ class CosineAnnealingLR(StepLR):
 
     def step(self) -> None:
         self.last_epoch += 1
-        t = self.last_epoch
+        t, T, low = self.last_epoch, self.T_max, self.eta_min
         for group, base in zip(self.optimizer.param_groups, self.base_lrs):
-            group["lr"] = self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * t / self.T_max)) / 2
+            if t == 0:
+                continue
+            if (t - 1 - T) % (2 * T) == 0:  # at the curve's bottom the ratio below is 0 / 0
+                group["lr"] = group["lr"] + (base - low) * (1 - math.cos(math.pi / T)) / 2
+            else:
+                ratio = (1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T))
+                group["lr"] = low + (group["lr"] - low) * ratio
         self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
 

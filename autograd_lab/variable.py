@@ -113,6 +113,8 @@ class Variable:
     _base: "Variable | None" = None
     _view_fn: Callable[[np.ndarray], np.ndarray] | None = None
     _views: Any = None
+    _no_grad_view = False  # a view made under no_grad of a Variable that requires grad
+    _multi_view: str | None = None  # "output i of split": one of several views made by one call
 
     def __init__(self, data: Any, requires_grad: builtins.bool = False, *, dtype: Any = None) -> None:
         self._data = as_array(data, dtype)
@@ -380,6 +382,13 @@ class Variable:
 
     def _check_inplace(self) -> None:
         """In-place writes to a leaf that requires grad would make its gradient meaningless."""
+        if self._no_grad_view and self.grad_fn is None and STATE.enabled:
+            raise BackwardError(
+                "a view was created in no_grad mode and is being modified in place with grad mode "
+                "enabled; whether the change should be recorded is ambiguous, so it is refused. Make "
+                "both the view and the in-place change inside the `with al.no_grad():` block (not "
+                "recorded), or both outside it (recorded)."
+            )
         if self._requires_grad and self.grad_fn is None and STATE.enabled:
             raise BackwardError(
                 "a leaf Variable that requires grad is being used in an in-place operation. "
@@ -528,7 +537,11 @@ class Variable:
     def div_(self, other: Any, *, rounding_mode: Any = None) -> Variable:
         return ops.inplace(self, lambda x, o: ops.div(x, o, rounding_mode=rounding_mode), other)
 
+    def floor_divide_(self, other: Any) -> Variable:
+        return ops.inplace(self, ops.floor_divide, other)
+
     __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_  # x += y is x.add_(y)
+    __ifloordiv__ = floor_divide_  # keeps x's dtype; refuses a result it cannot hold (float into int)
 
     def clamp_(self, min: Any = None, max: Any = None) -> Variable:
         return ops.inplace(self, lambda x: ops.clamp(x, min, max))
@@ -827,7 +840,9 @@ class Variable:
     def reshape(self, *shape: Any) -> Variable:
         return ops.reshape(self, *shape)
 
-    view = reshape
+    def view(self, *shape: Any) -> Variable:
+        """``reshape`` that never copies: a ViewError where the layout needs a copy (PyTorch's rule)."""
+        return ops.view(self, *shape)
 
     def transpose(self, *axes: Any) -> Variable:
         return ops.transpose(self, *axes)
@@ -859,12 +874,21 @@ class Variable:
         return ops.expand(self, other.shape)
 
     def view_as(self, other: Variable) -> Variable:
+        return ops.view(self, other.shape)
+
+    def reshape_as(self, other: Variable) -> Variable:
         return ops.reshape(self, other.shape)
 
-    reshape_as = view_as
-
     def contiguous(self) -> Variable:
-        return self  # a numpy array is always usable as it is
+        """Self when its data is laid out in row-major order already; otherwise a copy that is
+        (recorded like ``clone()``), so a change to the result never reaches ``self``: PyTorch's rule."""
+        if self._data.flags.c_contiguous:
+            return self
+        return ops.clone(self)
+
+    def is_contiguous(self) -> builtins.bool:
+        """Whether the data is laid out in row-major order (a transpose or an expand is not)."""
+        return builtins.bool(self._data.flags.c_contiguous)
 
     @property
     def T(self) -> Variable:

@@ -476,7 +476,7 @@ class _BatchNorm(Module):
                              f"got shape {x.shape}")
         momentum = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked += 1
+            self.num_batches_tracked += 1  # in place: the buffer stays the array state_dict() holds
             if self.momentum is None:  # the running statistics are the average over every batch so far
                 momentum = 1.0 / float(self.num_batches_tracked)
         return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,

@@ -33,7 +33,7 @@ from .unary import (acos, asin, atan, ceil, cos, cosh, expm1, floor, log1p, log2
                     reciprocal, round, rsqrt, sign, sin, sinh, square, tan, trunc)
 from .shape import (concatenate, flatten, permute, reshape, squeeze, stack,  # noqa: F401
                     sum_to, transpose, unsqueeze)
-from .shape import expand, getitem, transposed  # noqa: F401
+from .shape import expand, getitem, transposed, view  # noqa: F401
 from .shape import expand as broadcast_to  # as PyTorch's: a view, not a copy
 from .inplace import inplace, replaced_by, setitem  # noqa: F401
 from .pointwise import (add, addcdiv, addcmul, atan2, bitwise_and, bitwise_not, bitwise_or,  # noqa: F401

@@ -24,6 +24,14 @@ def variable_arg(x: Any, fn: str) -> Variable:
     )
 
 
+def floats(x: Variable) -> np.ndarray:
+    """``x``'s data for a floating function (exp, log, sqrt, sin, ...): bool and integer data give
+    the library's default float, float64 (numpy would give float16 for bool and 8-bit integers,
+    float32 for 16-bit ones), as PyTorch gives its default float."""
+    d = x.data
+    return d if d.dtype.kind in "fc" else d.astype(np.float64)
+
+
 def normalize_axis(axis: Any, dim: Any, ndim: int) -> tuple[int, ...] | None:
     """Accept ``axis=`` (numpy) or ``dim=`` (PyTorch); return a sorted tuple of positive axes or None."""
     if dim is not None:

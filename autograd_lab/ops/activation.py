@@ -68,6 +68,27 @@ class ReLU(Function):
         return wrap(K.relu_bwd(out.data, grad.data.astype(out.dtype, copy=False)))
 
 
+class LeakyReLU(Function):
+    """leaky_relu(x) = x for x > 0, slope * x otherwise;  d/dx = 1 or slope. The gradient depends on
+    x with a zero derivative (PyTorch's leaky_relu_backward reads x), so under create_graph it
+    requires grad and its own derivative is zero, not refused."""
+
+    @staticmethod
+    def forward(ctx, x, slope):
+        ctx.save_for_backward(x)
+        ctx.slope = slope
+        d = x.data
+        return wrap(np.where(d > 0, d, d * d.dtype.type(slope)) if d.dtype.kind == "f" else np.where(d > 0, d, d * slope))
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .elementwise import select
+
+        (x,) = ctx.saved_tensors
+        positive = x.data > 0
+        return select(positive, grad, x) + select(~positive, grad * ctx.slope, x), None
+
+
 class Sigmoid(Function):
     """sigmoid(x) = 1 / (1 + exp(-x));  d/dx = y (1 - y)"""
 

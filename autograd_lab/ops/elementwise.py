@@ -11,7 +11,7 @@ from ..function import Function
 from ..primitives import Add, Cast, sum_to  # noqa: F401  (the engine needs these, so they sit below it)
 from ..primitives import promoted
 from ..variable import Variable
-from ._util import broadcasting, raw, shape_of, variable_arg, wrap
+from ._util import broadcasting, floats, raw, shape_of, variable_arg, wrap
 
 
 def _save_operands(ctx: Any, a: Any, b: Any, keep_a: Any, keep_b: Any) -> None:
@@ -142,7 +142,7 @@ class Exp(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(np.exp(x.data))
+        out = wrap(np.exp(floats(x)))
         ctx.save_for_backward(out)
         return out
 
@@ -159,7 +159,7 @@ class Log(Function):
     def forward(ctx, x):
         ctx.save_for_backward(x)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return wrap(np.log(x.data))
+            return wrap(np.log(floats(x)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -173,7 +173,7 @@ class Sqrt(Function):
     @staticmethod
     def forward(ctx, x):
         with np.errstate(invalid="ignore"):
-            out = wrap(np.sqrt(x.data))
+            out = wrap(np.sqrt(floats(x)))
         ctx.save_for_backward(out)
         return out
 
@@ -242,13 +242,13 @@ class Where(Function):
     @staticmethod
     def forward(ctx, cond, a, b):
         c = np.asarray(raw(cond), dtype=bool)
-        ctx.cond = c
+        ctx.save_for_backward(wrap(c))  # saved as PyTorch saves it: a second backward then raises
         ctx.shapes = (shape_of(a), shape_of(b))
         return wrap(np.where(c, *promoted(a, b)))
 
     @staticmethod
     def backward(ctx, grad):
-        c = ctx.cond
+        c = ctx.saved_tensors[0].data
         sa, sb = ctx.shapes
         ga = sum_to(select(c, grad), sa) if ctx.needs_input_grad[1] else None
         gb = sum_to(select(~c, grad), sb) if ctx.needs_input_grad[2] else None
@@ -287,8 +287,11 @@ class Maximum(Function):
 
     @staticmethod
     def forward(ctx, a, b, smaller=False):
-        ad, bd = raw(a), raw(b)
+        ad, bd = promoted(a, b)  # compared in the result's dtype: a float32 tie with a 0-d float64 splits
         ctx.shapes = (np.shape(ad), np.shape(bd))
+        # saved as PyTorch saves them (backward reads the weights): a second backward, or an
+        # in-place change of an input before backward, then raises
+        ctx.save_for_backward(*(v if isinstance(v, Variable) else None for v in (a, b)))
         with np.errstate(invalid="ignore"):
             wins = (ad < bd) if smaller else (ad > bd)
             loses = (ad > bd) if smaller else (ad < bd)
@@ -300,6 +303,7 @@ class Maximum(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        _ = ctx.saved_tensors
         sa, sb = ctx.shapes
         ga = gb = None
         if ctx.needs_input_grad[0]:

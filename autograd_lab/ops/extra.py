@@ -20,7 +20,7 @@ from ..variable import Variable
 from ._util import raw, variable_arg, wrap
 from .activation import FLOATS, K
 from .elementwise import exp, log, select, where
-from .linalg import matmul
+from .linalg import matmul, same_dtype
 from .reduce import Max, resolve_axes, sum
 from .shape import GetItem, check_dim, broadcast_to, getitem, reshape, transpose
 
@@ -169,6 +169,17 @@ def logsumexp(x: Variable, dim: Any, keepdim: bool = False) -> Variable:
 
 
 # ---------------------------------------------------------------- remainders
+def _integer_divisor_checked(pa: Any, pb: Any, name: str) -> None:
+    """An integer division by zero has no integer result: refused, as PyTorch refuses it."""
+    if np.result_type(pa, pb).kind in "iu" and np.any(np.asarray(pb) == 0):
+        from ..errors import IntegerDivisionByZero
+
+        raise IntegerDivisionByZero(
+            f"{name}: integer division by zero (a divisor holds 0, and the result is an integer, which "
+            "has no inf or NaN). Divide floats instead (a.double() // b), or replace the zeros first."
+        )
+
+
 class Remainder(Function):
     """remainder(a, b) = a - floor(a / b) * b (the sign of b, as Python's %);  fmod with trunc"""
 
@@ -182,6 +193,7 @@ class Remainder(Function):
         from ..primitives import promoted
 
         pa, pb = promoted(a, b)
+        _integer_divisor_checked(pa, pb, "fmod" if truncated else "remainder (%)")
         with np.errstate(divide="ignore", invalid="ignore"):
             return wrap(np.asarray(np.fmod(pa, pb) if truncated else np.remainder(pa, pb)))
 
@@ -222,6 +234,7 @@ def floor_divide(a: Any, b: Any) -> Variable:
     from ..primitives import promoted
 
     pa, pb = promoted(a, b)
+    _integer_divisor_checked(pa, pb, "floor_divide (//)")
     with np.errstate(divide="ignore", invalid="ignore"):
         return wrap(np.asarray(np.floor_divide(pa, pb)))
 
@@ -353,9 +366,12 @@ def split(x: Variable, split_size_or_sections: Any, dim: int = 0) -> tuple[Varia
             raise ValueError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
                              f"size at dimension {dim}), but got split_sizes={sizes}")
     pieces, lo = [], 0
-    for s in sizes:
-        idx = tuple(slice(lo, lo + s) if i == dim else slice(None) for i in range(x.ndim))
-        pieces.append(getitem(x, idx))
+    for i, s in enumerate(sizes):
+        idx = tuple(slice(lo, lo + s) if d == dim else slice(None) for d in range(x.ndim))
+        piece = getitem(x, idx)
+        if piece._base is not None:  # as in PyTorch, a recorded in-place change of a piece is refused
+            piece._multi_view = f"output {i} of split()"
+        pieces.append(piece)
         lo += s
     return tuple(pieces)
 
@@ -444,6 +460,7 @@ def dot(a: Variable, b: Variable) -> Variable:
     a, b = variable_arg(a, "dot"), variable_arg(b, "dot")
     if a.ndim != 1 or b.ndim != 1 or a.shape != b.shape:
         raise ShapeError(f"dot: 1D tensors of the same length expected, got shapes {a.shape} and {b.shape}")
+    same_dtype(a, b, "dot")
     return sum(a * b)
 
 
@@ -527,15 +544,14 @@ def nan_to_num(x: Variable, nan: float = 0.0, posinf: float | None = None, negin
 def topk(x: Variable, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
     """The ``k`` largest (or smallest) values along ``dim`` and their indices, as the named tuple
     ``(values, indices)``; the gradient goes to the chosen positions."""
-    from .indexing import TakeAlong
+    from .indexing import TakeAlong, sort_order
 
     x = variable_arg(x, "topk")
     d = _dim(dim, x.ndim) if x.ndim else 0
     data = x.data if x.ndim else x.data.reshape(1)
     if not 0 <= k <= data.shape[d]:
         raise IndexError(f"topk: k ({k}) must lie in [0, {data.shape[d]}] (the size of dim {dim})")
-    order = np.argsort(-data if largest else data, axis=d, kind="stable")
-    idx = np.take(order, range(k), axis=d).astype(np.int64)
+    idx = np.take(sort_order(data, d, largest), range(k), axis=d)
     values = TakeAlong.apply(x if x.ndim else reshape(x, (1,)), d, idx)
     return _TOPK(values, Variable(idx))
 

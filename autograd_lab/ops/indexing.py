@@ -38,12 +38,14 @@ class TakeAlong(Function):
 
     @staticmethod
     def forward(ctx, x, dim, idx):
-        ctx.dim, ctx.idx, ctx.in_shape = dim, idx, x.shape
+        ctx.dim, ctx.in_shape = dim, x.shape
+        ctx.save_for_backward(wrap(idx))  # as PyTorch saves the indices: a second backward raises
         return wrap(np.take_along_axis(x.data, idx, axis=dim))
 
     @staticmethod
     def backward(ctx, grad):
-        return PutAlong.apply(grad, ctx.dim, ctx.idx, ctx.in_shape), None, None
+        idx = ctx.saved_tensors[0].data
+        return PutAlong.apply(grad, ctx.dim, idx, ctx.in_shape), None, None
 
 
 class PutAlong(Function):
@@ -139,8 +141,18 @@ def sort(x: Variable, dim: int = -1, descending: bool = False, stable: bool = Fa
     if x.ndim == 0:
         return SortResult(x * 1, Variable(np.zeros((), dtype=np.int64)))
     dim = _dim(dim, x.ndim, "sort")
-    key = -x.data if descending and x.dtype.kind != "b" else x.data
-    idx = np.argsort(key, axis=dim, kind="stable")
-    if descending and x.dtype.kind == "b":
-        idx = np.flip(np.argsort(x.data, axis=dim, kind="stable"), axis=dim)
-    return SortResult(TakeAlong.apply(x, dim, idx), Variable(idx.astype(np.int64)))
+    idx = sort_order(x.data, dim, descending)
+    return SortResult(TakeAlong.apply(x, dim, idx), Variable(idx))
+
+
+def sort_order(data: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """The indices that sort ``data`` along ``axis``, equal values kept in their order. NaN counts
+    as the largest value, as in PyTorch: last in ascending order, first in descending order."""
+    if not descending:
+        return np.argsort(data, axis=axis, kind="stable").astype(np.int64)
+    if data.dtype.kind == "b":
+        data = data.astype(np.int8)
+    key = -data.astype(np.int64) if data.dtype.kind == "u" else -data
+    if data.dtype.kind != "f":
+        return np.argsort(key, axis=axis, kind="stable").astype(np.int64)
+    return np.lexsort((key, ~np.isnan(data)), axis=axis).astype(np.int64)  # NaN first, then by value

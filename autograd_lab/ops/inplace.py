@@ -29,6 +29,13 @@ def inplace(self: Variable, compute: Callable[..., Variable], *args: Any, cast: 
     self._check_inplace()
     recording = STATE.enabled and self._data.dtype.kind == "f" and (self._requires_grad or any(
         isinstance(a, Variable) and a._requires_grad for a in args))
+    if recording and self._multi_view is not None:
+        raise BackwardError(
+            f"this Variable is {self._multi_view} (or a view of one): split() and chunk() return "
+            "several views of one Variable, and such a view cannot be changed in place while autograd "
+            "records the change. Use the out-of-place form (p = p * 2), or change a copy "
+            "(p = p.clone(); p.mul_(2))."
+        )
     if recording and self._base is not None:
         return _inplace_view(self, compute, args, cast)
     if recording:
@@ -104,6 +111,8 @@ def _inplace_view(self: Variable, compute: Callable[..., Variable], args: tuple,
     new_base = S.Reshape.apply(S.SetItem.apply(flat_old, flat_at, S.Reshape.apply(result, (-1,))), base.shape)
     base._data[...] = new_base._data
     base._bump_version()  # the counter is shared with every view of base, self included
+    if result.grad_fn is not None:  # a saved copy of the result (sigmoid_, exp_) is the view's memory now:
+        result.grad_fn.adopt_output(self, result._output_nr, history=False)  # a later change is noticed
     _rebase(base, new_base)
     _regenerate_views(base)
     return self

@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import DtypeError, ShapeError
 from ..function import Function
 from ..variable import Variable
 from ._util import wrap
@@ -54,9 +54,20 @@ class MatMul(Function):
         return ga, gb
 
 
+def same_dtype(a: Variable, b: Variable, name: str) -> None:
+    """A matrix product takes operands of one dtype, as in PyTorch (no promotion, which would hide
+    a float32 model fed float64 data)."""
+    if a.dtype != b.dtype:
+        raise DtypeError(
+            f"{name}: expected both operands to have the same dtype, but got {a.dtype} and {b.dtype}. "
+            f"Convert one of them first, e.g. b.to(al.{a.dtype}) (or a model: model.to(al.{b.dtype}))."
+        )
+
+
 def matmul(a: Any, b: Any) -> Variable:
     a = a if isinstance(a, Variable) else Variable(a)
     b = b if isinstance(b, Variable) else Variable(b)
+    same_dtype(a, b, "matmul")
     return MatMul.apply(a, b)
 
 
@@ -67,6 +78,7 @@ def mm(a: Any, b: Any) -> Variable:
     if a.ndim != 2 or b.ndim != 2:
         raise ShapeError(f"mm needs two 2-d Variables, got shapes {a.shape} and {b.shape}; use matmul "
                          "(or @) for 1-d or batched operands.")
+    same_dtype(a, b, "mm")
     return MatMul.apply(a, b)
 
 

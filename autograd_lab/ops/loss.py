@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from .. import kernels as K
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..function import Function
 from ..grad_mode import is_grad_enabled
 from ..variable import Variable
@@ -162,7 +162,9 @@ class BCEWithLogits(Function):
         gx = gt = None
         if ctx.needs_input_grad[0]:
             gx = grad * ((1 + (pw - 1) * t) * Sigmoid.apply(x) - pw * t)
-        if ctx.needs_input_grad[1]:
+        if ctx.needs_input_grad[1] and pos_weight is None:  # -x alone: 0 * softplus(inf) would be NaN
+            gt = grad * -x
+        elif ctx.needs_input_grad[1]:
             gt = grad * ((pw - 1) * wrap(ctx.sp.astype(x.dtype, copy=False)) - x)
         return gx, gt, None
 
@@ -175,8 +177,8 @@ class BinaryCrossEntropy(Function):
     def forward(ctx, x, t):
         xd, td = x.data, t.data
         if xd.size and (xd.min() < 0 or xd.max() > 1):
-            raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1 "
-                             "(probabilities); for raw scores use binary_cross_entropy_with_logits")
+            raise ArgumentError("binary_cross_entropy: all elements of input should be between 0 and 1 "
+                                "(probabilities); for raw scores use binary_cross_entropy_with_logits")
         with np.errstate(divide="ignore"):
             log_x, log_1mx = np.maximum(np.log(xd), -100), np.maximum(np.log1p(-xd), -100)
         ctx.save_for_backward(x, t)
@@ -198,8 +200,8 @@ class BinaryCrossEntropy(Function):
 
 def reduce_loss(loss: Variable, reduction: str, weight: Variable | None = None) -> Variable:
     """Apply an elementwise ``weight`` and the ``reduction`` ('mean', 'sum' or 'none')."""
-    if weight is not None:
-        loss = loss * weight
+    if weight is not None:  # the loss keeps its input's dtype, whatever the weight's (PyTorch)
+        loss = loss * (weight.to(loss.dtype) if weight.dtype.kind == "f" else weight)
     if reduction == "none":
         return loss
     return loss.sum() if reduction == "sum" else loss.mean()

@@ -56,16 +56,17 @@ def _extreme_forward(ctx: Any, x: Variable, axes: Any, keepdims: bool, reduce: A
     d = x.data
     out = np.asarray(reduce(d, axis=axes, keepdims=True))
     mask = d == out
-    if d.dtype.kind in "fc":  # a NaN is the result where there is one (as in PyTorch): it gets the gradient
+    if ctx.evenly and d.dtype.kind in "fc":  # x.max(): a NaN is the result and gets the gradient
         mask |= np.isnan(d) & np.isnan(out)
-    ctx.weights = mask / mask.sum(axis=axes, keepdims=True)
+    with np.errstate(invalid="ignore"):  # amax/amin of a NaN: no element equals it, 0 / 0 is NaN (PyTorch)
+        ctx.weights = mask / mask.sum(axis=axes, keepdims=True)
     ctx.in_shape, ctx.axes = x.shape, axes
-    # saved (though backward only needs the weights) as PyTorch saves it: a second backward without
-    # retain_graph, or an in-place change of x before backward, then raises instead of running
-    ctx.save_for_backward(x)
-    if keepdims:
-        return wrap(out)
-    return wrap(out.reshape(() if axes is None else tuple(s for i, s in enumerate(x.shape) if i not in axes)))
+    result = wrap(out if keepdims else
+                  out.reshape(() if axes is None else tuple(s for i, s in enumerate(x.shape) if i not in axes)))
+    # saved (though backward only needs the weights) as PyTorch saves them: a second backward without
+    # retain_graph, or an in-place change of x or of the result before backward, then raises
+    ctx.save_for_backward(x, result)
+    return result
 
 
 def _extreme_backward(ctx: Any, grad: Variable) -> Variable:
@@ -269,6 +270,11 @@ def norm(x: Variable, p: Any = "fro", dim: Any = None, keepdim: bool = False, *,
          keepdims: bool = False) -> Variable:
     """The p-norm over ``dim`` (all elements by default): 2 ('fro'), any p > 0, inf or -inf."""
     x = variable_arg(x, "norm")
+    if x.dtype.kind not in "fc":
+        from ..errors import DtypeError
+
+        raise DtypeError(f"norm: expected a floating point Variable, got {x.dtype} (as PyTorch's "
+                         "vector_norm). Convert it first: x.double().norm() (or x.float()).")
     axes, keep = resolve_axes(x, axis, dim, keepdims, keepdim)
     if p in ("fro", 2, 2.0):
         return Norm2.apply(x, axes, keep)
@@ -310,10 +316,30 @@ def var(x: Variable, dim: Any = None, unbiased: bool | None = None, keepdim: boo
     c = correction if correction is not None else (0 if unbiased is False else 1)
     axes, keep = resolve_axes(x, axis, dim, keepdims, keepdim)
     _floating(x, "var")
-    centred = x - mean(x, axes, True)
     # PyTorch divides by max(0, N - correction): no degrees of freedom left gives nan (or inf), not -0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return sum(centred * centred, axes, keep) / float(builtins.max(0, _count(x, axes) - c))
+    return Var.apply(x, axes, keep, float(builtins.max(0, _count(x, axes) - c)))
+
+
+class Var(Function):
+    """var(x) = sum((x - mean)**2) / d over axes;  grad_x = g * 2 (x - mean) / d (PyTorch's formula:
+    the term through the mean, zero in exact arithmetic, is left out, so one -inf input gives
+    inf, not NaN, to the others)"""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdims, d):
+        ctx.save_for_backward(x)
+        ctx.axes, ctx.keepdims, ctx.d = axes, keepdims, d
+        with np.errstate(divide="ignore", invalid="ignore"):
+            centred = x.data - x.data.mean(axis=axes, keepdims=True)
+            out = (centred * centred).sum(axis=axes, keepdims=keepdims) / x.data.dtype.type(d)
+        return wrap(np.asarray(out, dtype=x.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        g = grad if ctx.keepdims else reshape(grad, _kept_shape(x.shape, ctx.axes))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return g * (x - mean(x, ctx.axes, True)) * (2.0 / ctx.d if ctx.d else np.inf), None, None, None
 
 
 class _SqrtOfVar(Function):

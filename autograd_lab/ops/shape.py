@@ -22,18 +22,32 @@ def as_view(out: Variable, x: Variable, fn: Any) -> Variable:
     it updates the base's history (``ops.inplace``). ``fn`` maps an array shaped like ``x`` to
     the view's part, as the op did on ``x.data``."""
     data = out._data
-    if data.base is None or not np.may_share_memory(data, x._data):
+    if data.base is None or not (np.may_share_memory(data, x._data) or _same_owner(data, x._data)):
         return out
     base = x._base if x._base is not None else x
     parent = x._view_fn
     out._base = base
     out._view_fn = fn if parent is None else (lambda a: fn(parent(a)))
     out._vc = base._version_counter
+    if not STATE.enabled and x._requires_grad:  # PyTorch: such a view requires grad, as a leaf of its own
+        out._requires_grad = out._no_grad_view = True
+    if x._multi_view is not None:  # a view of a piece of split() is refused in-place changes too
+        out._multi_view = x._multi_view
     if STATE.enabled and data.dtype.kind == "f":
         if base._views is None:
             base._views = weakref.WeakSet()
         base._views.add(out)
     return out
+
+
+def _same_owner(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a`` and ``b`` are views of one memory block: what ``may_share_memory`` cannot say
+    of a view without elements (``x[0:0]``), which is still a view to write through."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    while isinstance(b.base, np.ndarray):
+        b = b.base
+    return a is b
 
 
 class Reshape(Function):
@@ -63,6 +77,22 @@ def reshape(x: Variable, *shape: Any) -> Variable:
         shape = tuple(shape[0])
     shape = tuple(int(s) for s in shape)
     return as_view(Reshape.apply(x, shape), x, lambda a: a.reshape(shape))
+
+
+def view(x: Variable, *shape: Any) -> Variable:
+    """``x.view(2, 3)``: ``reshape`` that never copies. A shape that the data's layout cannot show
+    without a copy (after a transpose or an expand) raises a ViewError, as in PyTorch."""
+    from ..errors import ViewError
+
+    out = reshape(variable_arg(x, "view"), *shape)
+    if out._base is None and out._data.size and not np.may_share_memory(out._data, x._data):
+        raise ViewError(
+            f"view size is not compatible with the input's layout: a Variable of shape {x.shape} made "
+            f"by a transpose, an expand or a non-contiguous slice cannot be viewed as shape {out.shape} "
+            "without copying its data. Use .reshape(...) (which copies when it must), or "
+            ".contiguous().view(...)."
+        )
+    return out
 
 
 class Transpose(Function):
@@ -123,6 +153,15 @@ def permute(x: Variable, *dims: Any) -> Variable:
 
 
 def _raw_index(idx: Any) -> Any:
+    """An index as numpy takes it; a slice with a negative step is refused, as PyTorch refuses it."""
+    for part in idx if isinstance(idx, tuple) else (idx,):
+        if isinstance(part, slice) and part.step is not None and part.step < 0:
+            from ..errors import ArgumentError
+
+            raise ArgumentError(
+                f"step must be greater than zero: a Variable cannot be sliced with step {part.step} "
+                "(a view with a negative stride). To reverse it, use x.flip(dim)."
+            )
     if isinstance(idx, tuple):
         return tuple(raw(i) for i in idx)
     return raw(idx)
@@ -132,7 +171,7 @@ class GetItem(Function):
     """x[idx] for ints, slices, None, Ellipsis, integer arrays and boolean masks."""
 
     @staticmethod
-    def forward(ctx, x, idx):
+    def forward(ctx, x, idx, save_index=False):
         ctx.in_shape, ctx.idx = x.shape, idx
         try:
             out = x.data[idx]
@@ -141,11 +180,19 @@ class GetItem(Function):
         if not isinstance(out, np.ndarray):  # one element: a 0-d view of it, not a copy (PyTorch)
             whole = idx if isinstance(idx, tuple) else (idx,)
             out = x.data[whole + (Ellipsis,)] if _is_basic(whole) and Ellipsis not in whole else np.array(out)
+        elif out.base is None or not np.may_share_memory(out, x.data):
+            # a copy (advanced indexing) is laid out row-major, as PyTorch's: numpy may put the
+            # indexed dim first in memory, and contiguous() or view() of it would then differ
+            out = np.ascontiguousarray(out)
+        if save_index:  # x[index] saves the index arrays, as PyTorch does: a second backward raises
+            ctx.save_for_backward(*(wrap(np.asarray(i)) for i in (idx if isinstance(idx, tuple) else (idx,))
+                                    if isinstance(i, np.ndarray)))
         return wrap(out)
 
     @staticmethod
     def backward(ctx, grad):
-        return IndexAdd.apply(grad, ctx.in_shape, ctx.idx), None
+        _ = ctx.saved_tensors
+        return IndexAdd.apply(grad, ctx.in_shape, ctx.idx), None, None
 
 
 class IndexAdd(Function):
@@ -195,12 +242,11 @@ def getitem(x: Variable, idx: Any) -> Variable:
     split = _ints_first(idx)
     if split is not None:
         return GetItem.apply(GetItem.apply(x, split[0]), split[1])
-    out = GetItem.apply(x, idx)
     whole = idx if isinstance(idx, tuple) else (idx,)
     if _is_basic(whole):
         view_idx = whole if Ellipsis in whole else whole + (Ellipsis,)
-        return as_view(out, x, lambda a: a[view_idx])
-    return out
+        return as_view(GetItem.apply(x, idx), x, lambda a: a[view_idx])
+    return GetItem.apply(x, idx, True)
 
 
 class SetItem(Function):

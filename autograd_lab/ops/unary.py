@@ -12,13 +12,8 @@ import numpy as np
 
 from ..function import Function
 from ..variable import Variable
+from ._util import floats as _floats
 from ._util import variable_arg, wrap
-
-
-def _floats(x: Variable) -> np.ndarray:
-    """Integer inputs give float64 results (the library's default float)."""
-    d = x.data
-    return d if d.dtype.kind == "f" else d.astype(np.float64)
 
 
 def _rsqrt(d: np.ndarray) -> np.ndarray:
@@ -327,6 +322,8 @@ class Piecewise(Function):
 def square(x: Variable) -> Variable:
     """x * x, elementwise."""
     x = variable_arg(x, "square")
+    if x.dtype.kind == "b":  # PyTorch squares bool as pow(x, 2): an int64 result
+        x = x.to(np.int64)
     return x * x
 
 

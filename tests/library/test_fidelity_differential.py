@@ -5,9 +5,15 @@ A program starts from two float64 leaves ``x`` and ``y`` of shape (2, 3) and app
 steps; every step maps the current value ``h`` (and the leaves) to a new value of the same shape,
 so any list of steps is a valid program. Steps cover elementwise ops, reductions (broadcast back),
 shapes and views, indexing, in-place changes (through views too), hooks, retain_grad, no_grad,
-detach and create_graph, expand and the pad modes. A second test runs random optimizer settings
-(SGD, Adam, AdamW, RMSprop) for a few steps on both. Hypothesis draws the programs deterministically (``derandomize``); the
-issue's reproducers are its explicit examples.
+detach and create_graph, expand and the pad modes; and the families that found the second round of
+differences: views mixed with in-place changes (contiguous copies, empty views, views made under
+no_grad, pieces of split, saved outputs changed through a view, amax's result changed in place,
+view() of a transpose), NaN and inf in values and gradients (amax/amin, var, softplus,
+smooth_l1, bce_with_logits, sort and topk), and dtype promotion (a float32 tie with a 0-d float64,
+a float64 loss weight, //= into float16). A second test runs random optimizer settings (SGD, Adam,
+AdamW, RMSprop) for a few steps on both. Hypothesis draws the programs deterministically
+(``derandomize``); the issues' reproducers are its explicit examples. Run time: about 35 s for
+both tests on an idle 2-core machine (``pytest -n 0``).
 """
 from __future__ import annotations
 
@@ -93,6 +99,57 @@ def _inplace_transpose_view(m, h, x, y):
     return m.cat([z, h[:, 2:]], 1)
 
 
+def _contiguous_copy_inplace(m, h, x, y):
+    z = h * 1
+    c = z.t().contiguous()  # a copy: changing it leaves z and its history alone
+    c.mul_(10)
+    return z + c.t() * 0.5
+
+
+def _empty_view_inplace(m, h, x, y):
+    z = h * 1
+    z[:, 1:1].add_(y[:, 1:1])  # a view without elements is still a view of z
+    return z * (1.0 if z.requires_grad else 2.0)
+
+
+def _no_grad_view(m, h, x, y):
+    with m.no_grad():
+        v = h[:, :2]
+    return h * (2.0 if v.requires_grad else 3.0)
+
+
+def _split_piece_inplace(m, h, x, y):
+    z = h * 1
+    z.split(1)[0].mul_(2)  # refused by both while recorded
+    return z
+
+
+def _squeeze_view_saved(m, h, x, y):
+    z = h.unsqueeze(0) * 1
+    v = z.squeeze(0)
+    v.sigmoid_()
+    if x[0, 0].item() > 0:
+        v.mul_(2)  # changes sigmoid_'s saved output: backward raises on both
+    return z.squeeze(0)
+
+
+def _amax_result_inplace(m, h, x, y):
+    r = h.amax(1, keepdim=True)
+    if x[0, 1].item() > 1:
+        r.add_(1)  # amax saved its result: backward raises on both
+    return h - r
+
+
+def _nan_where_not_positive(m, h):
+    """h with NaN where it is not positive (the NaN entries are constants: no NaN in h's gradient)."""
+    return m.where(h > 0, h, h.detach() * float("nan"))
+
+
+def _inf_where_big(m, h):
+    """h with +inf where it is above 1 (constants, as above)."""
+    return m.where(h > 1, h.detach() * 0 + float("inf"), h)
+
+
 STEPS = {
     # elementwise
     "exp": lambda m, h, x, y: (h * 0.5).exp(),
@@ -162,7 +219,36 @@ STEPS = {
     "pad_reflect": lambda m, h, x, y: _F(m).pad(h, (2, 1), mode="reflect")[:, 1:4] * h,
     "pad_circular": lambda m, h, x, y: _F(m).pad(h, (1, 2), mode="circular")[:, 2:5] + h,
     "pad_replicate": lambda m, h, x, y: _F(m).pad(h, (1, 0), mode="replicate")[:, :3] * 2,
+    # views mixed with in-place changes
+    "contiguous_copy_inplace": _contiguous_copy_inplace,
+    "empty_view_inplace": _empty_view_inplace,
+    "no_grad_view": _no_grad_view,
+    "split_piece_inplace": _split_piece_inplace,
+    "squeeze_view_saved": _squeeze_view_saved,
+    "amax_result_inplace": _amax_result_inplace,
+    "view_of_transpose": lambda m, h, x, y: h.t().view(3, 2).t() if x[1, 0].item() > 0 else h.view(3, 2).view(2, 3),
+    # NaN and inf in values and gradients
+    "nan_amax": lambda m, h, x, y: h - _nan_where_not_positive(m, h)[:, :2].amax(1, keepdim=True),
+    "nan_amin_all": lambda m, h, x, y: h * _nan_where_not_positive(m, h).amin(),
+    "inf_var": lambda m, h, x, y: h + (-_inf_where_big(m, h)).var(1, unbiased=False, keepdim=True),
+    "nan_softplus": lambda m, h, x, y: _F(m).softplus(_nan_where_not_positive(m, h)),
+    "inf_smooth_l1": lambda m, h, x, y: h + _F(m).smooth_l1_loss(_inf_where_big(m, h), y, reduction="none"),
+    "inf_bce_logits": lambda m, h, x, y: h + _F(m).binary_cross_entropy_with_logits(
+        -_inf_where_big(m, h), y.sigmoid(), reduction="none"),
+    "nan_sort_desc": lambda m, h, x, y: _nan_where_not_positive(m, h).sort(dim=1, descending=True, stable=True)[0],
+    "nan_topk": lambda m, h, x, y: m.cat([_nan_where_not_positive(m, h).topk(2, 1)[0], h[:, :1]], 1),
+    # dtype promotion
+    "maximum_f32_0d_tie": lambda m, h, x, y: m.maximum(h.float(), m.tensor(1.0000000001, dtype=m.float64)).double() + h,
+    "bce_f32_weight_f64": lambda m, h, x, y: h * (2.0 if _F(m).binary_cross_entropy_with_logits(
+        h.float(), y.sigmoid().float(), weight=y.detach().abs()).dtype == m.float32 else 3.0),
+    "floordiv_inplace_f16": lambda m, h, x, y: _floordiv_f16(m, h),
 }
+
+
+def _floordiv_f16(m, h):
+    z = h.detach().half()
+    z //= m.tensor(0.75, dtype=m.float32)  # keeps float16
+    return h + z.double()
 
 # small integers and halves make ties and zeros likely; other values are rounded to 1e-3 so that no
 # product underflows, and -0.0 becomes 0.0 (differences in rounding and in the sign of a zero that
@@ -245,6 +331,16 @@ _REPRODUCERS = [
     ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], ["int_and_index"]), ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], ["gather"]),
     ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], ["scalar_float32"]), ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], ["min_dim0"]),
     ([1.0, -2.0, 3.0, 4.0, -5.0, 6.0], ["softmax", "log_softmax"]),
+    # round two: views and in-place, NaN and inf, dtypes
+    ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], ["contiguous_copy_inplace"]), ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], ["empty_view_inplace"]),
+    ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], ["no_grad_view"]), ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], ["split_piece_inplace"]),
+    ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], ["squeeze_view_saved"]), ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], ["amax_result_inplace"]),
+    ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], ["view_of_transpose"]), ([-1.0, 0.5, 0.0, 1.0, 2.0, -3.0], ["nan_amax"]),
+    ([-1.0, 0.5, 0.0, 1.0, 2.0, -3.0], ["nan_amin_all"]), ([-1.0, 0.5, 0.0, 1.0, 2.0, -3.0], ["inf_var"]),
+    ([-1.0, 0.5, 0.0, 1.0, 2.0, -3.0], ["nan_softplus"]), ([-1.0, 0.5, 0.0, 1.0, 2.0, -3.0], ["inf_smooth_l1"]),
+    ([-1.0, 0.5, 0.0, 1.0, 2.0, -3.0], ["inf_bce_logits"]), ([-1.0, 0.5, 0.0, 1.0, 2.0, -3.0], ["nan_sort_desc"]),
+    ([-1.0, 0.5, 0.0, 1.0, 2.0, -3.0], ["nan_topk"]), ([1.0, 0.5, 0.0, 1.0, 2.0, -3.0], ["maximum_f32_0d_tie"]),
+    ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], ["bce_f32_weight_f64"]), ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], ["floordiv_inplace_f16"]),
 ]
 
 
