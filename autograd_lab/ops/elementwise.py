@@ -375,9 +375,21 @@ def where(cond: Any, a: Any, b: Any) -> Variable:
     return Where.apply(cond, a, b)
 
 
+def _both_variables(name: str, a: Any, b: Any) -> None:
+    """PyTorch's maximum and minimum take two tensors; a number is refused, not broadcast."""
+    for position, (arg, value) in enumerate((("input", a), ("other", b)), start=1):
+        if not isinstance(value, Variable):
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {position}) must be Variable, not "
+                f"{type(value).__name__}. Wrap the number: al.{name}(x, al.tensor({value!r})), "
+                f"or use x.clamp(min=...) / x.clamp(max=...) for a bound.")
+
+
 def maximum(a: Any, b: Any) -> Variable:
+    _both_variables("maximum", a, b)
     return Maximum.apply(a, b)
 
 
 def minimum(a: Any, b: Any) -> Variable:
+    _both_variables("minimum", a, b)
     return Maximum.apply(a, b, True)

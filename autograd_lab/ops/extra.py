@@ -218,6 +218,9 @@ def remainder(a: Any, b: Any) -> Variable:
 
 def fmod(a: Any, b: Any) -> Variable:
     """The C remainder: a - trunc(a / b) * b, with the sign of a."""
+    if not isinstance(a, Variable):  # PyTorch's fmod takes (Tensor, Tensor or Number) only
+        raise TypeError(f"fmod(): the first argument must be a Variable, not {type(a).__name__}. "
+                        f"Wrap the number: al.fmod(al.tensor({a!r}), x).")
     return Remainder.apply(a, b, True)
 
 

@@ -604,3 +604,17 @@ def test_a_retained_gradient_of_a_view_changed_in_place_is_counted_once():
         (v * _t(m, [1.0, 2.0, 3.0])).sum().backward()
         return v.grad, x.grad
     close_on_both(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, t: m.maximum(t, 2.0), lambda m, t: m.minimum(t, 2), lambda m, t: m.maximum(2.0, t),
+    lambda m, t: t.maximum(2.0), lambda m, t: m.fmod(2.0, t)])
+def test_maximum_minimum_and_fmod_refuse_a_number_where_pytorch_does(call) -> None:
+    """PyTorch's maximum and minimum take two tensors and fmod a tensor first: a Python number
+    there is a TypeError, not a broadcast."""
+    with pytest.raises(TypeError, match="Variable"):
+        call(al, al.tensor([1.0, 2.0]))
+    if torch is not None:
+        with pytest.raises(TypeError):
+            call(torch, torch.tensor([1.0, 2.0]))
+    assert al.fmod(al.tensor([3.0, -3.0]), 2.0).tolist() == [1.0, -1.0]  # a number second is fine
