@@ -1,5 +1,7 @@
 """Course tooling, one subpackage per role; the autograd library never imports it.
 
+* :mod:`.commands`: the ``autograd-lab`` subcommands, one module each (parser and run), and
+  the dispatcher that ``autograd_lab.cli`` hands the command line to;
 * :mod:`.learner`: the learner's commands (``autograd-lab start``, ``check``, ``export``,
   ``ownership``), the ``%%mygrad`` magic and each chapter's loader (:func:`load_mygrad`);
 * :mod:`.grading`: grading a class (``autograd-lab grade``, ``term``), its sandbox, nbgrader's side;

@@ -14,8 +14,9 @@ import pytest
 pytest.importorskip("nbgrader")
 
 from autograd_lab.cli import main  # noqa: E402
-from autograd_lab.course.grading.nbgrader_root import (add_nbgrader_source, collected,  # noqa: E402
-                                                 make_source, parse_groups)
+from autograd_lab.course.commands import nbgrader_source  # noqa: E402
+from autograd_lab.course.grading.nbgrader_root import (collected, make_source,  # noqa: E402
+                                                 parse_groups)
 from autograd_lab.course.authoring.notebooks import CourseError, write_notebook  # noqa: E402
 from autograd_lab.course.authoring.release import release_notebook  # noqa: E402
 from tests.fixtures import RUN_AS, course_nb  # noqa: E402
@@ -74,7 +75,7 @@ def test_a_group_given_twice_is_refused() -> None:
 
 def test_the_subcommand_writes_source(tmp_path, key_dir, capsys) -> None:
     parser = argparse.ArgumentParser()
-    add_nbgrader_source(parser.add_subparsers(dest="command"))
+    nbgrader_source.add_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["nbgrader-source", "--to", str(tmp_path / "source"),
                               "--solutions", str(key_dir), "--assignment", "w1=00_welcome"])
     assert args.func(args) == 0

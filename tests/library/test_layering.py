@@ -4,7 +4,9 @@
     kernels/  imports nothing of ours
     ops/      → the core, kernels
     course/   never imported by the library; inside it, learner/ and grading/ use authoring/ and
-              exercises/, never each other, and exercises/ uses the library only
+              exercises/, never each other, exercises/ uses the library only, and commands/ (the
+              `autograd-lab` subcommands) uses the rooms it runs, none of which imports it
+    cli       the console script: it knows autograd_lab.course.commands and nothing else of ours
 
 Imports are read from the source (every ``import`` statement, also those inside functions), so a
 lazy import that would close a cycle at run time counts as much as one at the top of a module.
@@ -111,10 +113,21 @@ def test_the_course_tooling_is_never_imported_by_the_library():
     assert not {m: ts for m, ts in users.items() if ts}
 
 
+def test_the_console_script_knows_only_the_commands():
+    """`autograd_lab.cli` hands the command line to course/commands/, which builds the parsers."""
+    assert GRAPH["autograd_lab.cli"] == {"autograd_lab.course", "autograd_lab.course.commands"}
+    assert GRAPH["autograd_lab.__main__"] == {"autograd_lab.cli"}
+
+
 def _room(module: str) -> str:
-    """``learner``, ``grading``, ``authoring`` or ``exercises`` for a module of course/."""
+    """``learner``, ``grading``, ``authoring``, ``exercises`` or ``commands`` for a module of
+    course/."""
     parts = module.split(".")
     return parts[2] if len(parts) > 2 else "course"
+
+
+def _modules_of(*rooms: str) -> set[str]:
+    return {m for m in MODULES if _layer(m) == "course" and _room(m) in rooms}
 
 
 # what each room of course/ may import of course/ besides itself (docs/architecture.md)
@@ -127,6 +140,7 @@ COURSE_ALLOWED = {
                 "autograd_lab.course.exercises", "autograd_lab.course.exercises._parts"},
     "authoring": set(),
     "exercises": set(),
+    "commands": _modules_of("learner", "grading", "authoring"),
 }
 
 

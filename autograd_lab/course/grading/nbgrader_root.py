@@ -14,7 +14,6 @@ sandboxed grader of :mod:`autograd_lab.course.grading.batch` and writes each pag
 """
 from __future__ import annotations
 
-import argparse
 import html
 import shutil
 import tempfile
@@ -192,24 +191,3 @@ def grade_collected(course_root: Path, out: Path, assignment: str, **options) ->
                                   [r for r in mine if r.notebook == notebook])
             (target / f"{notebook}.html").write_text(page, encoding="utf-8")
     return rows
-
-
-def _nbgrader_source(args: argparse.Namespace) -> int:
-    for path in make_source(args.to, solutions=args.solutions, groups=args.assignment):
-        print(f"wrote {path}")
-    return 0
-
-
-def add_nbgrader_source(sub: argparse._SubParsersAction) -> None:
-    """``autograd-lab nbgrader-source --to COURSE/source [--assignment NAME=NB,NB ...]``."""
-    p = sub.add_parser("nbgrader-source", help="copy the solution key into an nbgrader course's "
-                       "source/ folder, one assignment per chapter or grouped as you say")
-    p.add_argument("--to", type=Path, required=True,
-                   help="the course's source/ folder (COURSE_ROOT/source)")
-    p.add_argument("--solutions", type=Path, default=None,
-                   help="folder of solution notebooks (default: solutions/ of the checkout)")
-    p.add_argument("--assignment", action="append", default=None, metavar="NAME=NB[,NB...]",
-                   help="one assignment made of these notebooks, e.g. "
-                   "week1=00_welcome,01_derivatives; repeat for more (default: one assignment "
-                   "per notebook, named like it)")
-    p.set_defaults(func=_nbgrader_source)

@@ -1,11 +1,13 @@
-"""The ``term`` subcommand's parser and its output."""
+"""``autograd-lab term RUN --submissions DIR``: the term around a grade run (late rules, manual
+items, exports, similarity, reports; :mod:`..grading.term`), for instructors."""
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
 
-def _share(text: str) -> float:
+def share(text: str) -> float:
+    """argparse type: a share of 1, as 0.5 or 50%."""
     try:
         value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
     except ValueError:
@@ -16,8 +18,8 @@ def _share(text: str) -> float:
     return value
 
 
-def _term(args: argparse.Namespace) -> int:
-    from . import STEPS, run_term
+def run(args: argparse.Namespace) -> int:
+    from ..grading.term import STEPS, run_term
     steps = tuple(s for s in STEPS if s not in (args.skip or []))
     result = run_term(args.run, args.submissions, config=args.config, solutions=args.solutions,
                       released=args.course, manual_scores=args.manual_scores,
@@ -42,8 +44,8 @@ def _term(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_term_parser(sub: argparse._SubParsersAction) -> None:
-    from . import STEPS
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    from ..grading.term import STEPS
     p = sub.add_parser(
         "term", help="after `grade`: late penalties, manual items, Canvas export, feedback, "
         "similarity and class reports",
@@ -67,7 +69,7 @@ def add_term_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--manual-scores", type=Path, default=None, metavar="CSV",
                    help="the manual scores file to merge and update (default: "
                    "RUN/term/manual/scores.csv)")
-    p.add_argument("--threshold", type=_share, default=0.5,
+    p.add_argument("--threshold", type=share, default=0.5,
                    help="similarity at which a pair is flagged, 0-1 or a percentage "
                    "(default: 0.5)")
     p.add_argument("--nbgrader-assignment", default=None, metavar="ASSIGNMENT",
@@ -75,4 +77,4 @@ def add_term_parser(sub: argparse._SubParsersAction) -> None:
                    "`grade`: notebooks and timestamp.txt in submitted/STUDENT/ASSIGNMENT/")
     p.add_argument("--skip", nargs="+", choices=STEPS, default=None, metavar="STEP",
                    help=f"leave out steps: {', '.join(STEPS)}")
-    p.set_defaults(func=_term)
+    p.set_defaults(func=run)
