@@ -132,6 +132,12 @@ MODULE_CHECKS: Mapping[str, tuple[Call, ...]] = {
         Call('ch12-loss-forward', ('bakery_loss_np',), (), hidden_seed=11),
         Call('ch12-bakery-function', ('BakeryLoss',), (('pkg', 'mygrad'),), hidden_seed=11),
     ),
+    'attention': (
+        Call('ch13-embedding', ('Embedding',), (('pkg', 'mygrad'),), hidden_seed=11),
+        Call('ch13-layer-norm', ('LayerNormFunction',), (('pkg', 'mygrad'),), hidden_seed=11),
+        Call('ch13-attention', ('attend',), (('pkg', 'mygrad'),), hidden_seed=11),
+        Call('ch13-heads', ('split_heads', 'merge_heads'), (('pkg', 'mygrad'),), hidden_seed=11),
+    ),
 }
 
 

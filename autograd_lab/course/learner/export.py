@@ -61,6 +61,8 @@ MODULES: tuple[Module, ...] = (
     Module("conv", 10, "Convolution and max pooling; Conv2d, MaxPool2d, Flatten."),
     Module("higher", 11, "Gradients of gradients: backward recorded under create_graph; grad."),
     Module("capstone", 12, "The capstone: a custom loss as a Function."),
+    Module("attention", 13, "Attention: Embedding, LayerNorm as a Function, causal scaled "
+           "dot-product attention, multi-head."),
 )
 BY_NAME = {m.name: m for m in MODULES}
 

@@ -27,3 +27,5 @@ from . import higher  # noqa: F401
 from .higher import *  # noqa: F401,F403
 from . import capstone  # noqa: F401
 from .capstone import *  # noqa: F401,F403
+from . import attention  # noqa: F401
+from .attention import *  # noqa: F401,F403
