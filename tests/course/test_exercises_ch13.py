@@ -195,6 +195,14 @@ def test_merging_without_the_transpose_interleaves_tokens(mygrad):
                hint="merge_heads undoes split_heads")
 
 
+def test_splitting_with_numpy_cuts_the_graph(mygrad):
+    def split(x, n):
+        b, t, d = x.shape
+        return mygrad.Variable(x.data.reshape(b, t, n, d // n).transpose(0, 2, 1, 3))
+    fails_with(ch13.ch13_heads, split, mygrad.attention.merge_heads, pkg=mygrad,
+               hint="Build split_heads from recorded operations")
+
+
 def test_a_check_without_the_package_says_how_to_call_it(mygrad):
     fails_with(ch13.ch13_heads, mygrad.attention.split_heads, mygrad.attention.merge_heads,
                hint="pkg=mygrad")

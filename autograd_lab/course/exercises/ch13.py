@@ -334,6 +334,10 @@ def ch13_heads(split_heads: Callable[..., Any], merge_heads: Callable[..., Any],
             back = ck.call(merge_heads, parts)
             ck.close(_data(ck, back, "merge_heads(split_heads(x))"), x, atol=0,
                      what="merge_heads(split_heads(x, H))", hint=_MERGE_HINT)
+            ck.check(getattr(parts, "grad_fn", None) is not None, "split_heads' result is not "
+                     "in the graph (it has no grad_fn), so no gradient can reach x.",
+                     received=parts, hint="Build split_heads from recorded operations: "
+                     "x.reshape(...) and x.transpose(...) of mygrad, not numpy on x.data.")
             g = np.round(rng.uniform(-1, 1, size=want.shape), 3)
             ck.call(parts.backward, pkg.Variable(g))
             ck.close(_grad(ck, xs, "x", "Build split_heads from recorded operations: "
