@@ -239,7 +239,7 @@ def test_the_key_passes_the_grad_check(mygrad, seed, hidden, capsys):
     assert "All 3 cases of ch11-grad passed" in capsys.readouterr().out
 
 
-def _grad_variant(mygrad, *, record=True, add=True, restore=True, backward=False):
+def _grad_variant(mygrad, *, record=True, add=True, restore=True, backward=False, in_finally=True):
     """The key's walk with one thing done wrong."""
     higher = mygrad.higher
     GradMode, as_variable = higher.GradMode, higher.as_variable
@@ -256,24 +256,31 @@ def _grad_variant(mygrad, *, record=True, add=True, restore=True, backward=False
         found = [None] * len(inputs)
         enabled = GradMode.enabled
         GradMode.enabled = bool(create_graph) if record else False
-        try:
-            for v in higher._walk_order(outputs):
-                g = grads.pop(id(v))
-                if id(v) in wanted:
-                    found[wanted[id(v)]] = g
-                node = v.grad_fn
-                if node is None:
-                    continue
-                input_grads = node.function.backward(node, g)
-                if not isinstance(input_grads, tuple):
-                    input_grads = (input_grads,)
-                for x, gx, needed in zip(node.inputs, input_grads, node.needs_input_grad):
-                    if needed and gx is not None:
-                        gx = as_variable(gx)
-                        grads[id(x)] = grads[id(x)] + gx if add and id(x) in grads else gx
-        finally:
-            if restore:
-                GradMode.enabled = enabled
+
+        def walk():
+                for v in higher._walk_order(outputs):
+                    g = grads.pop(id(v))
+                    if id(v) in wanted:
+                        found[wanted[id(v)]] = g
+                    node = v.grad_fn
+                    if node is None:
+                        continue
+                    input_grads = node.function.backward(node, g)
+                    if not isinstance(input_grads, tuple):
+                        input_grads = (input_grads,)
+                    for x, gx, needed in zip(node.inputs, input_grads, node.needs_input_grad):
+                        if needed and gx is not None:
+                            gx = as_variable(gx)
+                            grads[id(x)] = grads[id(x)] + gx if add and id(x) in grads else gx
+        if not in_finally:      # restored after the walk, but not when it raises
+            walk()
+            GradMode.enabled = enabled
+        else:
+            try:
+                walk()
+            finally:
+                if restore:
+                    GradMode.enabled = enabled
         if any(g is None for g in found) and not allow_unused:
             raise RuntimeError("an input was not used")
         return tuple(found)
@@ -303,6 +310,18 @@ def test_a_grad_that_leaves_recording_off_gets_the_finally_hint(mygrad):
     finally:
         GradMode.enabled = before       # the mistake leaves recording off for later tests
     assert "not recorded any more" in msg and "finally" in msg
+
+
+def test_a_grad_that_restores_recording_without_finally_gets_the_finally_hint(mygrad):
+    """Restored after the walk, but not in a finally: block: a backward that raises inside the
+    walk leaves recording off. The check makes one raise there."""
+    GradMode = mygrad.higher.GradMode
+    before = GradMode.enabled
+    try:
+        msg = _grad_failure(mygrad, _grad_variant(mygrad, in_finally=False))
+    finally:
+        GradMode.enabled = before
+    assert "after a grad call that raised" in msg and "finally" in msg
 
 
 def test_a_grad_built_on_backward_gets_the_dot_grad_hint(mygrad):

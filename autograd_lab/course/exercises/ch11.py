@@ -490,6 +490,14 @@ def mygrad_higher(pkg: Any) -> None:
 
 
 # -- ch11-grad ------------------------------------------------------------------------------
+class _FailingBackward:
+    """Stands in for a node's Function so that the walk fails halfway, inside grad."""
+
+    @staticmethod
+    def backward(ctx: Any, grad_output: Any) -> Any:
+        raise RuntimeError("a backward that fails on purpose, inside the walk")
+
+
 def ch11_grad(my_grad: Callable[..., Any], MyVariable: type[Any], *, seed: int = 0,
               hidden: bool = False) -> None:
     """Check ``grad(outputs, inputs, create_graph=False)``: one gradient per input, the sums over
@@ -572,6 +580,23 @@ def ch11_grad(my_grad: Callable[..., Any], MyVariable: type[Any], *, seed: int =
             my_grad(y, (x, unused))
         except Exception:          # noqa: BLE001  (the error itself is checked by the library)
             pass
+        z = x * x
+        ck.check(getattr(z, "grad_fn", None) is not None,
+                 "after a grad call that raised, new operations are not recorded any more.",
+                 hint="Restore GradMode.enabled in a finally: block, so that an error inside "
+                      "the walk cannot leave recording switched off.")
+        y = (x * x).sum()
+        if getattr(x * x, "grad_fn", None) is not None and hasattr(y.grad_fn, "inputs"):
+            inner = y.grad_fn.inputs[0].grad_fn   # the product's node: make its backward fail
+            try:
+                inner.function = _FailingBackward
+            except (AttributeError, TypeError):  # a node that takes no attribute: skip this part
+                inner = None
+            if inner is not None:
+                try:
+                    my_grad(y, (x,))
+                except Exception:      # noqa: BLE001  (it fails on purpose, inside the walk)
+                    pass
         z = x * x
         ck.check(getattr(z, "grad_fn", None) is not None,
                  "after a grad call that raised, new operations are not recorded any more.",
