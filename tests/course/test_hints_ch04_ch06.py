@@ -88,6 +88,15 @@ def test_ch04_hooks_passes_the_key_and_is_not_done_for_a_stub(capsys):
 
 # -- ch04-engine-backward: the pieces added to the learner's part -------------------------------
 ENGINE_MISTAKES = [
+    # a leaf's gradient is accumulated before its hooks run: a hook on a leaf changes nothing
+    (("            g = _run_hooks(v, grads.pop(id(v)))   # complete: every user of v came earlier\n"
+      "            if v.grad_fn is None or getattr(v, \"_retains_grad\", False):\n"
+      "                _accumulate(v, g)\n",
+      "            g = grads.pop(id(v))\n"
+      "            if v.grad_fn is None or getattr(v, \"_retains_grad\", False):\n"
+      "                _accumulate(v, g)\n"
+      "            g = _run_hooks(v, g)\n"),
+     ["y's hook did not change y.grad", "running the hooks after accumulating is too late"]),
     # the walk runs with grad mode on: the gradients are recorded
     (("    enabled, GradMode.enabled = GradMode.enabled, bool(create_graph)",
       "    enabled = GradMode.enabled"),

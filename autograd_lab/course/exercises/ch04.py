@@ -1102,6 +1102,7 @@ def _engine_backward_cases(ck: Checker, backward: Callable[..., Any], pkg: Modul
         g = _h_graph(pkg)
         seen: list[Any] = []
         g["h"]._hooks = [_hook_recorder(seen), _scaling_hook(pkg, 0.5)]   # as register_hook
+        g["y"]._hooks = [_scaling_hook(pkg, 0.5)]                          # and on a leaf
         _call_backward(ck, backward, g["out"])
         ck.check(seen != [], "your backward never passed h's gradient through _run_hooks.",
                  expected=[13.0], received=seen,
@@ -1116,6 +1117,12 @@ def _engine_backward_cases(ck: Checker, backward: Callable[..., Any], pkg: Modul
                     "What _run_hooks returns is h's gradient from then on.",
                     mistakes=[(39.0, "The gradient _run_hooks returned was not used: go on with "
                                "it (a hook halved h's gradient here).")])
+        _grad_close(ck, g["y"], 6.5, "y.grad",
+                    "A leaf's gradient goes through _run_hooks too, before it is accumulated: a "
+                    "hook on a leaf can change what lands in its .grad (here it halves it).",
+                    mistakes=[(13.0, "y's hook did not change y.grad: pass a leaf's complete "
+                               "gradient through _run_hooks first, then _accumulate what it "
+                               "returns (running the hooks after accumulating is too late).")])
     with ck.case("grad mode comes back after backward, also when a Function's backward "
                  "raises"):
         mode = pkg.GradMode
