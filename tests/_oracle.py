@@ -185,3 +185,43 @@ def run_both(program, *args, seed: int = 0, **kwargs):
     finally:
         t.set_default_dtype(previous)
     return ours, theirs
+
+
+# ---------------------------------------------------------------- one (fn, inputs, twice) case
+def run_case(m, fn, inputs):
+    """``fn(m, F, *xs)`` on float64 leaves made from ``inputs`` in library ``m`` (autograd_lab or
+    torch), then backward of a weighted sum of the output; its value and the inputs' gradients
+    as numpy arrays (None where an input got none)."""
+    F = torch.nn.functional if m is torch else m.functional
+    xs = [m.tensor(v, dtype=m.float64, requires_grad=True) for v in inputs]
+    out = fn(m, F, *xs)
+    size = int(np.prod(out.shape))
+    weights = np.linspace(0.5, 1.5, size or 1)[:size]
+    (out * m.tensor(weights.reshape(tuple(out.shape)), dtype=m.float64)).sum().backward()
+    as_np = (lambda v: v.detach().numpy()) if m is torch else (lambda v: v.data)
+    return as_np(out), [as_np(x.grad) if x.grad is not None else None for x in xs]
+
+
+def assert_case_matches_torch(al, fn, inputs, *, same_dtype=True, same_missing=True) -> None:
+    """Value and gradients of one case equal PyTorch's (float64, rtol 1e-7)."""
+    out, grads = run_case(al, fn, inputs)
+    t_out, t_grads = run_case(torch, fn, inputs)
+    assert out.shape == t_out.shape
+    if same_dtype:
+        assert out.dtype == t_out.dtype
+    np.testing.assert_allclose(out, t_out, rtol=1e-7, atol=1e-10)
+    for g, tg in zip(grads, t_grads):
+        if same_missing:
+            assert (g is None) == (tg is None)
+            if g is None:
+                continue
+        np.testing.assert_allclose(g, tg, rtol=1e-7, atol=1e-10)
+
+
+def assert_case_gradchecks(al, fn, inputs, twice: bool) -> None:
+    """gradcheck of one case (and gradgradcheck when it is twice differentiable)."""
+    xs = [al.tensor(v, requires_grad=True) for v in inputs]
+    f = lambda *a: fn(al, al.functional, *a)  # noqa: E731
+    assert al.gradcheck(f, xs)
+    if twice:
+        assert al.gradgradcheck(f, xs)
