@@ -67,7 +67,7 @@ def run(checker, fn, seed=0, hidden=False):
 
 # -- the check namespace -------------------------------------------------------------
 def test_check_namespace_resolves_lazily_and_lists_checkers():
-    assert check.ch01_central_difference.__module__ == "autograd_lab.course.exercises.ch01"
+    assert check.ch01_central_difference.__module__.startswith("autograd_lab.course.exercises.ch01")
     names = dir(check)
     for name in ["ch00_center_rows", "ch00_pairwise_sq_dists", "ch01_central_difference",
                  "ch01_numerical_gradient", "ch01_gradcheck"]:
@@ -85,7 +85,7 @@ def test_check_namespace_unknown_names(name, words):
 def test_check_namespace_is_read_only():
     with pytest.raises(AttributeError, match="read-only"):
         check.ch01_gradcheck = lambda *a, **k: None
-    assert check.ch01_gradcheck.__module__ == "autograd_lab.course.exercises.ch01"
+    assert check.ch01_gradcheck.__module__ == "autograd_lab.course.exercises.ch01.gradcheck"
 
 
 # -- _common ------------------------------------------------------------------------------

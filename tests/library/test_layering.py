@@ -137,7 +137,9 @@ COURSE_ALLOWED = {
                 "autograd_lab.course.exercises.module_checks"},
     "grading": {"autograd_lab.course.authoring", "autograd_lab.course.authoring.notebooks",
                 "autograd_lab.course.authoring.release",
-                "autograd_lab.course.exercises", "autograd_lab.course.exercises._parts"},
+                "autograd_lab.course.exercises", "autograd_lab.course.exercises._parts",
+                # the record format and the judge: verdicts are computed in the grader's process
+                "autograd_lab.course.exercises._observe", "autograd_lab.course.exercises.verdict"},
     "authoring": set(),
     "exercises": set(),
     "commands": _modules_of("learner", "grading", "authoring"),

@@ -56,7 +56,12 @@ _DEPENDS = re.compile(r"uses exercise [\w-]+, which is not done yet")
 
 
 class PartsFailed(AssertionError):
-    """Some parts of an exercise failed, others passed (see the module docstring)."""
+    """Some parts of an exercise failed, others passed (see the module docstring); ``failed``
+    names them (read by the grader's judge, in its own process)."""
+
+    def __init__(self, message: str, failed: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.failed = tuple(failed)
 
 
 class Parts:
@@ -111,7 +116,7 @@ class Parts:
                 f"your code raised {type(err).__name__}: {err}"
             lines.append(f"[{name}] {text}")
         lines.append(MARKER + json.dumps(failed))
-        raise PartsFailed("\n".join(lines))
+        raise PartsFailed("\n".join(lines), failed)
 
 
 def declared_parts(exercise_id: str) -> tuple[str, ...]:

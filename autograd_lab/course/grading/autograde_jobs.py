@@ -33,8 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from nbformat import NotebookNode
+from nbformat.v4 import new_output
 
+from ..exercises._observe import MIME
 from ..exercises._parts import parts_score
+from ..exercises.verdict import Verdict, judge_cell, points_for
 from ..authoring.notebooks import is_grade_cell, read_notebook, write_notebook
 from ..authoring.release import clear_solutions_class
 from .sandbox import Limits, RunAs, SandboxError, become_subreaper, execute, merge_outputs
@@ -77,6 +80,44 @@ class JobSettings:
 _FAILURE: dict[str, str] = {}
 """Why the last sandboxed run could not finish (read by :func:`autograde_one`)."""
 
+_VERDICTS: dict[str, Verdict] = {}
+"""The judge's verdict on each graded cell of the job's notebook whose exercise is written as
+``observe`` and ``judge`` (by grade id; read by :meth:`Course.clamp_scores`)."""
+
+
+def judge_cells(nb: NotebookNode) -> dict[str, Verdict]:
+    """Judge, here, every graded cell whose exercise observes in the kernel, and put the
+    verdict in place of the cell's observation records (for the feedback page).
+
+    The cell's source is the key's (nbgrader put it back before the run); the records are
+    plain JSON. No code of the submission runs here."""
+    verdicts = {}
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") != "code" or not meta.get("grade") or "grade_id" not in meta:
+            continue
+        verdict = judge_cell(str(meta["grade_id"]), str(cell.get("source", "")),
+                             cell.get("outputs", []))
+        if verdict is None:
+            continue
+        verdicts[verdict.exercise] = verdict
+        kept = [o for o in cell.get("outputs", []) if not _is_record(o)]
+        title = (f"[grader] {verdict.exercise}: "
+                 f"{len(verdict.parts) - len(verdict.failed)} of {len(verdict.parts)} parts "
+                 "passed, judged outside your notebook's kernel\n")
+        if verdict.passed:
+            kept.append(new_output("stream", name="stdout", text=title + verdict.text + "\n"))
+        else:
+            kept.append(new_output("error", ename="CheckFailed", evalue=title + verdict.text,
+                                   traceback=(title + verdict.text).splitlines()))
+        cell["outputs"] = kept
+    return verdicts
+
+
+def _is_record(output: Any) -> bool:
+    data = output.get("data")
+    return hasattr(data, "get") and MIME in data
+
 
 def _sandbox_execute_class() -> type:
     from nbgrader.preprocessors import NbGraderPreprocessor
@@ -103,7 +144,9 @@ def _sandbox_execute_class() -> type:
             except SandboxError as err:
                 _FAILURE["reason"] = str(err)
                 raise
-            return cap_outputs(sanitize(nb)), resources
+            nb = cap_outputs(sanitize(nb))
+            _VERDICTS.update(judge_cells(nb))
+            return nb, resources
 
     return SandboxExecute
 
@@ -182,7 +225,9 @@ class Course:
             for g in sub.grades:
                 if g.auto_score is None:
                     continue
-                if g.name in failed:  # 0, or the share of the parts that passed
+                if g.name in _VERDICTS:  # judged here, from the observations alone
+                    g.auto_score = points_for(_VERDICTS[g.name], float(g.max_score))
+                elif g.name in failed:  # 0, or the share of the parts that passed
                     share = parts_score(failed[g.name], g.name, float(g.max_score))
                     g.auto_score = clamp(share or 0.0, g.max_score)
                 else:
@@ -234,6 +279,7 @@ def autograde_one(course: Course, student: str, notebook: str, settings: JobSett
              SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
     coursedir = course.coursedir(notebook, student)
     _FAILURE.clear()
+    _VERDICTS.clear()
     try:
         Autograde(coursedir=coursedir, config=config, log=log, force=True,
                   autograde_preprocessors=steps).start()

@@ -40,6 +40,8 @@ from typing import Any
 import nbformat
 from nbformat import NotebookNode
 
+from ..exercises._observe import OBSERVE_ONLY
+
 ISOLATIONS = ("auto", "bubblewrap", "process")
 PACKAGE = Path(__file__).resolve().parents[2]
 """The ``autograd_lab`` package folder, mounted read-only in the sandbox."""
@@ -140,7 +142,7 @@ def _env(home: str, tmp: str, pythonpath: str) -> dict[str, str]:
             "JUPYTER_CONFIG_DIR": f"{tmp}/jupyter-config", "IPYTHONDIR": f"{tmp}/ipython",
             "NUMBA_CACHE_DIR": f"{tmp}/numba", "JUPYTER_PLATFORM_DIRS": "1",
             "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-            "NUMBA_NUM_THREADS": "1"}
+            "NUMBA_NUM_THREADS": "1", OBSERVE_ONLY: "1"}
 
 
 SHM_MB = 16
