@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 
 import pytest
 
@@ -246,3 +247,20 @@ def test_importing_the_library_loads_neither_the_course_nor_the_capture_layer() 
                           timeout=120, cwd=pathlib.Path(__file__).resolve().parents[2])
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:3] == ["[]", "[]", "True"], done.stdout
+
+
+def test_no_chapter_of_checkers_imports_another_chapters_private_names():
+    """What two chapters' checkers share lives in a public module of ``exercises`` (``_common``,
+    ``_functions``...), never in one chapter's private names."""
+    root = pathlib.Path(__file__).resolve().parents[2] / "autograd_lab/course/exercises"
+    bad = []
+    for path in root.rglob("ch*.py"):
+        own = path.relative_to(root).parts[0].removesuffix(".py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not node.module:
+                continue
+            chapter = next((p for p in node.module.split(".") if re.fullmatch(r"ch\d\d", p)), None)
+            if chapter and chapter != own and any(a.name.startswith("_") for a in node.names):
+                bad.append(f"{path.relative_to(root)} imports {node.module}: "
+                           f"{[a.name for a in node.names]}")
+    assert not bad, bad

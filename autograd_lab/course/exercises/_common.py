@@ -33,6 +33,7 @@ import contextlib
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
@@ -40,7 +41,7 @@ import numpy as np
 if TYPE_CHECKING:  # the chapter 00 checkers run without the library
     from autograd_lab import Variable
 
-__all__ = ["Checker", "data_of", "deeper_than_recursion", "returns_variables", "format_value", "grad_data", "library", "named", "shaped_mistakes"]
+__all__ = ["Checker", "data_of", "deeper_than_recursion", "returns_variables", "format_value", "grad_data", "library", "library_under_test", "named", "shaped_mistakes"]
 
 
 def format_value(value: Any, digits: int = 6) -> str:
@@ -283,6 +284,46 @@ def grad_data(v: Variable) -> np.ndarray:
     grad = v.grad
     assert grad is not None, "the reference computation left no gradient"
     return grad.data
+
+
+def library_under_test(pkg: Any) -> SimpleNamespace:
+    """Function, Variable, tensor and gradcheck of the library under test: autograd_lab's by
+    default, or those of a package such as the learner's ``mygrad`` (gradcheck by central
+    differences here, since the package need not have one)."""
+    if pkg is None:
+        al = library()
+        return SimpleNamespace(name="al", Function=al.Function, Variable=al.Variable,
+                               tensor=al.tensor, gradcheck=al.gradcheck)
+
+    def as_var(data: Any, requires_grad: bool = False) -> Any:
+        return pkg.Variable(np.array(data, dtype=np.float64), requires_grad=requires_grad)
+
+    def central_differences(fn: Callable[..., Any], inputs: tuple, eps: float = 1e-6,
+                            atol: float = 1e-5, rtol: float = 1e-3) -> bool:
+        out = fn(*inputs)
+        g = np.random.default_rng(0).uniform(0.5, 1.5, size=np.shape(out.data))
+        for x in inputs:
+            x.grad = None
+        out.backward(pkg.Variable(g))
+        for i, x in enumerate(inputs):
+            numeric = np.zeros(x.shape)
+            for j in np.ndindex(x.shape):
+                saved = x.data[j]
+                values = []
+                for step in (eps, -eps):
+                    x.data[j] = saved + step
+                    values.append(float((np.asarray(fn(*inputs).data) * g).sum()))
+                x.data[j] = saved
+                numeric[j] = (values[0] - values[1]) / (2 * eps)
+            analytic = np.zeros(x.shape) if x.grad is None else np.asarray(x.grad.data)
+            if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
+                raise AssertionError(
+                    f"the gradient of input {i} disagrees with central differences: "
+                    f"backward gave {analytic}, central differences {numeric}.")
+        return True
+
+    return SimpleNamespace(name=pkg.__name__, Function=pkg.Function, Variable=pkg.Variable,
+                           tensor=as_var, gradcheck=central_differences)
 
 
 def data_of(value: Any) -> Any:

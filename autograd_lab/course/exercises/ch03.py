@@ -9,14 +9,18 @@ compared with central differences of the learner's own forward.
 from __future__ import annotations
 
 import contextlib
-import io
 import types
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 import numpy as np
 
-from ._common import Checker, format_value, returns_variables, swapped_names
+from ._common import Checker, format_value, returns_variables
+from ._functions import StandInCtx as _StandInCtx, \
+    course_apply as _course_apply, course_ops as _course_ops, data as _data, \
+    function_of as _function_of, names as _names, note_apply as _note_apply, \
+    reference_apply as _reference_apply, \
+    sum_to as _sum_to
 
 __all__ = ["ch03_context", "ch03_own_apply", "ch03_sum_to", "ch03_mul_function",
            "ch03_neg_function", "ch03_exp_function", "ch03_relu_function", "ch03_reductions",
@@ -26,27 +30,8 @@ _MISSING = object()
 
 
 # -- finding the learner's library ------------------------------------------------------------
-def _function_of(cls: Any, name: str) -> Any:
-    """The plain function behind ``cls.name`` (staticmethod, classmethod or plain)."""
-    for klass in getattr(cls, "__mro__", ()):
-        if name in vars(klass):
-            raw = vars(klass)[name]
-            return getattr(raw, "__func__", raw)
-    return None
 
 
-def _names(ck: Checker, cls: Any, method: str, wanted: tuple[str, ...]) -> dict[str, Any]:
-    """The globals ``cls.method`` runs in, checked to hold ``wanted`` (e.g. Variable)."""
-    fn = _function_of(cls, method)
-    ns = getattr(fn, "__globals__", None)
-    if ns is None:
-        ck.fail(f"{getattr(cls, '__name__', cls)} has no method {method}.",
-                hint=f"Define {method} inside the class, as in the cell above.")
-    missing = [n for n in wanted if n not in ns]
-    ck.check(not missing, f"the code of {cls.__name__}.{method} cannot see {missing}.",
-             hint="Run the chapter's first cell (load_mygrad) and the %%mygrad cells above "
-                  "this one, in order, then this check again.")
-    return ns
 
 
 def _is_function_class(ck: Checker, cls: Any, name: str, ns: dict[str, Any]) -> None:
@@ -68,8 +53,6 @@ def _grad_mode_kept(GradMode: Any) -> Iterator[None]:
         GradMode.enabled = before
 
 
-def _data(value: Any) -> Any:
-    return value.data if hasattr(value, "grad_fn") and hasattr(value, "data") else value
 
 
 def _numeric_grads(f: Callable[..., np.ndarray], arrays: list[np.ndarray], g: np.ndarray,
@@ -395,123 +378,19 @@ def _walk(ck: Checker, out: Any, Variable: type[Any]) -> dict[int, np.ndarray]:
 
 
 # -- ch03-mul-function -------------------------------------------------------------------------
-def _sum_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    while g.ndim > len(shape):
-        g = g.sum(axis=0)
-    for i, n in enumerate(shape):
-        if n == 1 and g.shape[i] != 1:
-            g = g.sum(axis=i, keepdims=True)
-    return g
 
 
 # -- isolation: the course's apply and Mul around the piece under test -------------------------
-def _reference_apply(cls: type[Any], ns: dict[str, Any]) -> Callable[..., Any]:
-    """``cls.apply`` as the course writes it, for checking ``cls``'s forward and backward
-    without the learner's own ``apply`` (exercise ch03-own-apply is checked on its own)."""
-    Variable, GradMode = ns["Variable"], ns.get("GradMode")
-
-    def apply(*inputs: Any) -> Any:
-        ctx = cls.Node()
-        ctx.needs_input_grad = tuple(isinstance(x, Variable) and x.requires_grad
-                                     for x in inputs)
-        enabled = getattr(GradMode, "enabled", True)
-        if GradMode is not None:
-            GradMode.enabled = False
-        try:
-            output = cls.forward(ctx, *inputs)
-        finally:
-            if GradMode is not None:
-                GradMode.enabled = enabled
-        if not isinstance(output, Variable):
-            output = Variable(output)
-        if enabled and any(ctx.needs_input_grad):
-            ctx.inputs = inputs
-            output.requires_grad = True
-            output.grad_fn = ctx
-        return output
-
-    apply.__name__ = f"{cls.__name__}.apply"
-    return apply
 
 
-def _own_apply_fails(Function: Any) -> bool:
-    """Whether the learner's ``Function.apply`` fails its own check (run quietly)."""
-    if Function is None:
-        return False
-    quiet = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(quiet):
-            ch03_own_apply(Function)
-    except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
-        return True
-    return False
 
 
-def _note_apply(ns: dict[str, Any]) -> None:
-    """One line when the learner's apply fails: this check does not use it."""
-    if _own_apply_fails(ns.get("Function")):
-        print("note: exercise ch03-own-apply fails its own check; this check runs your "
-              "forward and backward with the course's apply instead.")
 
 
-@contextlib.contextmanager
-def _course_apply(cls: type[Any], ns: dict[str, Any]) -> Iterator[None]:
-    """Run with the course's ``apply`` on the learner's ``Function`` (so every Function, and
-    ``cls`` whichever way it is called, uses it), then give ``Function`` its own back; grad
-    mode is restored too, whatever ran inside."""
-    GradMode = ns.get("GradMode")
-    mode = getattr(GradMode, "enabled", True)
-    owners = [k for k in getattr(cls, "__mro__", ())[:-1] if "apply" in k.__dict__]
-    saved = [(k, k.__dict__["apply"]) for k in owners]
-
-    def apply(klass: type[Any], *inputs: Any) -> Any:
-        return _reference_apply(klass, ns)(*inputs)
-
-    for klass in owners:
-        klass.apply = classmethod(apply)
-    if GradMode is not None:
-        GradMode.enabled = True       # the cases record; an earlier cell may have left it off
-    try:
-        yield
-    finally:
-        for klass, own in saved:
-            klass.apply = own
-        if GradMode is not None:
-            GradMode.enabled = mode
 
 
-class _ReferenceOps:
-    """``a * b`` and ``x.clone()`` as the course's Mul and Clone compute them, with nothing
-    recorded: what ``*`` and ``clone()`` mean inside another Function's backward while that
-    Function is checked."""
-
-    def __init__(self, Variable: type[Any], op: Callable[..., np.ndarray]) -> None:
-        self.Variable, self.op = Variable, op
-
-    def apply(self, *inputs: Any) -> Any:
-        return self.Variable(self.op(*(np.asarray(_data(x)) for x in inputs)))
 
 
-@contextlib.contextmanager
-def _course_ops(ns: dict[str, Any], names: tuple[str, ...] | None = None) -> Iterator[None]:
-    """Run with ``Mul`` and ``Clone`` in the learner's namespace replaced by the course's (the
-    operators look them up there), then put the learner's back: a broken Mul is exercise
-    ch03-mul-function's, a broken apply (which Clone uses) ch03-own-apply's, not the
-    Function's that uses ``*`` or ``clone()`` in its backward."""
-    Variable = ns["Variable"]
-    def as_variable(x: Any) -> Any:
-        return x if isinstance(x, Variable) else Variable(x)
-
-    def sum_to(grad: Any, shape: tuple) -> Any:
-        g = np.asarray(_data(grad))
-        return grad if g.shape == tuple(shape) else Variable(_sum_to(g, tuple(shape)))
-
-    course = {"Mul": _ReferenceOps(Variable, np.multiply),
-              "Clone": _ReferenceOps(Variable, np.copy),
-              "as_variable": as_variable, "sum_to": sum_to}
-    course = {k: v for k, v in course.items() if names is None or k in names}
-    with swapped_names(ns, course):
-        yield
 
 
 def ch03_mul_function(Mul: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
@@ -891,19 +770,6 @@ def ch03_context(Context: type[Any], *, seed: int = 0, hidden: bool = False) -> 
 
 
 # -- ch03-exp-function and ch03-reductions: forward and backward by hand --------------------------
-class _StandInCtx:
-    """A correct ctx for calling a Function's forward and backward by hand (so the learner's
-    Context and apply play no part)."""
-
-    def __init__(self, needs: tuple[bool, ...]) -> None:
-        self.needs_input_grad, self.inputs, self._saved = needs, (), ()
-
-    def save_for_backward(self, *tensors: Any) -> None:
-        self._saved = tensors
-
-    @property
-    def saved_tensors(self) -> tuple:
-        return tuple(self._saved)
 
 
 def _by_hand(ck: Checker, cls: type[Any], ns: dict[str, Any], x: np.ndarray, g: np.ndarray,

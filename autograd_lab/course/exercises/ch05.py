@@ -238,7 +238,10 @@ def _isolated(*classes: Any, helpers: tuple[str, ...] = ()) -> Iterator[None]:
     if isinstance(cls, type) and issubclass(cls, al.Function):
         yield
         return
-    from .ch03 import _course_apply, _course_ops, _function_of, _note_apply
+    from ._functions import course_apply as _course_apply
+    from ._functions import course_ops as _course_ops
+    from ._functions import function_of as _function_of
+    from ._functions import note_apply as _note_apply
     ns = getattr(_function_of(cls, "forward"), "__globals__", None)
     if ns is None or "Variable" not in ns or "Function" not in ns:
         yield                       # the check itself reports what is missing
@@ -435,7 +438,7 @@ def ch05_unbroadcast_function(Unbroadcast: Any, sum_to: Callable[[Any, tuple], A
     backward: grad_output copied back up to g's shape) and ``sum_to(grad, shape)`` (grad itself
     when it has that shape, else Unbroadcast.apply). The course's numpy unbroadcast, apply and
     Mul stand in for the learner's, so only these two pieces are judged."""
-    from .ch03 import _course_apply
+    from ._functions import course_apply as _course_apply
     ck = Checker("ch05-unbroadcast-function", seed=seed, hidden=hidden)
     ns = getattr(getattr(Unbroadcast, "forward", None), "__globals__", None)
     if ns is None or "Variable" not in ns:
@@ -578,7 +581,7 @@ def _ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False)
 
 
 def _function_of_forward(cls: Any) -> Any:
-    from .ch03 import _function_of
+    from ._functions import function_of as _function_of
     return _function_of(cls, "forward")
 
 
@@ -1013,7 +1016,10 @@ def _by_hand(ck: Checker, cls: Any, arrays: list[np.ndarray], g: np.ndarray,
     """forward and backward of ``cls`` called by hand on Variables of ``arrays`` (with a
     stand-in ctx and the course's apply, as_variable, sum_to and Mul, so no other exercise is
     involved); (output data, the gradients backward returned)."""
-    from .ch03 import _StandInCtx, _course_apply, _course_ops, _names
+    from ._functions import StandInCtx as _StandInCtx
+    from ._functions import course_apply as _course_apply
+    from ._functions import course_ops as _course_ops
+    from ._functions import names as _names
     ns = _names(ck, cls, "forward", ("Variable",))
     Variable = ns["Variable"]
     ctx = _StandInCtx(tuple(True for _ in arrays) + (False,) * len(extra))

@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from autograd_lab import Function, Variable, gradcheck, tensor, where
+from autograd_lab import Variable, tensor, where
 from ._parts import Parts
 from ._common import Checker, grad_data
+from ._common import library_under_test as _library_of
 
 __all__ = ["log_cosh_reference", "bakery_loss_reference", "bakery_loss_composite",
            "ch12_log_cosh", "ch12_loss_forward", "ch12_bakery_function", "ch12_train_step",
@@ -220,43 +221,6 @@ _BACKWARD_HINT = ("d/dr log cosh r = tanh r, so dL/dy = w · tanh(r) (divided by
                   "forward argument: (grad_y, grad_t, None, None).")
 
 
-def _library_of(pkg: Any) -> SimpleNamespace:
-    """Function, Variable, tensor and gradcheck of the library under test: autograd_lab's by
-    default, or those of a package such as the learner's ``mygrad`` (gradcheck by central
-    differences here, since the package need not have one)."""
-    if pkg is None:
-        return SimpleNamespace(name="al", Function=Function, Variable=Variable, tensor=tensor,
-                               gradcheck=gradcheck)
-
-    def as_var(data: Any, requires_grad: bool = False) -> Any:
-        return pkg.Variable(np.array(data, dtype=np.float64), requires_grad=requires_grad)
-
-    def central_differences(fn: Callable[..., Any], inputs: tuple, eps: float = 1e-6,
-                            atol: float = 1e-5, rtol: float = 1e-3) -> bool:
-        out = fn(*inputs)
-        g = np.random.default_rng(0).uniform(0.5, 1.5, size=np.shape(out.data))
-        for x in inputs:
-            x.grad = None
-        out.backward(pkg.Variable(g))
-        for i, x in enumerate(inputs):
-            numeric = np.zeros(x.shape)
-            for j in np.ndindex(x.shape):
-                saved = x.data[j]
-                values = []
-                for step in (eps, -eps):
-                    x.data[j] = saved + step
-                    values.append(float((np.asarray(fn(*inputs).data) * g).sum()))
-                x.data[j] = saved
-                numeric[j] = (values[0] - values[1]) / (2 * eps)
-            analytic = np.zeros(x.shape) if x.grad is None else np.asarray(x.grad.data)
-            if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
-                raise AssertionError(
-                    f"the gradient of input {i} disagrees with central differences: "
-                    f"backward gave {analytic}, central differences {numeric}.")
-        return True
-
-    return SimpleNamespace(name=pkg.__name__, Function=pkg.Function, Variable=pkg.Variable,
-                           tensor=as_var, gradcheck=central_differences)
 
 
 def _is_function(ck: Checker, cls: Any, lib: SimpleNamespace, name: str = "BakeryLoss") -> None:

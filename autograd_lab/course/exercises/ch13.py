@@ -16,7 +16,7 @@ import numpy as np
 from autograd_lab import functional as F
 from autograd_lab import tensor
 from ._common import Checker, grad_data
-from .ch12 import _library_of
+from ._common import library_under_test as _library_of
 
 __all__ = ["ch13_embedding", "ch13_layer_norm", "ch13_attention", "ch13_heads",
            "attention_reference", "mygrad_attention"]
