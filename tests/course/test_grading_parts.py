@@ -86,7 +86,7 @@ def test_one_broken_part_earns_the_other_parts_share_and_names_the_broken_one(gr
     _, rows = graded
     row = rows[("integers", "ch01-numerical-gradient")]
     assert (row.points, row.max_points, row.status) == (1.5, 3.0, "partial"), row
-    assert row.reason.startswith("PartsFailed: Exercise ch01-numerical-gradient: 1 of 2 parts "
+    assert row.reason.startswith("CheckFailed: Exercise ch01-numerical-gradient: 1 of 2 parts "
                                  "passed, failed: integer and float32 inputs."), row.reason
     assert rows[("integers", "ch01-central-difference")].status == "passed"
     assert all(r.points == r.max_points for (s, _), r in rows.items() if s == "honest")
@@ -114,7 +114,7 @@ def test_grades_csv_feedback_and_a_regrade_carry_the_share_and_the_time(graded):
         totals = {r["student"]: float(r["points"]) for r in csv.DictReader(fh)}
     assert totals == {"honest": 8.0, "integers": 6.5, "forger": 5.75}
     page = (out / "feedback" / "integers" / "index.html").read_text(encoding="utf-8")
-    assert re.search(r"1\.5 / 3</td><td>partial</td><td>PartsFailed: Exercise "
+    assert re.search(r"1\.5 / 3</td><td>partial</td><td>CheckFailed: Exercise "
                      r"ch01-numerical-gradient: 1 of 2 parts passed", page)
     # --regrade reads the rows back with their share and their time
     old = read_grades(out)

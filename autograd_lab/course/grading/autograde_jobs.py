@@ -102,14 +102,17 @@ def judge_cells(nb: NotebookNode) -> dict[str, Verdict]:
             continue
         verdicts[verdict.exercise] = verdict
         kept = [o for o in cell.get("outputs", []) if not _is_record(o)]
-        title = (f"[grader] {verdict.exercise}: "
-                 f"{len(verdict.parts) - len(verdict.failed)} of {len(verdict.parts)} parts "
-                 "passed, judged outside your notebook's kernel\n")
+        passed = len(verdict.parts) - len(verdict.failed)
+        title = (f"Exercise {verdict.exercise}: {passed} of {len(verdict.parts)} parts passed"
+                 + (f", failed: {', '.join(verdict.failed)}." if verdict.failed else ".")
+                 if len(verdict.parts) > 1 else
+                 f"Exercise {verdict.exercise} {'passed' if verdict.passed else 'failed'}.")
+        text = f"{title} (judged by the grader, outside the notebook's kernel)\n{verdict.text}"
         if verdict.passed:
-            kept.append(new_output("stream", name="stdout", text=title + verdict.text + "\n"))
+            kept.append(new_output("stream", name="stdout", text=text + "\n"))
         else:
-            kept.append(new_output("error", ename="CheckFailed", evalue=title + verdict.text,
-                                   traceback=(title + verdict.text).splitlines()))
+            kept.append(new_output("error", ename="CheckFailed", evalue=text,
+                                   traceback=text.splitlines()))
         cell["outputs"] = kept
     return verdicts
 
@@ -144,9 +147,8 @@ def _sandbox_execute_class() -> type:
             except SandboxError as err:
                 _FAILURE["reason"] = str(err)
                 raise
-            nb = cap_outputs(sanitize(nb))
-            _VERDICTS.update(judge_cells(nb))
-            return nb, resources
+            _VERDICTS.update(judge_cells(nb))  # before sanitizing, which drops the records' type
+            return cap_outputs(sanitize(nb)), resources
 
     return SandboxExecute
 

@@ -18,14 +18,11 @@ it is scored and rendered:
 from __future__ import annotations
 
 import html
-import json
 import re
 from typing import Any
 
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
-
-from ..exercises._observe import MIME, RECORD_LIMIT
 
 MAX_OUTPUT_CHARS = 20_000
 """Longest text kept per output (stream text, a text/plain value, a traceback)."""
@@ -144,8 +141,7 @@ def clip(text: str, limit: int = MAX_FIELD_CHARS) -> str:
 def _size(output: NotebookNode) -> int:
     size = len(_text(output.get("text", ""))) + sum(len(t) for t in output.get("traceback", []))
     size += len(_text(output.get("evalue", ""))) + len(_text(output.get("ename", "")))
-    return size + sum(len(json.dumps(v) if isinstance(v, dict) else _text(v))
-                      for v in output.get("data", {}).values())
+    return size + sum(len(_text(v)) for v in output.get("data", {}).values())
 
 
 def _cap_output(output: NotebookNode, notes: list[str]) -> None:
@@ -180,16 +176,6 @@ def _essential(output: NotebookNode) -> bool:
     """Outputs that decide a graded cell's score (nbgrader's rule) and so are never dropped."""
     return output.get("output_type") in ("error", "execute_result") or (
         output.get("output_type") == "stream" and output.get("name") == "stderr")
-
-
-MAX_RECORDS_PER_CELL = 4
-"""Observation records a cell keeps whatever else it printed (a graded cell makes two)."""
-
-
-def _record(output: NotebookNode) -> bool:
-    """An observation record the grader's judge reads (see ``exercises._observe``)."""
-    data = output.get("data")
-    return isinstance(data, dict) and MIME in data and isinstance(data[MIME], dict)
 
 
 def _cap_attachments(cell: NotebookNode, budget: int) -> int:
@@ -277,16 +263,13 @@ def cap_outputs(nb: NotebookNode) -> NotebookNode:
             continue
         notes: list[str] = []
         kept: list[dict] = []
-        used, dropped, records = 0, 0, 0
+        used, dropped = 0, 0
         for output in cell.get("outputs", []):
             _cap_output(output, notes)
             size = _size(output)
             over = (used + size > MAX_CELL_CHARS or size > budget
                     or len(kept) >= MAX_OUTPUTS_PER_CELL)
-            kept_record = (_record(output) and records < MAX_RECORDS_PER_CELL
-                           and size <= RECORD_LIMIT)
-            records += kept_record
-            if over and not (_essential(output) or kept_record):
+            if over and not _essential(output):
                 dropped += 1
                 continue
             kept.append(output)
