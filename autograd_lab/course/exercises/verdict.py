@@ -40,6 +40,8 @@ class Verdict:
     parts: tuple[str, ...]
     failed: tuple[str, ...]
     text: str
+    note: str = ""
+    """Why a call could not be judged at all (no record, several records), or ``""``."""
 
     @property
     def share(self) -> float:
@@ -131,20 +133,22 @@ def judge_cell(exercise_id: str, source: str, outputs: Sequence[Any]) -> Verdict
     parts = tuple(module.PARTS) or ("the exercise",)
     calls = graded_calls(source, exercise_id)
     if not calls:
-        return Verdict(exercise_id, parts, parts, "the graded cell calls no check.")
+        return Verdict(exercise_id, parts, parts, "the graded cell calls no check.",
+                       "the graded cell calls no check")
     records = [r for r in _records(outputs) if isinstance(r, dict)]
     failed: set[str] = set()
-    texts = []
+    texts, notes = [], []
     for seed, hidden in calls:
         mine = [r for r in records if r.get("exercise") == exercise_id
                 and r.get("seed") == seed and r.get("hidden") == hidden]
         label = "hidden cases" if hidden else "visible cases"
         if len(mine) != 1:
             failed.update(parts)
-            texts.append(f"[{label}] " + (
-                "no observations: the cell stopped before its check finished." if not mine else
-                f"{len(mine)} observation records instead of one: the cell's output is not the "
-                "check's own."))
+            notes.append(f"{label}: " + (
+                "no observations, the cell stopped before its check finished" if not mine else
+                f"{len(mine)} observation records instead of one, the cell's output is not the "
+                "check's own"))
+            texts.append(f"[{label}] {notes[-1]}.")
             continue
         lost, text = _judge_one(module, mine[0])
         failed.update(lost)
@@ -152,4 +156,5 @@ def judge_cell(exercise_id: str, source: str, outputs: Sequence[Any]) -> Verdict
     text = "\n".join(texts)
     if len(text) > _TEXT_LIMIT:
         text = text[:_TEXT_LIMIT] + "\n[cut: the judge's report is longer than 20,000 characters]"
-    return Verdict(exercise_id, parts, tuple(p for p in parts if p in failed), text)
+    return Verdict(exercise_id, parts, tuple(p for p in parts if p in failed), text,
+                   "; ".join(notes))

@@ -107,7 +107,9 @@ def judge_cells(nb: NotebookNode) -> dict[str, Verdict]:
                  + (f", failed: {', '.join(verdict.failed)}." if verdict.failed else ".")
                  if len(verdict.parts) > 1 else
                  f"Exercise {verdict.exercise} {'passed' if verdict.passed else 'failed'}.")
-        text = f"{title} (judged by the grader, outside the notebook's kernel)\n{verdict.text}"
+        note = f" ({verdict.note})" if verdict.note else ""
+        text = (f"{title}{note} (judged by the grader, outside the notebook's kernel)\n"
+                f"{verdict.text}")
         if verdict.passed:
             kept.append(new_output("stream", name="stdout", text=text + "\n"))
         else:
