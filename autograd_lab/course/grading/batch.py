@@ -628,6 +628,11 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
 
     ``jobs=None`` grades as many notebooks at once as :func:`default_jobs` allows.
     ``progress`` (e.g. ``sys.stderr``) gets a :class:`Progress` line while the class runs.
+
+    The stages, in order, each a function of this module: :func:`isolation_stage`,
+    :func:`select_stage` (what to grade, with the versions ``--regrade`` compares),
+    :func:`canary_stage`, :func:`prepare_stage` (read, scan, restore the key's graded cells),
+    :func:`_run_batch` (the jobs), :func:`setup_failure_stage` and :func:`write_stage`.
     """
     submissions, out = Path(submissions), Path(out)
     key_dir = Path(solutions) if solutions is not None else default_dir("solutions")
@@ -636,6 +641,33 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
         raise CourseError(f"The key folder {key_dir} holds no notebooks.")
     students = _students(submissions)
     expected = _expected(key, submissions, students, notebooks)
+    settings = isolation_stage(isolation, run_as, timeout, limits, (key_dir, submissions, out),
+                               log)
+    if jobs is None:
+        jobs, why = default_jobs(settings.limits.memory_mb)
+        log(f"jobs: {jobs} at a time ({why}; --jobs sets it)")
+    _check_out(out)  # before the canary's jobs: a wrong --out fails at once
+    chosen = select_stage(key, expected, students, submissions, out, settings, refused, regrade,
+                          log)
+    plan = _Plan(key, chosen.run_now,
+                 {n: release_notebook(read_notebook(key[n]), n) for n in expected},
+                 {n: exercises(read_notebook(key[n])) for n in expected}, timeout, settings, jobs)
+    canary_stage(plan, log)
+    _clear_out(out, chosen, regrade)
+    with tempfile.TemporaryDirectory(prefix="autograd_lab_grade_") as tmp:
+        course = _new_course(Path(tmp), out, chosen, plan)
+        prepared = prepare_stage(submissions, chosen, plan, handed_in or {}, log)
+        graded = _run_batch(course, plan, prepared.ready, log, shown,
+                            Progress(len(prepared.ready), progress), prepared.flags)
+        setup_failure_stage(graded, len(prepared.ready), out, regrade)
+        return write_stage(course, out, chosen, prepared, graded, log)
+
+
+def isolation_stage(isolation: str, run_as: str | None, timeout: int, limits: Limits | None,
+                    folders: tuple[Path, ...], log: Callable[[str], None]) -> JobSettings:
+    """Stage 1: the isolation every job gets (bubblewrap where it works) and the user it runs
+    as; refuses a setting that cannot hold (a folder the sandbox would show, a user the plain
+    process cannot run as)."""
     user = resolve_run_as(run_as)
     try:
         level = choose_isolation(isolation, user)
@@ -654,7 +686,7 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
             "limits, but it can read your files and the key; grade untrusted work with "
             "bubblewrap")
     else:
-        shown_dirs = [str(p) for p in (key_dir, submissions, out) if visible_in_sandbox(p)]
+        shown_dirs = [str(p) for p in folders if visible_in_sandbox(p)]
         if shown_dirs:
             raise CourseError(f"{', '.join(shown_dirs)} would be readable inside the sandbox: it "
                               "lies in the Python environment, the autograd_lab package or the "
@@ -662,11 +694,33 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
         log("isolation: bubblewrap (each notebook in its own sandbox)")
     if user is not None:
         log(f"jobs run as {user.name} (uid {user.uid})")
-    settings = JobSettings(timeout, level, limits or Limits(), user)
-    if jobs is None:
-        jobs, why = default_jobs(settings.limits.memory_mb)
-        log(f"jobs: {jobs} at a time ({why}; --jobs sets it)")
-    _check_out(out)  # before the canary's jobs: a wrong --out fails at once
+    return JobSettings(timeout, level, limits or Limits(), user)
+
+
+@dataclass
+class Selection:
+    """What one run grades, with the versions a row records and ``--regrade`` compares."""
+
+    students: list[str]
+    expected: list[str]
+    key_v: dict[str, str]
+    sub_v: dict[tuple[str, str], str]
+    check_v: dict[str, str]
+    refused: dict[tuple[str, str], str]
+    folder_refused: dict[str, str | None]
+    old: dict[tuple[str, str], list[Row]]
+    kept: dict[tuple[str, str], list[Row]]
+    todo: list[tuple[str, str]]
+    run_now: list[str]
+    regrade: bool = False
+
+
+def select_stage(key: dict[str, Path], expected: list[str], students: list[str],
+                 submissions: Path, out: Path, settings: JobSettings,
+                 refused: dict[tuple[str, str], str] | None, regrade: bool,
+                 log: Callable[[str], None]) -> Selection:
+    """Stage 2: every (student, notebook) pair, its key's, submission's and checker's versions,
+    and -- with ``regrade`` -- the earlier rows kept because none of the three changed."""
     refused = dict(refused or {})
     key_v = {n: key_version(read_notebook(key[n])) for n in expected}
     collisions = name_collisions(students)
@@ -682,119 +736,157 @@ def grade(submissions: Path, out: Path, solutions: Path | None = None, timeout: 
         == (key_v[pair[1]], sub_v[pair], check_v[pair[1]]) for r in old[pair])}
     todo = [pair for pair in sub_v if pair not in kept]
     if regrade:
-        changed_keys = sorted({n for (_, n), rs in old.items() if n in key_v
-                               and any(r.key_version != key_v[n] for r in rs)})
-        changed_checks = sorted({n for (_, n), rs in old.items() if n in check_v
-                                 and any(r.checker_version != check_v[n] for r in rs)})
-        log(f"regrade: {len(todo)} of {len(sub_v)} notebook(s) to grade again"
-            + (f" (key changed: {', '.join(changed_keys)})" if changed_keys else "")
-            + (f" (checkers, library, environment or settings changed: "
-               f"{', '.join(changed_checks)})" if changed_checks else "")
-            + f"; {len(kept)} kept as they were")
+        _log_regrade(old, key_v, check_v, len(todo), len(sub_v), len(kept), log)
+    for student, problem in folder_refused.items():
+        for n in expected if problem else ():
+            refused.setdefault((student, n), f"the student folder was refused: {problem}")
     run_now = [n for n in expected if any(n == pair[1] for pair in todo)]
+    return Selection(students, expected, key_v, sub_v, check_v, refused, folder_refused, old,
+                     kept, todo, run_now, regrade)
+
+
+def _log_regrade(old: dict, key_v: dict, check_v: dict, todo: int, pairs: int, kept: int,
+                 log: Callable[[str], None]) -> None:
+    changed_keys = sorted({n for (_, n), rs in old.items() if n in key_v
+                           and any(r.key_version != key_v[n] for r in rs)})
+    changed_checks = sorted({n for (_, n), rs in old.items() if n in check_v
+                             and any(r.checker_version != check_v[n] for r in rs)})
+    log(f"regrade: {todo} of {pairs} notebook(s) to grade again"
+        + (f" (key changed: {', '.join(changed_keys)})" if changed_keys else "")
+        + (f" (checkers, library, environment or settings changed: "
+           f"{', '.join(changed_checks)})" if changed_checks else "")
+        + f"; {kept} kept as they were")
+
+
+def canary_stage(plan: _Plan, log: Callable[[str], None]) -> None:
+    """Stage 3: the key must earn full marks and an untouched copy none (:func:`canary`)."""
     nbgrader_helpers()
     nb_log = logging.getLogger("autograd_lab.grade")
     nb_log.setLevel(logging.ERROR)
-    plan = _Plan(key, run_now, {n: release_notebook(read_notebook(key[n]), n) for n in expected},
-                 {n: exercises(read_notebook(key[n])) for n in expected}, timeout, settings, jobs)
     try:
         canary(plan, nb_log, log)
     except CourseError:
         raise
     except Exception as err:  # nbgrader refuses the key: say which check failed
         raise CourseError(f"nbgrader could not grade the key notebooks "
-                          f"({', '.join(expected)}): {type(err).__name__}: {err}. "
+                          f"({', '.join(plan.released)}): {type(err).__name__}: {err}. "
                           "Does `autograd-lab release` work on them?") from err
-    if regrade:  # only the pairs graded again lose their earlier files
-        out.mkdir(parents=True, exist_ok=True)
-        for student, n in todo:
-            if name_problem(student):
-                continue
-            for stale in (out / "feedback" / student / f"{n}.html",
-                          out / "autograded" / student / f"{n}.ipynb"):
-                if stale.is_file() and not stale.is_symlink():
-                    stale.unlink()
-    else:
+
+
+def _clear_out(out: Path, chosen: Selection, regrade: bool) -> None:
+    """A new ``out``, or -- in a regrade -- only the pairs graded again lose their files."""
+    if not regrade:
         _prepare_out(out)
-    rows: dict[tuple[str, str], list[Row]] = dict(kept)
-    flags: dict[tuple[str, str], list] = {}
-    gradable = []
-    for student in students:
-        problem = folder_refused[student]
-        if problem:
-            for n in expected:
-                refused.setdefault((student, n), f"the student folder was refused: {problem}")
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    for student, n in chosen.todo:
+        if name_problem(student):
+            continue
+        for stale in (out / "feedback" / student / f"{n}.html",
+                      out / "autograded" / student / f"{n}.ipynb"):
+            if stale.is_file() and not stale.is_symlink():
+                stale.unlink()
+
+
+def _new_course(tmp: Path, out: Path, chosen: Selection, plan: _Plan) -> Course:
+    """The throw-away nbgrader course of this run, with its students and the key's source."""
+    course = Course(tmp, out / "gradebook.db")
+    try:
+        course.add_students([s for s in chosen.students if not chosen.folder_refused[s]])
+    except Exception as err:  # the gradebook itself cannot be made: not the key's fault
+        raise CourseError(f"nbgrader could not create the gradebook {out / 'gradebook.db'} "
+                          f"({type(err).__name__}: {err}).") from err
+    nb_log = logging.getLogger("autograd_lab.grade")
+    try:
+        course.generate([plan.key[n] for n in chosen.run_now], nb_log)
+    except Exception as err:  # nbgrader refuses the key: say which check failed
+        raise CourseError(f"nbgrader could not read the key notebooks "
+                          f"({', '.join(chosen.expected)}): {type(err).__name__}: {err}. "
+                          "Does `autograd-lab release` work on them?") from err
+    return course
+
+
+@dataclass
+class Preparation:
+    """What :func:`prepare_stage` made of the pairs to grade."""
+
+    ready: dict[tuple[str, str], Prepared]
+    rows: dict[tuple[str, str], list[Row]]
+    flags: dict[tuple[str, str], list]
+    handed: dict[tuple[str, str], str]
+
+
+def prepare_stage(submissions: Path, chosen: Selection, plan: _Plan,
+                  handed_in: dict[str, str], log: Callable[[str], None]) -> Preparation:
+    """Stage 4: read each submission once (its hash is of those bytes), record its hand-in
+    time, scan it for tampering, cap its essays and put the key's graded cells over it; a
+    refused or unreadable one gets its zero rows and reason here."""
+    found = Preparation({}, {}, {}, {})
+    for student, n in chosen.todo:
+        if (student, n) in chosen.refused:
+            sub = Prepared("invalid", chosen.refused[(student, n)])
         else:
-            gradable.append(student)
-    with tempfile.TemporaryDirectory(prefix="autograd_lab_grade_") as tmp:
-        course = Course(Path(tmp), out / "gradebook.db")
-        try:
-            course.add_students(gradable)
-        except Exception as err:  # the gradebook itself cannot be made: not the key's fault
-            raise CourseError(f"nbgrader could not create the gradebook {out / 'gradebook.db'} "
-                              f"({type(err).__name__}: {err}).") from err
-        try:
-            course.generate([key[n] for n in run_now], nb_log)
-        except Exception as err:  # nbgrader refuses the key: say which check failed
-            raise CourseError(f"nbgrader could not read the key notebooks "
-                              f"({', '.join(expected)}): {type(err).__name__}: {err}. "
-                              "Does `autograd-lab release` work on them?") from err
-        prepared: dict[tuple[str, str], Prepared] = {}
-        handed: dict[tuple[str, str], str] = {}
-        for student, n in todo:
-            if (student, n) in refused:
-                sub = Prepared("invalid", refused[(student, n)])
-            else:
-                sub = read_submission(submissions, (student,), n)
-                if sub.version:  # the hash of the bytes that are graded, read once
-                    sub_v[(student, n)] = sub.version
-                if (handed_in or {}).get(student):
-                    handed[(student, n)] = (handed_in or {})[student]
-                elif sub.modified is not None:
-                    handed[(student, n)] = _iso(sub.modified)
-            if sub.status == "ok":
-                assert sub.nb is not None  # an "ok" submission always holds its notebook
-                try:
-                    flags[(student, n)] = scan_notebook(sub.nb)
-                    cap_sources(sub.nb, kinds=("markdown", "raw"))  # essays: nothing runs them
-                    restore_graded_cells(sub, plan.released[n])
-                except Exception as err:  # odd metadata nbformat accepted, too deep, ...
-                    sub = Prepared("invalid", f"cannot prepare {n}.ipynb for grading "
-                                              f"({type(err).__name__}: {shown(str(err))[:300]})")
-            if sub.status != "ok":
-                rows[(student, n)] = _zero_rows(student, n, plan.key_ex[n], sub.status,
-                                                sub.reason)
-                log(f"{shown(student)}/{n}: {sub.status} ({shown(sub.reason)})")
-                continue
-            prepared[(student, n)] = sub
-        graded = _run_batch(course, plan, prepared, log, shown,
-                            Progress(len(prepared), progress), flags)
-        broken = _infrastructure_failure(graded, len(prepared))
-        if broken and regrade:
-            raise CourseError(f"Nothing was regraded: most notebooks failed the same way, "
-                              f"which is the grader's setup, not the students' work ({broken}). "
-                              "The earlier grades.csv is unchanged; fix that and regrade.")
-        if broken:
-            for name in OUTPUTS:
-                target = out / name
-                if target.is_file():
-                    target.unlink()
-            raise CourseError(f"No grades were written: most notebooks failed the same way, "
-                              f"which is the grader's setup, not the students' work ({broken}). "
-                              "Fix that and grade again.")
-        rows.update(graded)
-        ordered = [r if (s, n) in kept else
-                   replace(r, key_version=key_v[n], submission_version=sub_v[(s, n)],
-                           checker_version=check_v[n], handed_in=handed.get((s, n), ""),
-                           reason=clip(r.reason), flags=clip(r.flags))
-                   for s in students for n in expected
-                   for r in (rows[(s, n)] if (s, n) in kept else
-                             _mark_flags(rows[(s, n)], flags.get((s, n), [])))]
-        if regrade:
-            changes = regrade_changes(old, ordered)
-            log(f"regrade: {len(changes)} row(s) changed" + (":" if changes else ""))
-            for line in changes:
-                log(f"  {line}")
-        write_csv(ordered, out)
-        _write_feedback(course, ordered, out)
+            sub = read_submission(submissions, (student,), n)
+            if sub.version:  # the hash of the bytes that are graded, read once
+                chosen.sub_v[(student, n)] = sub.version
+            if handed_in.get(student):
+                found.handed[(student, n)] = handed_in[student]
+            elif sub.modified is not None:
+                found.handed[(student, n)] = _iso(sub.modified)
+        if sub.status == "ok":
+            assert sub.nb is not None  # an "ok" submission always holds its notebook
+            try:
+                found.flags[(student, n)] = scan_notebook(sub.nb)
+                cap_sources(sub.nb, kinds=("markdown", "raw"))  # essays: nothing runs them
+                restore_graded_cells(sub, plan.released[n])
+            except Exception as err:  # odd metadata nbformat accepted, too deep, ...
+                sub = Prepared("invalid", f"cannot prepare {n}.ipynb for grading "
+                                          f"({type(err).__name__}: {shown(str(err))[:300]})")
+        if sub.status != "ok":
+            found.rows[(student, n)] = _zero_rows(student, n, plan.key_ex[n], sub.status,
+                                                  sub.reason)
+            log(f"{shown(student)}/{n}: {sub.status} ({shown(sub.reason)})")
+            continue
+        found.ready[(student, n)] = sub
+    return found
+
+
+def setup_failure_stage(graded: dict, ran: int, out: Path, regrade: bool) -> None:
+    """Stage 6: when most jobs failed alike, the grader's set-up is at fault, not the class:
+    nothing is written (a first run's outputs are removed; a regrade keeps the old ones)."""
+    broken = _infrastructure_failure(graded, ran)
+    if broken and regrade:
+        raise CourseError(f"Nothing was regraded: most notebooks failed the same way, "
+                          f"which is the grader's setup, not the students' work ({broken}). "
+                          "The earlier grades.csv is unchanged; fix that and regrade.")
+    if broken:
+        for name in OUTPUTS:
+            target = out / name
+            if target.is_file():
+                target.unlink()
+        raise CourseError(f"No grades were written: most notebooks failed the same way, "
+                          f"which is the grader's setup, not the students' work ({broken}). "
+                          "Fix that and grade again.")
+
+
+def write_stage(course: Course, out: Path, chosen: Selection, prepared: Preparation,
+                graded: dict, log: Callable[[str], None]) -> list[Row]:
+    """Stage 7: every row in the order of students and notebooks, with the versions and the
+    hand-in time, flags marked and fields capped; ``grades.csv``, ``totals.csv`` and feedback."""
+    rows: dict[tuple[str, str], list[Row]] = {**chosen.kept, **prepared.rows, **graded}
+    ordered = [r if (s, n) in chosen.kept else
+               replace(r, key_version=chosen.key_v[n], submission_version=chosen.sub_v[(s, n)],
+                       checker_version=chosen.check_v[n],
+                       handed_in=prepared.handed.get((s, n), ""),
+                       reason=clip(r.reason), flags=clip(r.flags))
+               for s in chosen.students for n in chosen.expected
+               for r in (rows[(s, n)] if (s, n) in chosen.kept else
+                         _mark_flags(rows[(s, n)], prepared.flags.get((s, n), [])))]
+    if chosen.regrade:
+        changes = regrade_changes(chosen.old, ordered)
+        log(f"regrade: {len(changes)} row(s) changed" + (":" if changes else ""))
+        for line in changes:
+            log(f"  {line}")
+    write_csv(ordered, out)
+    _write_feedback(course, ordered, out)
     return ordered

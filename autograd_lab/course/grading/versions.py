@@ -31,7 +31,7 @@ ENVIRONMENT_PACKAGES = ("numpy", "numba", "nbformat", "nbconvert", "nbclient", "
                         "ipykernel", "ipython", "jupyter_client", "matplotlib", "scipy")
 """Distributions whose version is part of ``checker_version`` (a missing one counts as such)."""
 
-_CHAPTER = re.compile(r"ch(\d\d)\.py")
+_CHAPTER = re.compile(r"ch(\d\d)(?:\.py)?")
 
 
 def key_version(nb) -> str:
@@ -86,10 +86,20 @@ def checker_version(notebook: str, settings: object) -> str:
     ``JobSettings`` (its ``repr`` names isolation, timeout, limits and user)."""
     chapter = notebook[:2]
     files = [(rel, digest) for rel, digest in _sources()
-             if not ((m := _CHAPTER.fullmatch(Path(rel).name)) and "exercises" in rel
-                     and m.group(1) != chapter)]
+             if _chapter_of(rel) in (None, chapter)]
     blob = json.dumps([files, _environment(), repr(settings)])
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _chapter_of(rel: str) -> str | None:
+    """``"03"`` for a file of chapter 03's checkers (``exercises/ch03.py`` or
+    ``exercises/ch03/...``), ``None`` for any other file."""
+    parts = Path(rel).parts
+    if "exercises" not in parts:
+        return None
+    below = parts[parts.index("exercises") + 1:]
+    match = _CHAPTER.fullmatch(below[0]) if below else None
+    return match.group(1) if match else None
 
 
 def clear_cache() -> None:
