@@ -193,21 +193,35 @@ def _arrived(node: Node, buf: list, create_graph: bool) -> None:
                 var._grad = g if var._grad is None else add_gradients(var._grad, g)
 
 
-def _backward_walk(roots: Sequence[Variable], seeds: Sequence[Variable], retain_graph: bool,
-                   create_graph: bool) -> None:
-    """``backward``: every node in order; each leaf adds its gradient into ``.grad``."""
+def _walk(roots: Sequence[Variable], seeds: Sequence[Variable], retain_graph: bool,
+          create_graph: bool, inputs: Sequence[Variable] | None = None
+          ) -> list[Variable | None] | None:
+    """The backward walk, as chapter 04 writes it: visit the nodes in topological order; when a
+    node's gradients are all in, run the hooks on its outputs, then hand the gradients on.
+
+    Without ``inputs`` (``backward``) every node runs and each leaf adds its gradient into
+    ``.grad``. With ``inputs`` (``grad``, ``backward(inputs=...)``) only the nodes between the
+    roots and the inputs run, the gradients arriving at the inputs are returned (a leaf's hooks
+    run on them), and no ``.grad`` changes."""
     order, buffers = _start(roots, seeds)
+    keys = None if inputs is None else _keys(inputs)
+    wanted = None if keys is None else dict(keys)
+    needed = None if wanted is None else _needed(order, {key[0] for key in wanted})
+    found: dict[tuple[int, int], Variable | None] = {}
     watch = _observer[0]
     sent: list | None = None if watch is None else []
     prev, STATE.enabled = STATE.enabled, create_graph  # record the backward only for create_graph
     try:
         for node in order:
             buf = buffers.pop(node, None)
-            if buf is None:
-                continue  # no gradient reached it
+            if buf is None or (needed is not None and id(node) not in needed):
+                continue  # no gradient reached it, or nothing asked for lies below it
             if node._hooks_by_output or node._retained:  # most nodes have neither
                 _arrived(node, buf, create_graph)
-            if type(node) is AccumulateGrad:
+            if wanted is not None and needed is not None:
+                if _kept(node, buf, wanted, found, needed):
+                    _run_node(node, buf, buffers, retain_graph, sent)
+            elif type(node) is AccumulateGrad:
                 if buf[0] is not None:
                     accumulate_leaf(node.variable, buf[0], create_graph)
             else:
@@ -217,41 +231,29 @@ def _backward_walk(roots: Sequence[Variable], seeds: Sequence[Variable], retain_
                 sent = []
     finally:
         STATE.enabled = prev
+    return None if keys is None else [found.get(key) for key, _ in keys]
 
 
-def _grad_walk(roots: Sequence[Variable], seeds: Sequence[Variable], inputs: Sequence[Variable],
-               retain_graph: bool, create_graph: bool) -> list[Variable | None]:
-    """``grad``: only the nodes between the roots and ``inputs``; the gradients arriving at the
-    inputs are returned, and no ``.grad`` changes."""
-    order, buffers = _start(roots, seeds)
-    wanted: dict[tuple[int, int], Node] = {}  # the values keep the nodes alive, so ids stay unique
+def _keys(inputs: Sequence[Variable]) -> list[tuple[tuple[int, int], Node]]:
+    """((id of the node, output number), node) of each input, in the inputs' order (an input
+    given twice is there twice); the nodes kept with them keep the ids unique during the walk."""
     keys = []
     for v in inputs:
         node = v.grad_fn if v.grad_fn is not None else AccumulateGrad.of(v)
-        keys.append((id(node), v._output_nr if v.grad_fn is not None else 0))
-        wanted[keys[-1]] = node
-    needed = _needed(order, {k[0] for k in wanted})
-    found: dict[tuple[int, int], Variable | None] = {}
-    prev, STATE.enabled = STATE.enabled, create_graph
-    try:
-        for node in order:
-            buf = buffers.pop(node, None)
-            if buf is None or id(node) not in needed:
-                continue
-            if node._hooks_by_output or node._retained:  # most nodes have neither
-                _arrived(node, buf, create_graph)
-            if type(node) is AccumulateGrad and node.variable._hooks and buf[0] is not None:
-                buf[0] = _call_hooks(node.variable._hooks, buf[0])  # a leaf's hooks run for grad too
-            for nr, g in enumerate(buf):
-                if (id(node), nr) in wanted:
-                    found[(id(node), nr)] = g
-            if type(node) is AccumulateGrad or not any(
-                    c is not None and id(c) in needed for c, _ in node.next_functions):
-                continue  # nothing below this node is asked for
-            _run_node(node, buf, buffers, retain_graph)
-    finally:
-        STATE.enabled = prev
-    return [found.get(key) for key in keys]
+        keys.append(((id(node), v._output_nr if v.grad_fn is not None else 0), node))
+    return keys
+
+
+def _kept(node: Node, buf: list, wanted: dict, found: dict, needed: set[int]) -> bool:
+    """For a walk that returns gradients: keep those of ``node``'s outputs that were asked for
+    (after a leaf's own hooks); whether anything asked for lies below it."""
+    if type(node) is AccumulateGrad and node.variable._hooks and buf[0] is not None:
+        buf[0] = _call_hooks(node.variable._hooks, buf[0])  # a leaf's hooks run for grad too
+    for nr, g in enumerate(buf):
+        if (id(node), nr) in wanted:
+            found[(id(node), nr)] = g
+    return type(node) is not AccumulateGrad and any(
+        c is not None and id(c) in needed for c, _ in node.next_functions)
 
 
 def one_per_input(node: Node, result: tuple) -> tuple:
@@ -365,7 +367,7 @@ def backward(
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is None:
-        _backward_walk(tensors, seeds, retain_graph, create_graph)
+        _walk(tensors, seeds, retain_graph, create_graph)
         return
     inputs = [inputs] if isinstance(inputs, Variable) else list(inputs)
     if not inputs:
@@ -379,7 +381,8 @@ def backward(
                 f"input {i} of backward(inputs=...) does not require grad (can't retain_grad on a "
                 "Variable that has requires_grad=False): pass only Variables with requires_grad=True."
             )
-    found = _grad_walk(tensors, seeds, inputs, retain_graph, create_graph)
+    found = _walk(tensors, seeds, retain_graph, create_graph, inputs)
+    assert found is not None  # a walk with inputs returns what reached them
     for v, g in zip(inputs, found):
         if g is not None:
             _accumulate_input(v, g, create_graph)
@@ -430,7 +433,9 @@ def grad(
     outputs, seeds = _roots_and_seeds(outputs, grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    result = _grad_walk(outputs, seeds, inputs, retain_graph, create_graph)
+    found = _walk(outputs, seeds, retain_graph, create_graph, inputs)
+    assert found is not None  # a walk with inputs returns what reached them
+    result = found
     for i, g in enumerate(result):
         if g is None and not allow_unused:
             raise BackwardError(

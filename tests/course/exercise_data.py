@@ -97,7 +97,8 @@ def _without_magics(source: str) -> str:
 def arguments(source: str, exercise: str, ns: dict[str, Any]) -> list[Any]:
     """The objects the graded cell passes to its checker, looked up in ``ns``."""
     name = exercise.replace("-", "_")
-    match = re.search(rf"check\.{name}\(([^)]*)\)", source.split("### END HIDDEN TESTS")[-1])
+    visible = re.sub(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", "", source, flags=re.S)
+    match = re.search(rf"check\.{name}\(([^)]*)\)", visible)
     assert match, f"the graded cell of {exercise} does not call check.{name}"
     names = [a.strip() for a in match.group(1).split(",") if a.strip() and "=" not in a]
     return [ns[n] for n in names]
