@@ -28,8 +28,6 @@ MISTAKES = (
     Mistake("assigns instead of adding", ("partial[c, j] += x[i, j]", "partial[c, j] = x[i, j]"),
             None, "colsum.assign"),
     Mistake("partial not zeroed", ("partial[c, j] = 0.0", "pass"), None, "kernel.unwritten"),
-    Mistake("not parallel", ("@njit(parallel=True, cache=True)", "@njit(cache=True)"), None,
-            "kernel.parallel"),
 )
 
 SHAPES = [((10, 3), 2), ((7, 4), 3), ((5, 2), 1), ((2, 5), 4), ((1000, 10), 2)]

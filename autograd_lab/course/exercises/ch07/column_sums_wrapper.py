@@ -131,7 +131,6 @@ def _observe_calls(ob: Observer, calls: list, got: Any) -> None:
         is_array = isinstance(partial, np.ndarray)
         ob.put("partial shape", tuple(partial.shape) if is_array else None)
         ob.put("partial dtype", str(partial.dtype) if is_array else None)
-        ob.put("partial", partial if is_array else None)
         ob.put("returned partial", got is partial)
     ob.put("result", got)
     ob.put("result shape", tuple(np.shape(got)))
