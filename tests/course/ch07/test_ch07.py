@@ -11,6 +11,7 @@ functions defined in files).
 from __future__ import annotations
 
 import hashlib
+import json
 import linecache
 import math
 import sys
@@ -18,11 +19,16 @@ from typing import Any
 
 import numba
 import numpy as np
+import pytest
 from numba import njit, prange
+
+from autograd_lab.course.exercises import _exercise, check
+from autograd_lab.course.exercises._observe import MIME, OBSERVE_ONLY
+from autograd_lab.course.exercises.verdict import graded_calls, judge_cell
 
 from autograd_lab.course.learner.export import PACKAGE, REFERENCE_ROOT
 from autograd_lab.course.learner.loader import _forget_package, build_package
-from tests.course.exercise_data import Chapter, chapter_tests
+from tests.course.exercise_data import Chapter, arguments, chapter_tests
 
 CORE = ["variable", "function", "engine", "ops", "grad_mode"]
 _KERNEL_CELLS: dict[str, dict[str, Any]] = {}
@@ -96,3 +102,25 @@ CHAPTER = _Chapter("07_fast_kernels.ipynb", "ch07",
                   namespace=namespace)
 
 globals().update(chapter_tests(CHAPTER))
+
+
+@pytest.mark.parametrize("exercise_id", ["ch07-column-sums", "ch07-relu-function"])
+def test_the_grader_judges_the_graded_cell_from_the_kernels_records(exercise_id, monkeypatch):
+    """In the grader's sandbox a check only shows its observations; the grader's verdict on
+    the key's graded cell (as written, visible call first) comes from those records alone,
+    after their JSON round trip, and a declared mistake loses the exercise."""
+    module = next(m for m in CHAPTER.module.EXERCISES if m.ID == exercise_id)
+    source = Chapter.graded(CHAPTER)[exercise_id]
+    shown: list = []
+    monkeypatch.setenv(OBSERVE_ONLY, "1")
+    monkeypatch.setattr(_exercise, "show_record", shown.append)
+    for mistake, passed in [(None, True), (module.MISTAKES[0], False)]:
+        shown.clear()
+        ns = CHAPTER.run_key(mistake, exercise_id)
+        for seed, hidden in graded_calls(source, exercise_id):
+            getattr(check, exercise_id.replace("-", "_"))(
+                *arguments(_hidden_first(source), exercise_id, ns), seed=seed, hidden=hidden)
+        outputs = [{"output_type": "display_data", "data": {MIME: json.loads(json.dumps(r))}}
+                   for r in shown]
+        verdict = judge_cell(exercise_id, source, outputs)
+        assert verdict is not None and verdict.passed is passed, verdict
