@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Checker, library, swapped_names
+from .._common import Checker, library, swapped_names
 
 __all__ = ["RULES", "SNIPPETS", "VISIBLE_SNIPPETS", "snippet_raises", "ch06_predict_raises",
            "ch06_train_step", "ch06_version_check", "ch06_grad_mode_switch", "ch06_detach",
@@ -488,7 +488,7 @@ def mygrad_grad_mode(pkg: Any) -> None:
     """The loader's check of the learner's ``mygrad/grad_mode.py``: the shared check of
     :mod:`._library`, then the version rules of this chapter (add_, mul_, +=, x[...] = ...,
     zero_ bump the version; detach shares it; enable_grad; what in-place refuses)."""
-    from ._library import grad_mode
+    from .._library import grad_mode
     grad_mode(pkg)
     ck = Checker("mygrad-grad-mode-versions")
     with ck.case("add_, mul_, sub_, +=, x[...] = and zero_ each bump the version by one"):

@@ -1,0 +1,22 @@
+"""Checkers for chapter 06, Grad modes and in-place operations: one module per exercise, each
+an ``observe`` and a ``judge`` (:mod:`autograd_lab.course.exercises._exercise`)."""
+from __future__ import annotations
+
+from .._exercise import checker
+from . import predict_raises, train_step
+from ._legacy import (ch06_detach, ch06_grad_mode_switch, ch06_inplace_ops, ch06_inplace_rules,
+                      ch06_version_check, mygrad_grad_mode)
+from .predict_raises import RULES, SNIPPETS, VISIBLE_SNIPPETS, snippet_raises
+
+EXERCISES = (predict_raises, train_step)
+"""The chapter's exercise modules written as ``observe`` and ``judge``."""
+
+__all__ = ["RULES", "SNIPPETS", "VISIBLE_SNIPPETS", "snippet_raises", "ch06_predict_raises",
+           "ch06_train_step", "ch06_version_check", "ch06_grad_mode_switch", "ch06_detach",
+           "ch06_inplace_rules", "ch06_inplace_ops", "mygrad_grad_mode"]
+
+ch06_predict_raises = checker(predict_raises)
+ch06_train_step = checker(train_step)
+
+PARTS = {m.ID: m.PARTS for m in EXERCISES if m.PARTS}
+"""Exercises made of independent parts (none in this chapter)."""

@@ -1,0 +1,57 @@
+"""Every hint the chapter 06 checks give, by id: reviewed, counted and translated here.
+
+Entries with ``{...}`` fields are formatted by the check that uses them."""
+from __future__ import annotations
+
+HINTS: dict[str, str] = {
+    # ch06-predict-raises
+    "predict.dict": "Fill in the dict given in the exercise cell.",
+    "predict.fill": 'Add an entry "{name}": True (raises) or False (runs).',
+    "predict.bool": "Replace None (or a string) by True or False.",
+    "predict.ask": "Ask of every snippet: what did each operation save for backward, and was it "
+                   "changed (through any alias) after it was saved?",
+    # the rule each snippet hits, as a question to ask of it: it names the rule and where to
+    # look, not the verdict of any other snippet
+
+    "predict.rule.a": "Look at what each operation saved and when: `sum` saves nothing but a shape, and "
+         "`x * 2` keeps only what x's gradient reads, the 2. Which saved tensor does the "
+         "in-place line change?",
+    "predict.rule.b": "`detach()` shares memory *and* the version counter with the tensor it came from, so "
+         "a change through the detached alias counts as a change of that tensor. What does "
+         "`log` save for its backward?",
+    "predict.rule.c": "`enable_grad` switches recording back on inside `no_grad`. What is the rule for an "
+         "in-place change of a leaf that requires grad while recording is on?",
+    "predict.rule.d": "A clone is a new, computed tensor, not a leaf, so changing it in place is recorded "
+         "like any operation. Did anything save `y` *before* the change?",
+    "predict.rule.e": "`clone()` copies the data into new memory with a fresh version counter. Which "
+         "tensor does the in-place line change, and did `sigmoid` save it?",
+    "predict.rule.f": "The version counter counts in-place operations, not changed values: `mul_(1.0)` "
+         "still counts. What does `sqrt` save for its backward?",
+    "predict.rule.g": "`no_grad` stops recording, but it does not stop the version counter. Which tensor "
+         "did the product save, and what happens to it before backward?",
+    "predict.rule.h": "`z = z + 1` is out of place: it makes a new tensor and rebinds the name. Is any "
+         "tensor that `tanh` saved changed?",
+}
+
+_INPLACE = ("Update the parameters in place inside `with al.no_grad():` (w -= lr * w.grad), then "
+            "clear the gradients (w.grad = None or w.grad.zero_()).")
+
+HINTS.update({
+    # ch06-train-step
+    "train.update": _INPLACE,
+    "train.raised": "If this is the in-place error, that is the bug to fix: " + _INPLACE,
+    "train.return": "Return the loss before the update, as a float: loss.item().",
+    "train.float": "Return loss.item(), not the loss Variable: a caller keeping the Variable "
+                   "keeps its whole graph alive, and adding losses up would record a graph "
+                   "across steps.",
+    "train.before": "Return mean((X @ w + b - y) ** 2) computed before the update.",
+    "train.inplace": "An update recorded in the graph (w = w - lr * w.grad outside no_grad) "
+                     "turns the parameter into a computed Variable. " + _INPLACE,
+    "train.rebinding": "Rebinding a name inside the function (w = w - lr * w.grad) makes a new "
+                       "Variable the caller never sees. " + _INPLACE,
+    "train.uphill": "You stepped uphill: subtract lr * w.grad.",
+    "train.clear": "Gradients accumulate in .grad across backward calls: clear them every step "
+                   "(w.grad = None, or w.grad.zero_() under no_grad).",
+    "train.clear-short": "Gradients accumulate in .grad across backward calls: clear them "
+                         "every step.",
+})
