@@ -1,240 +1,18 @@
-"""Checkers for chapter 06, Grad modes and in-place operations."""
+"""The chapter 06 checkers not yet written as ``observe`` and ``judge``, and the course's pieces
+(``_counter``, ``_check_inplace``) the checks use in place of a learner's failing one."""
 from __future__ import annotations
 
 import contextlib
 import io
-import textwrap
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from .._common import Checker, library, swapped_names
+from .._common import Checker, swapped_names
 
-__all__ = ["RULES", "SNIPPETS", "VISIBLE_SNIPPETS", "snippet_raises", "ch06_predict_raises",
-           "ch06_train_step", "ch06_version_check", "ch06_grad_mode_switch", "ch06_detach",
-           "ch06_inplace_rules", "ch06_inplace_ops"]
-
-
-# -- ch06-predict-raises ---------------------------------------------------------------------
-# The snippets the learner predicts. The notebook shows exactly this code; the checker runs it
-# to find the truth, so the answers come from the library itself, not from a table. None of
-# them repeats a demo of the chapter: each applies one of its rules to a new case.
-SNIPPETS: dict[str, str] = {
-    "a": """\
-        x = al.tensor([1.0, 2.0], requires_grad=True)
-        y = x * 2
-        s = y.sum()
-        y.add_(1)
-        s.backward()
-        """,
-    "b": """\
-        x = al.tensor([1.0, 2.0], requires_grad=True)
-        y = x.log()
-        x.detach().mul_(2)
-        y.sum().backward()
-        """,
-    "c": """\
-        w = al.tensor([1.0, 2.0], requires_grad=True)
-        with al.no_grad():
-            with al.enable_grad():
-                w.mul_(0.5)
-        """,
-    "d": """\
-        x = al.tensor([1.0, 2.0], requires_grad=True)
-        y = x.clone()
-        y[0] = 0.0
-        (y * y).sum().backward()
-        """,
-    "e": """\
-        x = al.tensor([0.5, -1.0], requires_grad=True)
-        y = x.sigmoid()
-        y.detach().clone().zero_()
-        y.sum().backward()
-        """,
-    "f": """\
-        x = al.tensor([1.0, 4.0], requires_grad=True)
-        y = x.sqrt()
-        y.mul_(1.0)
-        y.sum().backward()
-        """,
-    "g": """\
-        x = al.tensor([1.0, 2.0], requires_grad=True)
-        loss = (x * x).sum()
-        with al.no_grad():
-            x -= 0.1
-        loss.backward()
-        """,
-    "h": """\
-        x = al.tensor([1.0, 2.0], requires_grad=True)
-        y = x.tanh()
-        z = y.detach()
-        z = z + 1
-        y.sum().backward()
-        """,
-}
-VISIBLE_SNIPPETS = ("a", "b", "c", "d", "e", "f")
-
-# For a wrong prediction: the rule the snippet hits, as a question to ask of it. Each names the
-# rule and where to look, not the verdict of any other snippet.
-RULES: dict[str, str] = {
-    "a": "Look at what each operation saved and when: `sum` saves nothing but a shape, and "
-         "`x * 2` keeps only what x's gradient reads, the 2. Which saved tensor does the "
-         "in-place line change?",
-    "b": "`detach()` shares memory *and* the version counter with the tensor it came from, so "
-         "a change through the detached alias counts as a change of that tensor. What does "
-         "`log` save for its backward?",
-    "c": "`enable_grad` switches recording back on inside `no_grad`. What is the rule for an "
-         "in-place change of a leaf that requires grad while recording is on?",
-    "d": "A clone is a new, computed tensor, not a leaf, so changing it in place is recorded "
-         "like any operation. Did anything save `y` *before* the change?",
-    "e": "`clone()` copies the data into new memory with a fresh version counter. Which "
-         "tensor does the in-place line change, and did `sigmoid` save it?",
-    "f": "The version counter counts in-place operations, not changed values: `mul_(1.0)` "
-         "still counts. What does `sqrt` save for its backward?",
-    "g": "`no_grad` stops recording, but it does not stop the version counter. Which tensor "
-         "did the product save, and what happens to it before backward?",
-    "h": "`z = z + 1` is out of place: it makes a new tensor and rebinds the name. Is any "
-         "tensor that `tanh` saved changed?",
-}
-
-
-def snippet_raises(code: str) -> bool:
-    """Run one snippet (with ``al`` and ``np`` defined) and say whether it raised."""
-    namespace: dict[str, Any] = {"al": library(), "np": np}
-    try:
-        exec(textwrap.dedent(code), namespace)  # noqa: S102 - our own fixed snippets
-    except Exception:
-        return True
-    return False
-
-
-def _verdict(raises: bool) -> str:
-    return "raises" if raises else "runs"
-
-
-def ch06_predict_raises(predictions: dict[str, bool], *, seed: int = 0,
-                        hidden: bool = False) -> None:
-    """Check ``predictions``: for each snippet name, True if it raises, False if it runs.
-
-    The snippets are judged together: a failure says how many predictions are wrong and
-    explains the rule behind the first wrong one, without confirming the others one by one.
-    """
-    ck = Checker("ch06-predict-raises", seed=seed, hidden=hidden)
-    with ck.case("predictions is a dict with a True/False for every snippet"):
-        ck.check(isinstance(predictions, dict), "predictions is not a dict.",
-                 expected='a dict like {"a": True, "b": False, ...}',
-                 received=type(predictions).__name__,
-                 hint="Fill in the dict given in the exercise cell.")
-        for name in SNIPPETS:
-            ck.check(name in predictions, f"there is no prediction for snippet {name!r}.",
-                     hint=f'Add an entry "{name}": True (raises) or False (runs).')
-            value = predictions[name]
-            ck.check(isinstance(value, (bool, np.bool_)),
-                     f"the prediction for snippet {name!r} is not True or False.",
-                     expected="True (it raises) or False (it runs)", received=value,
-                     hint="Replace None (or a string) by True or False.")
-    groups = [list(VISIBLE_SNIPPETS)]
-    if hidden:
-        groups.append([n for n in SNIPPETS if n not in VISIBLE_SNIPPETS])
-    for names in groups:
-        span = f"{', '.join(names[:-1])} and {names[-1]}"
-        with ck.case(f"snippets {span}"):
-            wrong = [n for n in names if bool(predictions[n]) != snippet_raises(SNIPPETS[n])]
-            if wrong:
-                first = wrong[0]
-                said = bool(predictions[first])
-                others = len(wrong) - 1
-                more = (f" {others} more of snippets {span} "
-                        f"{'is' if others == 1 else 'are'} wrong too." if others else
-                        " It is the only wrong one among these.")
-                ck.fail(f"{len(wrong)} of {len(names)} predictions are wrong. Snippet {first}: "
-                        f"you predicted that it {_verdict(said)}, but it "
-                        f"{_verdict(not said)}.{more}",
-                        hint=f"{RULES[first]} Ask of every snippet: what did each operation "
-                             "save for backward, and was it changed (through any alias) after "
-                             "it was saved?")
-    if not hidden:
-        rest = [n for n in SNIPPETS if n not in VISIBLE_SNIPPETS]
-        print(f"(Snippets {', '.join(rest)} are checked when the notebook is graded.)")
-    ck.done()
-
-
-# -- ch06-train-step -------------------------------------------------------------------------
-def _reference_steps(w: np.ndarray, b: np.ndarray, X: np.ndarray, y: np.ndarray, lr: float,
-                     steps: int) -> tuple[list[float], np.ndarray, np.ndarray]:
-    losses = []
-    for _ in range(steps):
-        r = X @ w + b - y
-        losses.append(float(np.mean(r ** 2)))
-        gw = X.T @ (2 * r / r.size)
-        gb = (2 * r / r.size).sum(axis=0)
-        w, b = w - lr * gw, b - lr * gb
-    return losses, w, b
-
-
-def ch06_train_step(train_step: Callable[..., float], *, seed: int = 0,
-                    hidden: bool = False) -> None:
-    """Check ``train_step(w, b, X, y, lr) -> float``: one step of gradient descent on
-    mean((X @ w + b - y) ** 2) that updates the leaves ``w`` and ``b`` in place under
-    ``no_grad``, leaves no stale gradient behind, and returns the loss before the update."""
-    ck = Checker("ch06-train-step", seed=seed, hidden=hidden)
-    al = library()
-    rng = ck.rng
-    configs = [(8, 3, 0.1, 3)] + ([(20, 2, 0.05, 5), (5, 4, 0.2, 4)] if hidden else [])
-    inplace_hint = ("Update the parameters in place inside `with al.no_grad():` "
-                    "(w -= lr * w.grad), then clear the gradients (w.grad = None or "
-                    "w.grad.zero_()).")
-    for n, d, lr, steps in configs:
-        X = np.round(rng.normal(size=(n, d)), 3)
-        y = np.round(rng.normal(size=(n, 1)), 3)
-        w0 = np.round(rng.normal(size=(d, 1)), 3)
-        b0 = np.round(rng.normal(size=(1,)), 3)
-        losses, w_end, b_end = _reference_steps(w0, b0, X, y, lr, steps)
-        w = al.Variable(w0.copy(), requires_grad=True)
-        b = al.Variable(b0.copy(), requires_grad=True)
-        w_obj, b_obj = w, b
-        Xv, yv = al.Variable(X), al.Variable(y)
-        _, w1, b1 = _reference_steps(w0, b0, X, y, lr, 1)
-        with ck.case(f"one step on {n} points with {d} features (lr={lr})"):
-            loss = ck.call(train_step, w, b, Xv, yv, lr,
-                           hint="If this is the in-place error, that is the bug to fix: "
-                                + inplace_hint)
-            ck.check(loss is not None, "train_step returned None.", expected=losses[0],
-                     hint="Return the loss before the update, as a float: loss.item().")
-            ck.check(isinstance(loss, (float, np.floating)), "train_step should return a "
-                     "Python float.", expected="a float", received=type(loss).__name__,
-                     hint="Return loss.item(), not the loss Variable: a caller keeping the "
-                          "Variable keeps its whole graph alive, and adding losses up would "
-                          "record a graph across steps.")
-            ck.close(float(loss), losses[0], what="returned loss",
-                     hint="Return mean((X @ w + b - y) ** 2) computed before the update.")
-            ck.check(w.is_leaf and b.is_leaf and w.requires_grad and b.requires_grad,
-                     "after the step, w or b is no longer a leaf that requires grad.",
-                     hint="An update recorded in the graph (w = w - lr * w.grad outside "
-                          "no_grad) turns the parameter into a computed Variable. "
-                          + inplace_hint)
-            moved = not np.allclose(w.data, w0)
-            ck.check(moved, "the caller's w did not change.", expected=w1, received=w.data,
-                     hint="Rebinding a name inside the function (w = w - lr * w.grad) makes a "
-                          "new Variable the caller never sees. " + inplace_hint)
-            ck.close(w.data, w1, what="w after one step", hint=inplace_hint,
-                     mistakes=[(2 * w0 - w1, "You stepped uphill: subtract "
-                                "lr * w.grad.")])
-            ck.close(b.data, b1, what="b after one step", hint=inplace_hint)
-        with ck.case(f"{steps} steps in a row match gradient descent"):
-            for step in range(1, steps):
-                loss = ck.call(train_step, w, b, Xv, yv, lr)
-                ck.close(float(loss), losses[step], what=f"loss returned by step {step + 1}",
-                         hint="Gradients accumulate in .grad across backward calls: clear them "
-                              "every step (w.grad = None, or w.grad.zero_() under no_grad).")
-            ck.check(w is w_obj and b is b_obj, "the parameters were replaced.",
-                     hint=inplace_hint)
-            ck.close(w.data, w_end, what=f"w after {steps} steps",
-                     hint="Gradients accumulate in .grad across backward calls: clear them "
-                          "every step.")
-            ck.close(b.data, b_end, what=f"b after {steps} steps", hint=inplace_hint)
-    ck.done()
+__all__ = ["ch06_version_check", "ch06_grad_mode_switch", "ch06_detach", "ch06_inplace_ops",
+           "mygrad_grad_mode"]
 
 
 # -- ch06-version-check ----------------------------------------------------------------------
@@ -1019,95 +797,6 @@ def _own_counter(namespaces: list[dict[str, Any]], Variable: Any) -> str | None:
 _LEAF_WORDS = "a leaf Variable that requires grad is being used in an in-place operation"
 
 
-def ch06_inplace_rules(check_inplace: Any, *, seed: int = 0, hidden: bool = False) -> None:
-    """Check the learner's ``_check_inplace(self, other=None)``: with grad mode off it allows
-    everything; with grad mode on it refuses a leaf that requires grad (PyTorch's message), a
-    computed Variable that requires grad and an ``other`` that requires grad, and allows the
-    rest (``other`` may be a number or None). Variables are made and linked by hand, and grad
-    mode is switched on ``GradMode`` directly: no other exercise plays a part."""
-    ck = Checker("ch06-inplace-rules", seed=seed, hidden=hidden)
-    scope = getattr(check_inplace, "__globals__", {})
-    Variable, GradMode = scope.get("Variable"), scope.get("GradMode")
-    if not isinstance(Variable, type) or GradMode is None:
-        ck.fail("_check_inplace cannot see Variable and GradMode.",
-                hint="Run the chapter's first cell (it imports them from mygrad), then the cell "
-                     "above, then this check.")
-    rng = ck.rng
-
-    class Node:
-        """a stand-in grad_fn: the checker links the Variable by hand"""
-
-    def var(requires_grad: bool = False, computed: bool = False) -> Any:
-        v = Variable(np.round(rng.normal(size=2), 3))
-        if requires_grad:
-            v.requires_grad = True
-        if computed:
-            v.grad_fn = Node()
-        return v
-
-    def refused(label: str, *args: Any, hint: str) -> str:
-        call = named_call(lambda a: check_inplace(*a), args, label)
-        return str(ck.raises(RuntimeError, call, hint=hint))
-
-    def allowed(label: str, *args: Any, hint: str) -> None:
-        call = named_call(lambda a: check_inplace(*a), args, label)
-        ck.call(call, hint=hint)
-
-    no_grad_hint = ("While grad mode is off nothing is recorded, so there is nothing to refuse: "
-                    "return at once when GradMode.enabled is False (that is how an optimizer "
-                    "changes its parameters, under no_grad).")
-    plain_hint = ("A change that involves no Variable requiring grad needs no recording: data, "
-                  "masks and constants may change in place. Refuse only when a Variable "
-                  "involved requires grad.")
-    start = GradMode.enabled
-    try:
-        GradMode.enabled = True
-        with ck.case("recording on: a leaf that requires grad is refused, in PyTorch's words"):
-            message = refused("_check_inplace(w) with w a leaf that requires grad", var(True),
-                              hint="A leaf that requires grad is an input of the graph: with "
-                                   "grad mode on, changing it in place must raise "
-                                   "RuntimeError.")
-            ck.check(_LEAF_WORDS in message, "the message for a leaf is not PyTorch's.",
-                     expected="_LEAF_IN_PLACE (\"" + _LEAF_WORDS + " ...\")", received=message,
-                     hint="A leaf that requires grad gets the given _LEAF_IN_PLACE; "
-                          "_NOT_RECORDED is for the other refusals. Test for the leaf first.")
-        with ck.case("recording on: a computed Variable that requires grad is refused"):
-            refused("_check_inplace(y) with y computed, requiring grad", var(True, True),
-                    hint="mygrad does not record in-place operations, and a computed Variable "
-                         "that requires grad is part of a graph: changing it would need a new "
-                         "node. Refuse it with _NOT_RECORDED (not only leaves).")
-        with ck.case("recording on: another operand that requires grad is refused"):
-            refused("_check_inplace(c, w) with c a constant and w requiring grad", var(),
-                    var(True), hint="c.add_(w) would make c depend on w, a dependence that "
-                                    "would have to be recorded: look at other's requires_grad "
-                                    "too, not only at self's.")
-        with ck.case("recording on: Variables that need no gradient may change"):
-            allowed("_check_inplace(c, d) with two constants", var(), var(), hint=plain_hint)
-            allowed("_check_inplace(c, 2.0) with a plain number", var(), 2.0,
-                    hint="other may be a plain number (x.add_(2.0)) or None (zero_()): read its "
-                         "requires_grad with getattr(other, \"requires_grad\", False).")
-            allowed("_check_inplace(c) (zero_ passes no other)", var(),
-                    hint="other may be None (zero_() has no other operand): a None other "
-                         "requires no grad.")
-        with ck.case("recording off: every change is allowed (an optimizer's step)"):
-            GradMode.enabled = False
-            allowed("_check_inplace(w, c) under no_grad", var(True), var(), hint=no_grad_hint)
-            allowed("_check_inplace(y, w) under no_grad", var(True, True), var(True),
-                    hint=no_grad_hint)
-            GradMode.enabled = True
-        if hidden:
-            with ck.case("recording on: a leaf requiring grad is refused with any other"):
-                refused("_check_inplace(w, 3.0)", var(True), 3.0,
-                        hint="A leaf that requires grad is refused whatever the other operand.")
-            with ck.case("the rules leave grad mode as they found it"):
-                allowed("_check_inplace(c, d)", var(), var(), hint=plain_hint)
-                ck.check(GradMode.enabled is True, "_check_inplace switched grad mode off.",
-                         hint="Only read GradMode.enabled; never set it here.")
-    finally:
-        GradMode.enabled = start
-    ck.done()
-
-
 def _course_check_inplace(GradMode: Any) -> Callable[..., None]:
     """The course's _check_inplace, reading the learner's ``GradMode``."""
     def _check_inplace(self: Any, other: Any = None) -> None:
@@ -1123,13 +812,19 @@ def _course_check_inplace(GradMode: Any) -> Callable[..., None]:
     return _check_inplace
 
 
+def _rules_checker(own: Any) -> None:
+    from .._exercise import checker
+    from . import inplace_rules
+    checker(inplace_rules)(own)
+
+
 def _own_rules_problem(own: Any) -> str | None:
     """Why the learner's _check_inplace fails ch06-inplace-rules (None if it passes)."""
     if own is _MISSING:
         return "_check_inplace is not defined"
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            ch06_inplace_rules(own)
+            _rules_checker(own)
     except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
         return "your _check_inplace does not pass its own check"
     return None

@@ -55,3 +55,30 @@ HINTS.update({
     "train.clear-short": "Gradients accumulate in .grad across backward calls: clear them "
                          "every step.",
 })
+
+HINTS.update({
+    # ch06-inplace-rules
+    "rules.setup": "Run the chapter's first cell (it imports them from mygrad), then the cell "
+                   "above, then this check.",
+    "rules.leaf": "A leaf that requires grad is an input of the graph: with grad mode on, "
+                  "changing it in place must raise RuntimeError.",
+    "rules.leaf-message": "A leaf that requires grad gets the given _LEAF_IN_PLACE; _NOT_RECORDED "
+                          "is for the other refusals. Test for the leaf first.",
+    "rules.computed": "mygrad does not record in-place operations, and a computed Variable that "
+                      "requires grad is part of a graph: changing it would need a new node. "
+                      "Refuse it with _NOT_RECORDED (not only leaves).",
+    "rules.other": "c.add_(w) would make c depend on w, a dependence that would have to be "
+                   "recorded: look at other's requires_grad too, not only at self's.",
+    "rules.plain": "A change that involves no Variable requiring grad needs no recording: data, "
+                   "masks and constants may change in place. Refuse only when a Variable "
+                   "involved requires grad.",
+    "rules.number": "other may be a plain number (x.add_(2.0)) or None (zero_()): read its "
+                    "requires_grad with getattr(other, \"requires_grad\", False).",
+    "rules.none": "other may be None (zero_() has no other operand): a None other requires no "
+                  "grad.",
+    "rules.no-grad": "While grad mode is off nothing is recorded, so there is nothing to refuse: "
+                     "return at once when GradMode.enabled is False (that is how an optimizer "
+                     "changes its parameters, under no_grad).",
+    "rules.any-other": "A leaf that requires grad is refused whatever the other operand.",
+    "rules.mode": "Only read GradMode.enabled; never set it here.",
+})
