@@ -2,16 +2,16 @@
 (``_counter``, ``_check_inplace``) the checks use in place of a learner's failing one."""
 from __future__ import annotations
 
-import contextlib
-import io
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .._common import Checker, swapped_names
+from .._common import Checker
+from ._shared import (_MISSING, _counter_namespaces, _course_check_inplace,
+                      _course_counter, _own_counter, _own_rules_problem, _with_course, named_call)
 
-__all__ = ["ch06_version_check", "ch06_grad_mode_switch", "ch06_detach", "ch06_inplace_ops",
+__all__ = ["ch06_version_check", "ch06_grad_mode_switch", "ch06_inplace_ops",
            "mygrad_grad_mode"]
 
 
@@ -478,109 +478,6 @@ def ch06_grad_mode_switch(set_grad_enabled: Any, no_grad: Any, enable_grad: Any,
     ck.done()
 
 
-# -- ch06-detach -------------------------------------------------------------------------------
-def _counter_of(ck: Checker, fn: Any) -> Any:
-    counter = getattr(fn, "__globals__", {}).get("_counter")
-    ck.check(callable(counter), "detach cannot see _counter.",
-             hint="Run the cell above (it defines _counter next to detach) and this check again.")
-    return counter
-
-
-def _reference_detach(Variable: Any, counter: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """A correct detach, used where another exercise needs one and the learner's fails."""
-    def detach(v: Any) -> Any:
-        out = Variable(v.data)
-        out._counter = counter(v)
-        return out
-    return detach
-
-
-def ch06_detach(detach: Any, requires_grad_: Any, *, seed: int = 0,
-                hidden: bool = False) -> None:
-    """Check the learner's ``detach(self)`` and ``requires_grad_(self, flag)``: a new leaf
-    around the same array, with the same version counter, the original untouched; and
-    requires_grad_ setting the flag of a leaf and returning the Variable itself. Values are made
-    and linked by hand (``grad_fn`` set to a stand-in node), so no other exercise is involved."""
-    ck = Checker("ch06-detach", seed=seed, hidden=hidden)
-    Variable = getattr(detach, "__globals__", {}).get("Variable")
-    if not isinstance(Variable, type):
-        ck.fail("detach cannot see Variable.",
-                hint="Run the chapter's first cell, then the cell above, then this check again.")
-    counter = _counter_of(ck, detach)
-    rng = ck.rng
-    with ck.case("_counter(v): [0] for a new Variable, the same list every call, one each"):
-        found = _counter_problem(counter, Variable)
-        if found is not None:
-            ck.fail(found[0] + ".", hint=found[1])
-
-    class Node:
-        """a stand-in grad_fn: the checker links the Variable by hand"""
-
-    def computed(data: Any) -> Any:
-        v = Variable(np.asarray(data, dtype=np.float64))
-        v.requires_grad, v.grad_fn = True, Node()
-        return v
-
-    with ck.case("y.detach() of a computed y: a new leaf that needs no gradient"):
-        y = computed(np.round(rng.normal(size=3), 3))
-        node = y.grad_fn
-        d = ck.call(detach, y)
-        ck.check(isinstance(d, Variable), "detach did not return a Variable.",
-                 received=type(d).__name__, hint="Return a new Variable.")
-        ck.check(d is not y, "detach returned the Variable itself.",
-                 hint="detach makes a *new* Variable; y keeps its place in the graph.")
-        ck.check(d.grad_fn is None and d.is_leaf, "the detached Variable is not a leaf.",
-                 received=repr(d.grad_fn), hint="A new Variable starts with grad_fn None.")
-        ck.check(d.requires_grad is False, "the detached Variable requires grad.",
-                 expected=False, received=d.requires_grad,
-                 hint="A detached Variable is a constant for autograd: do not pass "
-                      "requires_grad on to it.")
-        ck.check(y.grad_fn is node and y.requires_grad is True,
-                 "detach changed the original Variable.", received=repr(y),
-                 hint="Leave self as it was: y must stay in its graph.")
-    with ck.case("the detached Variable shares the data: the same numpy array"):
-        ck.check(d.data is y.data or np.shares_memory(d.data, y.data),
-                 "the detached Variable holds a copy of the data.",
-                 hint="Pass self.data itself to the new Variable, not a copy: detach is "
-                      "cheap because nothing is copied.")
-    with ck.case("the detached Variable shares the version counter"):
-        ck.check(counter(d) is counter(y), "the detached Variable has a version counter of its "
-                 "own.", hint="Give the new Variable the counter object of self (_counter(self)"
-                              "), not a new one and not a copy of its value.")
-    with ck.case("requires_grad_() sets the flag of a leaf and returns the Variable"):
-        v = Variable(np.array([1.0, 2.0]))
-        out = ck.call(requires_grad_, v)
-        ck.check(out is v, "requires_grad_ did not return the Variable itself.",
-                 received=out, hint="Return self, so that calls can be chained.")
-        ck.check(v.requires_grad is True, "requires_grad_() did not switch requires_grad on.",
-                 expected=True, received=v.requires_grad,
-                 hint="With no argument the flag is True (the default).")
-        ck.call(requires_grad_, v, 0)
-        ck.check(v.requires_grad is False, "requires_grad_(0) did not give requires_grad False.",
-                 expected=False, received=v.requires_grad, hint="Store the flag as a bool.")
-    with ck.case("requires_grad_ of a computed Variable is refused, pointing to detach"):
-        y = computed([1.0])
-        err = ck.raises(RuntimeError, requires_grad_, y, False,
-                        hint="requires_grad_ only changes leaves: whether a computed Variable "
-                             "(one with a grad_fn) requires grad follows from its inputs. Raise "
-                             "RuntimeError with the given _ONLY_LEAVES for it, before changing "
-                             "anything.")
-        ck.check("detach" in str(err), "the refusal does not say what to do instead.",
-                 received=str(err), hint="Raise it with the given message _ONLY_LEAVES "
-                                         "(format it with the name of the node's class): it "
-                                         "points to .detach().")
-        ck.check(y.requires_grad is True, "requires_grad_ changed a computed Variable before "
-                 "refusing.", hint="Refuse first, then change: a refused call leaves the "
-                                   "Variable as it was.")
-    if hidden:
-        with ck.case("detach of a detached Variable still shares data and counter"):
-            y = computed(rng.normal(size=(2, 2)))
-            dd = ck.call(detach, ck.call(detach, y))
-            ck.check(counter(dd) is counter(y) and np.shares_memory(dd.data, y.data),
-                     "detaching twice lost the shared data or counter.")
-    ck.done()
-
-
 # -- ch06-inplace-ops ----------------------------------------------------------------------------
 def ch06_inplace_ops(Variable: Any, *, seed: int = 0, hidden: bool = False) -> None:
     """Check the learner's in-place operations on ``Variable`` (add_, sub_, mul_, +=, -=, *=,
@@ -708,132 +605,3 @@ def _inplace_ops_cases(ck: Checker, Variable: Any, GradMode: Any,
                 ck.check(x._version == 2, "two calls did not count two changes.")
     finally:
         GradMode.enabled = start
-
-
-def named_call(change: Callable[[Any], Any], value: Any, label: str) -> Callable[[], Any]:
-    """``change(value)`` as a function with no arguments, named after the operation."""
-    def call() -> Any:
-        return change(value)
-    call.__name__ = label
-    return call
-
-
-# -- the course's pieces, for checks that must not depend on another exercise ------------------
-def _course_counter(v: Any) -> list[int]:
-    """The course's _counter: v's one-element version counter, made the first time."""
-    counter = v.__dict__.get("_counter")
-    if counter is None:
-        counter = v._counter = [0]
-    return counter
-
-
-def _counter_problem(counter: Any, Variable: Any) -> tuple[str, str] | None:
-    """What is wrong with the learner's ``_counter`` (None if nothing): it must give a new
-    Variable ``[0]``, the same list on every call, kept in ``v._counter``, one per Variable."""
-    try:
-        a, b = Variable(np.zeros(2)), Variable(np.zeros(2))
-        first = counter(a)
-        if not isinstance(first, list) or first != [0]:
-            return (f"_counter(v) of a new Variable is {first!r}, not [0]",
-                    "A new Variable has made no change yet: its counter starts as [0], a "
-                    "one-element list (a list, so that a detached alias can share it).")
-        if counter(a) is not first:
-            return ("_counter(v) gave a different list on the second call",
-                    "Make the list only the first time (when v has none yet) and keep it: a new "
-                    "list on every call forgets the changes counted so far.")
-        if a.__dict__.get("_counter") is not first:
-            return ("_counter(v) did not keep its list in v._counter",
-                    "Keep the counter in v._counter: detach gives the new Variable its counter "
-                    "by setting out._counter, and _counter must then return that one.")
-        if counter(b) is first:
-            return ("two Variables got the same counter",
-                    "Each Variable gets its own list (kept on the Variable, not on the class or "
-                    "in a global); only detach shares one, on purpose.")
-    except Exception as err:  # noqa: BLE001 - the learner's code may raise anything
-        return (f"_counter raised {type(err).__name__}: {err}",
-                "Read the traceback above to find the failing line in your _counter.")
-    return None
-
-
-def _namespaces(*fns: Any) -> list[dict[str, Any]]:
-    """The distinct global namespaces of the learner's functions (those that have one)."""
-    found: dict[int, dict[str, Any]] = {}
-    for fn in fns:
-        ns = getattr(getattr(fn, "fget", fn), "__globals__", None)
-        if isinstance(ns, dict):
-            found.setdefault(id(ns), ns)
-    return list(found.values())
-
-
-_MISSING = object()
-
-
-@contextlib.contextmanager
-def _with_course(namespaces: list[dict[str, Any]], name: str, course: Any,
-                 problem: str | None, exercise: str) -> Iterator[None]:
-    """Run with ``name`` in each namespace replaced by the course's ``course``, then put the
-    learner's back. ``problem``: why the learner's own fails its exercise (None if it passes):
-    then say so in one line naming the exercise."""
-    if problem is not None:
-        print(f"note: {problem} -- exercise {exercise} fails its own check; this check uses "
-              f"the course's {name}.")
-    with contextlib.ExitStack() as stack:
-        for ns in namespaces:
-            stack.enter_context(swapped_names(ns, {name: course}))
-        yield
-
-
-def _own_counter(namespaces: list[dict[str, Any]], Variable: Any) -> str | None:
-    """Why the learner's _counter in these namespaces fails ch06-detach (None if it passes)."""
-    for ns in namespaces:
-        own = ns.get("_counter")
-        if callable(own) and own is not _course_counter:
-            found = _counter_problem(own, Variable)
-            return None if found is None else found[0]
-    return None
-
-
-# -- ch06-inplace-rules --------------------------------------------------------------------------
-_LEAF_WORDS = "a leaf Variable that requires grad is being used in an in-place operation"
-
-
-def _course_check_inplace(GradMode: Any) -> Callable[..., None]:
-    """The course's _check_inplace, reading the learner's ``GradMode``."""
-    def _check_inplace(self: Any, other: Any = None) -> None:
-        if not GradMode.enabled:
-            return
-        if self.requires_grad and self.is_leaf:
-            raise RuntimeError(_LEAF_WORDS + ". Wrap the update in `with no_grad():` (as an "
-                               "optimizer step does).")
-        if self.requires_grad or getattr(other, "requires_grad", False):
-            raise RuntimeError("mygrad does not record in-place operations: this one involves "
-                               "a Variable that requires grad. Write it out of place (y = y + "
-                               "1) or under `with no_grad():`.")
-    return _check_inplace
-
-
-def _rules_checker(own: Any) -> None:
-    from .._exercise import checker
-    from . import inplace_rules
-    checker(inplace_rules)(own)
-
-
-def _own_rules_problem(own: Any) -> str | None:
-    """Why the learner's _check_inplace fails ch06-inplace-rules (None if it passes)."""
-    if own is _MISSING:
-        return "_check_inplace is not defined"
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            _rules_checker(own)
-    except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
-        return "your _check_inplace does not pass its own check"
-    return None
-
-
-def _counter_namespaces(Variable: Any) -> list[dict[str, Any]]:
-    """Where the learner's version counting looks up _counter: the globals of _version, the
-    in-place methods, bump_version and detach."""
-    add = getattr(Variable, "add_", None)
-    scope = getattr(add, "__globals__", {})
-    return _namespaces(Variable.__dict__.get("_version"), add, scope.get("bump_version"),
-                       Variable.__dict__.get("detach"))

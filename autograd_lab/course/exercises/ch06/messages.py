@@ -82,3 +82,39 @@ HINTS.update({
     "rules.any-other": "A leaf that requires grad is refused whatever the other operand.",
     "rules.mode": "Only read GradMode.enabled; never set it here.",
 })
+
+HINTS.update({
+    # ch06-detach
+    "detach.setup": "Run the chapter's first cell, then the cell above, then this check again.",
+    "detach.counter-setup": "Run the cell above (it defines _counter next to detach) and this "
+                            "check again.",
+    "counter.zero": "A new Variable has made no change yet: its counter starts as [0], a "
+                    "one-element list (a list, so that a detached alias can share it).",
+    "counter.once": "Make the list only the first time (when v has none yet) and keep it: a new "
+                    "list on every call forgets the changes counted so far.",
+    "counter.keep": "Keep the counter in v._counter: detach gives the new Variable its counter by "
+                    "setting out._counter, and _counter must then return that one.",
+    "counter.one-each": "Each Variable gets its own list (kept on the Variable, not on the class "
+                        "or in a global); only detach shares one, on purpose.",
+    "detach.variable": "Return a new Variable.",
+    "detach.new": "detach makes a *new* Variable; y keeps its place in the graph.",
+    "detach.leaf": "A new Variable starts with grad_fn None.",
+    "detach.requires-grad": "A detached Variable is a constant for autograd: do not pass "
+                            "requires_grad on to it.",
+    "detach.original": "Leave self as it was: y must stay in its graph.",
+    "detach.shares-data": "Pass self.data itself to the new Variable, not a copy: detach is cheap "
+                          "because nothing is copied.",
+    "detach.counter-shared": "Give the new Variable the counter object of self (_counter(self)), "
+                             "not a new one and not a copy of its value.",
+    "detach.return-self": "Return self, so that calls can be chained.",
+    "detach.flag-default": "With no argument the flag is True (the default).",
+    "detach.flag-bool": "Store the flag as a bool.",
+    "detach.only-leaves": "requires_grad_ only changes leaves: whether a computed Variable (one "
+                          "with a grad_fn) requires grad follows from its inputs. Raise "
+                          "RuntimeError with the given _ONLY_LEAVES for it, before changing "
+                          "anything.",
+    "detach.only-leaves-message": "Raise it with the given message _ONLY_LEAVES (format it with "
+                                  "the name of the node's class): it points to .detach().",
+    "detach.refuse-first": "Refuse first, then change: a refused call leaves the Variable as it "
+                           "was.",
+})
