@@ -3,12 +3,12 @@ an ``observe`` and a ``judge`` (:mod:`autograd_lab.course.exercises._exercise`).
 from __future__ import annotations
 
 from .._exercise import checker
-from . import detach, inplace_rules, predict_raises, train_step
-from ._legacy import (ch06_grad_mode_switch, ch06_inplace_ops, ch06_version_check,
+from . import detach, grad_mode_switch, inplace_rules, predict_raises, train_step
+from ._legacy import (ch06_inplace_ops, ch06_version_check,
                       mygrad_grad_mode)
 from .predict_raises import RULES, SNIPPETS, VISIBLE_SNIPPETS, snippet_raises
 
-EXERCISES = (detach, inplace_rules, predict_raises, train_step)
+EXERCISES = (grad_mode_switch, detach, inplace_rules, predict_raises, train_step)
 """The chapter's exercise modules written as ``observe`` and ``judge``."""
 
 __all__ = ["RULES", "SNIPPETS", "VISIBLE_SNIPPETS", "snippet_raises", "ch06_predict_raises",
@@ -19,6 +19,7 @@ ch06_predict_raises = checker(predict_raises)
 ch06_train_step = checker(train_step)
 ch06_inplace_rules = checker(inplace_rules)
 ch06_detach = checker(detach)
+ch06_grad_mode_switch = checker(grad_mode_switch)
 
 PARTS = {m.ID: m.PARTS for m in EXERCISES if m.PARTS}
 """Exercises made of independent parts (none in this chapter)."""

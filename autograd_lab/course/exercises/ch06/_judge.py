@@ -33,3 +33,14 @@ def expect_ran(ck: Checker, seen: Case, key: str, label: str, hint: str | None =
         ck.fail("the observation of this case is not readable.")
     raise_learner_error(ck, err, f"your {label}", hint)
 
+
+
+def ran(ck: Checker, seen: Case, key: str, hint: str | None = None) -> None:
+    """The call ``key`` of a ``Steps`` case ran; if it is the one that raised, report it as
+    ``Checker.call`` does ("your <name> raised ...", or "not done yet")."""
+    if seen.get("failed at") != key:
+        return
+    err = seen["error"]
+    if not isinstance(err, Raised):
+        ck.fail("the observation of this case is not readable.")
+    raise_learner_error(ck, err, f"your {seen['failed name']}", hint)

@@ -7,11 +7,12 @@ from __future__ import annotations
 import contextlib
 import io
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from .._common import swapped_names
+from .._observe import Observer, raised
 
 def named_call(change: Callable[[Any], Any], value: Any, label: str) -> Callable[[], Any]:
     """``change(value)`` as a function with no arguments, named after the operation."""
@@ -140,3 +141,37 @@ def _counter_namespaces(Variable: Any) -> list[dict[str, Any]]:
     scope = getattr(add, "__globals__", {})
     return _namespaces(Variable.__dict__.get("_version"), add, scope.get("bump_version"),
                        Variable.__dict__.get("detach"))
+
+
+class _Stop(Exception):
+    """Ends a case of :class:`Steps` at the learner's call that raised (recorded before)."""
+
+
+class Steps:
+    """An observer's case made of several calls of the learner's code, each named: the first
+    that raises is recorded as ``failed at`` (its key), ``failed name`` (the function's name)
+    and ``error``, and ends the case; the judge reports it where it checks that call
+    (``_judge.ran``), after the checks of the calls before it."""
+
+    def __init__(self, ob: Observer) -> None:
+        self.ob = ob
+
+    @contextlib.contextmanager
+    def case(self, name: str) -> Iterator[Steps]:
+        with self.ob.case(name):
+            try:
+                yield self
+            except _Stop:
+                pass
+
+    def call(self, key: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as err:  # noqa: BLE001 - the learner's code may raise anything
+            self.fail(key, getattr(fn, "__name__", None) or repr(fn), err)
+
+    def fail(self, key: str, name: str, err: BaseException) -> NoReturn:
+        self.ob.put("failed at", key)
+        self.ob.put("failed name", name if type(name) is str else "?")
+        self.ob.put("error", raised(err))
+        raise _Stop from None

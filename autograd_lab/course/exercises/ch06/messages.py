@@ -118,3 +118,43 @@ HINTS.update({
     "detach.refuse-first": "Refuse first, then change: a refused call leaves the Variable as it "
                            "was.",
 })
+
+_RESTORE = ("Read the mode in __enter__, when the block begins, keep it on the object, and put "
+            "exactly that value back in __exit__.")
+
+HINTS.update({
+    # ch06-grad-mode-switch
+    "switch.classes": "Pass the classes themselves: check.ch06_grad_mode_switch(set_grad_enabled, "
+                      "no_grad, enable_grad).",
+    "switch.setup": "Run the chapter's first cell (it imports GradMode from mygrad), then the cell "
+                    "above, then this check.",
+    "switch.restore": _RESTORE,
+    "switch.no-grad-args": "no_grad() takes no arguments: it calls set_grad_enabled's __init__ "
+                           "with False.",
+    "switch.enter": "__enter__ sets GradMode.enabled to the mode given to __init__.",
+    "switch.bool": "Keep the mode as a bool (a flag may come as 0 or 1) and set GradMode.enabled "
+                   "to it in __enter__.",
+    "switch.nested-outer": "The end of the inner block must give back the mode of the outer block "
+                           "(False), not the default True: ",
+    "switch.read-enter": "The object was made while recording was on and used after it was "
+                         "switched off (as a decorator's object is): read the mode to restore in "
+                         "__enter__, not in __init__.",
+    "switch.error-through": "An error inside the with block must reach the caller unchanged: "
+                            "only the block's own error may come out of it.",
+    "switch.swallow": "__exit__ decides whether an error in the block is swallowed: a true return "
+                      "value swallows it. A grad mode must let it go on up.",
+    "switch.error-restore": "__exit__ runs whether or not the block raised; the error comes in "
+                            "its arguments. Restore the mode in every case, not only when they "
+                            "are None.",
+    "switch.call": "@no_grad() calls the object with the function: __call__(self, fn) returns "
+                   "the function to use instead.",
+    "switch.wrapper": "__call__ returns a new function that runs fn.",
+    "switch.decorate": "Decorating only wraps the function: switch the mode in the wrapper, each "
+                       "time it is called, not in __call__ itself.",
+    "switch.result": "The wrapper passes its arguments on, runs fn inside the mode, and returns "
+                     "what fn returns.",
+    "switch.name": "Copy fn's __name__ (and __doc__) onto the wrapper.",
+    "switch.recursion": "The inner call entered the same object again and overwrote the mode it "
+                        "had kept for the outer call. Give each call a switch of its own (a new "
+                        "set_grad_enabled per call).",
+})
