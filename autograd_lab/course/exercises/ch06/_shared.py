@@ -117,9 +117,13 @@ def _course_check_inplace(GradMode: Any) -> Callable[..., None]:
 
 
 def _rules_checker(own: Any) -> None:
-    from .._exercise import checker
+    """Observe and judge ch06-inplace-rules on ``own``, here (only to decide the note): not
+    through its checker, which in the grader's sandbox would show a record of that exercise."""
+    from .._exercise import judge_record
     from . import inplace_rules
-    checker(inplace_rules)(own)
+    ob = Observer(inplace_rules.ID, 0, False)
+    inplace_rules.observe(ob, own, seed=0, hidden=False)
+    judge_record(inplace_rules, ob.record())
 
 
 def _own_rules_problem(own: Any) -> str | None:

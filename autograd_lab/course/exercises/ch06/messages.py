@@ -158,3 +158,33 @@ HINTS.update({
                         "had kept for the outer call. Give each call a switch of its own (a new "
                         "set_grad_enabled per call).",
 })
+
+HINTS.update({
+    # ch06-inplace-ops
+    "ops.setup": "Run the cell above (its last lines install the methods on Variable) and pass "
+                 "the class: check.ch06_inplace_ops(Variable).",
+    "ops.grad-mode": "Run the chapter's first cell, then the cells above, then this check.",
+    "ops.traceback": "Read the traceback above: it points at the line of your {name} that fails.",
+    "ops.return-self": "Return self: `x += 1` binds the method's result to x again, so returning "
+                       "nothing would turn x into None.",
+    "ops.same-array": "Change the numbers in self.data itself (numpy's in-place operators, or "
+                      "data[...] = ...): a Variable that shares the array (a detached alias) "
+                      "must see the change.",
+    "ops.unchanged": "does not write into the array it is given.",
+    "ops.swapped": "the operands are swapped.",
+    "ops.bump": "Each in-place call bumps the version exactly once (bump_version(self)); without "
+                "it, a stale saved tensor goes unnoticed and backward gives a wrong gradient.",
+    "ops.bump-once": "Bump once per call, not once per element or twice.",
+    "ops.setitem-array": "Write into self.data[key].",
+    "ops.bump-one": "Bump the version once.",
+    "ops.number": "value may be a plain number: make it a Variable (as_variable) first.",
+    "ops.zero-return": "Return self, so that x.zero_().add_(1) chains.",
+    "ops.zero-in-place": "Set the numbers of self.data to 0 in place (data[...] = 0).",
+    "ops.refuse": "Call _check_inplace(self, other) first: it raises while grad mode is on and a "
+                  "Variable involved requires grad.",
+    "ops.check-first": "Check first, then change: a refused operation must leave the Variable as "
+                       "it was.",
+    "ops.allowed": "With GradMode.enabled False, _check_inplace allows it: nothing else may "
+                   "refuse.",
+    "ops.bump-every": "Bump the version in every in-place call.",
+})
