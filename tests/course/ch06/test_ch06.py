@@ -48,6 +48,3 @@ class _Chapter(Chapter):
 CHAPTER = _Chapter("06_grad_modes_inplace.ipynb", "ch06", keep=_keep, namespace=_namespace)
 
 globals().update(chapter_tests(CHAPTER))
-
-# chapter 06 is being converted exercise by exercise: the rest still live in ch06._legacy
-del test_every_graded_cell_is_an_exercise_written_as_data  # noqa: F821

@@ -11,8 +11,11 @@ def expect_raised(ck: Checker, seen: Case, key: str, label: str, wanted: str,
     it: an untouched stub is "not done yet", no error or another kind fails the case."""
     err = seen[key]
     if err is None:
-        ck.fail(f"your {label} did not raise.", expected=wanted,
-                received=f"it returned {format_value(seen.get(key + ' returned'))}", hint=hint)
+        text = seen.get(key + " returned repr")  # a repr where the value is no plain data
+        shown = format_value(seen.get(key + " returned")) if not isinstance(text, str) else \
+            text if len(text) <= 200 else text[:197] + "..."
+        ck.fail(f"your {label} did not raise.", expected=wanted, received=f"it returned {shown}",
+                hint=hint)
     if not isinstance(err, Raised):
         ck.fail("the observation of this case is not readable.")
     if err.is_a("NotImplementedError") and wanted != "NotImplementedError":

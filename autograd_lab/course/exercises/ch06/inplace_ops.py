@@ -90,7 +90,7 @@ def observe(ob: Observer, Variable: Any, *, seed: int, hidden: bool) -> None:
         ob.put("sees GradMode", GradMode is not None)
     if not isinstance(Variable, type) or missing or GradMode is None:
         return
-    scope = Variable.add_.__globals__
+    scope: dict[str, Any] = getattr(getattr(Variable, "add_", None), "__globals__", {})
     own_rules = scope.get("_check_inplace", _MISSING)
     counters = _counter_namespaces(Variable)
     with _with_course([scope], "_check_inplace", _course_check_inplace(GradMode),

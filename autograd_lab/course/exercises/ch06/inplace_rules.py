@@ -80,11 +80,13 @@ def _calls(hidden: bool) -> list[tuple[str, list[tuple[str, bool, tuple[Any, ...
 
 
 def observe(ob: Observer, check_inplace: Any, *, seed: int, hidden: bool) -> None:
-    scope = getattr(check_inplace, "__globals__", {})
-    Variable, GradMode = scope.get("Variable"), scope.get("GradMode")
+    scope: dict[str, Any] = getattr(check_inplace, "__globals__", {})
+    Variable: Any = scope.get("Variable")
+    GradMode: Any = scope.get("GradMode")
     with ob.case(SETUP):
-        if not ob.put("sees them", isinstance(Variable, type) and GradMode is not None):
-            return
+        ob.put("sees them", isinstance(Variable, type) and GradMode is not None)
+    if not isinstance(Variable, type) or GradMode is None:
+        return
     rng = np.random.default_rng(seed)
 
     class Node:

@@ -188,3 +188,61 @@ HINTS.update({
                    "refuse.",
     "ops.bump-every": "Bump the version in every in-place call.",
 })
+
+_RAISE = ("In save_for_backward keep, next to the tensors, the version each one has at that "
+          "moment (t._version); in saved_tensors compare each stored number with the tensor's "
+          "current _version and raise RuntimeError if they differ.")
+_OWN_CTX = ("Keep what was saved on ctx (the instance), not on Context or in a global: every node "
+            "of the graph has its own.")
+
+HINTS.update({
+    # ch06-version-check
+    "version.package": "Pass the package: check.ch06_version_check(mygrad).",
+    "version.property": "Install it as a property: Context.saved_tensors = property(saved_tensors), "
+                        "so that ctx.saved_tensors (without parentheses) runs your function.",
+    "version.context": "Context() must work without arguments.",
+    "version.raise": _RAISE,
+    "version.unchanged": "Nothing changed since save_for_backward (b was saved at version 3), so "
+                         "nothing may raise: compare with the version recorded when each tensor "
+                         "was saved, not with 0.",
+    "version.tuple": "Return tuple(...) of the saved tensors, in the order they were saved.",
+    "version.objects": "Return the tensors themselves: not copies, not their data, not the "
+                       "versions.",
+    "version.twice": "saved_tensors must not consume what was saved.",
+    "version.none": "None has no _version: keep None for it instead of reading one.",
+    "version.none-unpack": "Skip the version check for a saved None.",
+    "version.none-kept": "Store None as it is and skip the version check for it.",
+    "version.empty": "A new Context has _saved = () and nothing else (Add and Neg never call "
+                     "save_for_backward): when no versions were stored, there is nothing to "
+                     "compare.",
+    "version.empty-global": "A new Context saved nothing, yet saved_tensors returned tensors: they "
+                            "come from another ctx. Keep what was saved on ctx itself "
+                            "(ctx._saved), not on Context or in a global.",
+    "version.not-zero": "Compare with the version recorded when the tensor was saved, not with 0: "
+                        "a tensor may have been changed before it was saved.",
+    "version.kept-right": "save_for_backward kept the version the tensor had when it was saved "
+                          "({before}), so that half is right.",
+    "version.never-compared": "saved_tensors never compared it with the tensor's _version now: "
+                              "compare each kept number with the tensor's current _version and "
+                              "raise RuntimeError when they differ.",
+    "version.kept-other": "save_for_backward kept numbers, but not the version the tensor had at "
+                          "that moment ({before}): read t._version for each tensor when it is "
+                          "saved.",
+    "version.kept-none": "save_for_backward kept no version next to the tensors (ctx holds only "
+                         "the tensors), so saved_tensors has nothing to compare with.",
+    "version.both": "Say what happened and both numbers, like PyTorch: '... modified by an "
+                    "inplace operation: ... is at version 5; expected version 2 instead.'",
+    "version.own-ctx": _OWN_CTX,
+    "version.every": "Check every saved tensor, not only the first.",
+    "version.freed": "Keep the given first lines of saved_tensors: the engine frees the saved "
+                     "tensors (ctx._saved = None) after a backward.",
+    "version.freed-message": "Keep the given first lines of saved_tensors.",
+    "version.library-mul": "c's version moved from 0 to 1 after Mul saved it, yet backward ran: "
+                           "Mul's backward reads ctx.saved_tensors, so check that the last two "
+                           "lines of your cell ran (they install your functions on Context) and "
+                           "that save_for_backward keeps the versions of the tensors it saves.",
+    "version.library-exp": "Exp saves its output y, and y's version moved after that, yet backward "
+                           "ran: saved_tensors must compare every saved tensor's version, outputs "
+                           "included.",
+    "version.every-middle": "Check every saved tensor, not only the first or the last.",
+})
