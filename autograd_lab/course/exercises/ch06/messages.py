@@ -12,25 +12,24 @@ HINTS: dict[str, str] = {
                    "changed (through any alias) after it was saved?",
     # the rule each snippet hits, as a question to ask of it: it names the rule and where to
     # look, not the verdict of any other snippet
-
     "predict.rule.a": "Look at what each operation saved and when: `sum` saves nothing but a shape, and "
-         "`x * 2` keeps only what x's gradient reads, the 2. Which saved tensor does the "
-         "in-place line change?",
+                      "`x * 2` keeps only what x's gradient reads, the 2. Which saved tensor does the "
+                      "in-place line change?",
     "predict.rule.b": "`detach()` shares memory *and* the version counter with the tensor it came from, so "
-         "a change through the detached alias counts as a change of that tensor. What does "
-         "`log` save for its backward?",
+                      "a change through the detached alias counts as a change of that tensor. What does "
+                      "`log` save for its backward?",
     "predict.rule.c": "`enable_grad` switches recording back on inside `no_grad`. What is the rule for an "
-         "in-place change of a leaf that requires grad while recording is on?",
+                      "in-place change of a leaf that requires grad while recording is on?",
     "predict.rule.d": "A clone is a new, computed tensor, not a leaf, so changing it in place is recorded "
-         "like any operation. Did anything save `y` *before* the change?",
+                      "like any operation. Did anything save `y` *before* the change?",
     "predict.rule.e": "`clone()` copies the data into new memory with a fresh version counter. Which "
-         "tensor does the in-place line change, and did `sigmoid` save it?",
+                      "tensor does the in-place line change, and did `sigmoid` save it?",
     "predict.rule.f": "The version counter counts in-place operations, not changed values: `mul_(1.0)` "
-         "still counts. What does `sqrt` save for its backward?",
+                      "still counts. What does `sqrt` save for its backward?",
     "predict.rule.g": "`no_grad` stops recording, but it does not stop the version counter. Which tensor "
-         "did the product save, and what happens to it before backward?",
+                      "did the product save, and what happens to it before backward?",
     "predict.rule.h": "`z = z + 1` is out of place: it makes a new tensor and rebinds the name. Is any "
-         "tensor that `tanh` saved changed?",
+                      "tensor that `tanh` saved changed?",
 }
 
 _INPLACE = ("Update the parameters in place inside `with al.no_grad():` (w -= lr * w.grad), then "
