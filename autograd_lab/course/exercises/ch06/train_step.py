@@ -29,6 +29,9 @@ MISTAKES = (
             "train.uphill"),
     Mistake("returns the Variable", ("return loss.item()", "return loss"), None,
             "train.float"),
+    Mistake("the loss after the update", ("    return loss.item()",
+                                          "    return ((X @ w + b - y) ** 2).mean().item()"),
+            None, "train.before"),
     Mistake("returns nothing", ("return loss.item()", "loss.item()"), None, "train.return"),
 )
 
