@@ -55,7 +55,18 @@ def _as_user() -> dict:
     return {"user": nobody.pw_uid, "group": nobody.pw_gid, "extra_groups": []}
 
 
-def test_an_ordinary_user_grades_with_verdicts_judged_outside_the_kernel(tmp_path: Path):
+@pytest.fixture
+def folder(tmp_path: Path):
+    """A folder the ordinary user can reach (pytest's own is private to its user)."""
+    import tempfile
+    made = Path(tempfile.mkdtemp(prefix="autograd_lab_as_user_"))
+    os.chmod(made, 0o755)
+    yield made
+    shutil.rmtree(made, ignore_errors=True)
+
+
+def test_an_ordinary_user_grades_with_verdicts_judged_outside_the_kernel(folder: Path):
+    tmp_path = folder
     how = _as_user()
     subs = tmp_path / "submissions"
     key = read_notebook(checkout_root() / "solutions" / f"{NB}.ipynb")

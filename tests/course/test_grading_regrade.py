@@ -96,7 +96,7 @@ def term(tmp_path_factory: pytest.TempPathFactory) -> dict:
         # a fix to chapter 01's checker module (the second notebook's), nothing else changed
         sources = versions._sources()
         mp.setattr(versions, "_sources", lambda: tuple(
-            (rel, "fixed" if rel == "course/exercises/ch01.py" else digest)
+            (rel, "fixed" if rel == "course/exercises/ch01/gradcheck.py" else digest)
             for rel, digest in sources))
         result["checker_fixed"] = run(True)
     result.update(root=root, manual=manual, feedback=feedback,
