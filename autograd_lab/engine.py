@@ -20,7 +20,7 @@ from .errors import BackwardError, ShapeError
 from .node import AccumulateGrad, Node
 from .grad_mode import STATE
 from .primitives import Add, Cast, sum_to
-from .variable import Variable
+from .variable import Variable, connect_engine
 
 
 def topological_order(roots: Iterable[Node]) -> list[Node]:
@@ -447,3 +447,6 @@ def grad(
         result = [Variable._make(np.zeros(v.shape, v.dtype)) if g is None else g
                   for v, g in zip(inputs, result)]
     return tuple(result)
+
+
+connect_engine(backward)  # Variable.backward calls backward above

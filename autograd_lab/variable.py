@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
@@ -1048,9 +1048,31 @@ class Variable:
 
         ``gradient`` is needed unless self has one element; ``retain_graph=True`` keeps the saved
         values so backward can run again; ``create_graph=True`` records the backward pass itself;
-        ``inputs`` limits the accumulation to those Variables."""
-        ops.engine.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph,
-                            inputs=inputs)
+        ``inputs`` limits the accumulation to those Variables. The work is
+        :func:`autograd_lab.engine.backward`'s (see :func:`connect_engine`)."""
+        if _engine_backward is None:
+            raise RuntimeError("the engine is not loaded: import autograd_lab, not only "
+                               "autograd_lab.variable, before calling backward().")
+        _engine_backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph,
+                         inputs=inputs)
+
+
+class EngineBackward(Protocol):
+    """The engine's entry point that ``Variable.backward`` calls: ``engine.backward``."""
+
+    def __call__(self, tensors: Any, grad_tensors: Any = None,
+                 retain_graph: builtins.bool | None = None, create_graph: builtins.bool = False,
+                 inputs: Any = None) -> None: ...
+
+
+_engine_backward: EngineBackward | None = None
+
+
+def connect_engine(backward: EngineBackward) -> None:
+    """Called once by ``autograd_lab.engine`` as it loads: ``Variable.backward`` calls
+    ``backward``. The engine imports this module, so this module cannot import the engine."""
+    global _engine_backward
+    _engine_backward = backward
 
 
 # The operations Variable's methods call. ``autograd_lab.ops`` imports this module (its Functions
