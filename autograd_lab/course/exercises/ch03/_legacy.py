@@ -15,16 +15,13 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from ._common import Checker, format_value, returns_variables
-from ._functions import StandInCtx as _StandInCtx, \
+from .._common import Checker, format_value, returns_variables
+from .._functions import StandInCtx as _StandInCtx, \
     course_apply as _course_apply, course_ops as _course_ops, data as _data, \
     function_of as _function_of, names as _names, note_apply as _note_apply, \
     reference_apply as _reference_apply, \
     sum_to as _sum_to
 
-__all__ = ["ch03_context", "ch03_own_apply", "ch03_sum_to", "ch03_mul_function",
-           "ch03_neg_function", "ch03_exp_function", "ch03_relu_function", "ch03_reductions",
-           "ch03_find_the_bug", "ch03_clone_function"]
 
 _MISSING = object()
 
@@ -643,130 +640,6 @@ def _global_input(ns: dict[str, Any], value: Any) -> Iterator[None]:
             ns.pop("input", None)
         else:
             ns["input"] = before
-
-
-# -- the loader's check of mygrad/function.py ------------------------------------------------
-def mygrad_function(pkg: types.ModuleType) -> None:
-    """The loader's check of the learner's ``mygrad/function.py``: apply, Mul, ReLU (the
-    exercises' cases) and the operators and other first operations."""
-    from ._library import function
-    ch03_own_apply(pkg.Function)
-    ch03_mul_function(pkg.Mul)
-    ch03_relu_function(pkg.ReLU)
-    function(pkg)
-
-
-
-# -- ch03-context --------------------------------------------------------------------------------
-class _Tensor:
-    """A stand-in saved tensor (the Context check needs no Variable)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"<tensor {self.name}>"
-
-
-def ch03_context(Context: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
-    """Check the learner's ``Context``: a new node has no inputs, no flags and saved nothing;
-    ``save_for_backward`` keeps the tensors on this node, in ``_saved`` (chapter 06 reads it);
-    ``saved_tensors`` gives them back as a tuple, the same objects; ``release`` frees them
-    (``_saved`` becomes None), after which ``saved_tensors`` raises RuntimeError mentioning
-    retain_graph. Only the Context is used."""
-    ck = Checker("ch03-context", seed=seed, hidden=hidden)
-    ck.check(isinstance(Context, type), "Context is not a class.", received=Context,
-             hint="Pass the class itself: check.ch03_context(Context).")
-
-    def new() -> Any:
-        return ck.call(Context, hint="Context() takes no arguments.")
-
-    def unpack(ctx: Any, hint: str) -> Any:
-        def saved_tensors() -> Any:
-            return ctx.saved_tensors
-        return ck.call(saved_tensors, hint=hint)
-
-    with ck.case("a new node: no inputs, no flags, nothing saved"):
-        ctx = new()
-        ck.check(tuple(getattr(ctx, "inputs", None) or ()) == () and
-                 hasattr(ctx, "inputs"), "a new node has no empty inputs.",
-                 received=getattr(ctx, "inputs", "no attribute"),
-                 hint="__init__ starts every node with inputs = () (apply fills them in).")
-        ck.check(hasattr(ctx, "needs_input_grad") and tuple(ctx.needs_input_grad) == (),
-                 "a new node has no empty needs_input_grad.",
-                 received=getattr(ctx, "needs_input_grad", "no attribute"),
-                 hint="__init__ starts every node with needs_input_grad = ().")
-        got = unpack(ctx, hint="A new node saved nothing, so saved_tensors gives () -- set "
-                               "what it reads in __init__.")
-        ck.check(isinstance(got, tuple), "saved_tensors is not a tuple.", expected="()",
-                 received=got, hint="Give the tensors back as a tuple: backward unpacks it, "
-                                    "and a tuple cannot be changed by accident.")
-        ck.check(got == (), "a new node's saved_tensors is not ().", expected=(), received=got,
-                 hint="A node that saved nothing (Add and Neg never call save_for_backward) "
-                      "gives an empty tuple.")
-    with ck.case("save_for_backward(a, b), then saved_tensors gives (a, b)"):
-        ctx = new()
-        a, b = _Tensor("a"), _Tensor("b")
-        ck.call(ctx.save_for_backward, a, b)
-        got = unpack(ctx, hint="Return what save_for_backward kept.")
-        ck.check(isinstance(got, tuple), "saved_tensors is not a tuple.", expected="(a, b)",
-                 received=got, hint="Give the tensors back as a tuple, in the order saved: "
-                                    "backward unpacks it (a, b = ctx.saved_tensors).")
-        ck.check(len(got) == 2 and got[0] is a and got[1] is b,
-                 "saved_tensors did not give back the saved objects, in order.",
-                 expected="(a, b)", received=got,
-                 hint="Keep the tensors themselves (not copies, not their data).")
-        again = unpack(ctx, hint="Reading saved_tensors must not use the tensors up.")
-        ck.check(tuple(again) == (a, b), "reading saved_tensors a second time failed.",
-                 received=again, hint="saved_tensors only reads; release() is what frees.")
-        kept = getattr(ctx, "_saved", "no attribute _saved")
-        ck.check(isinstance(kept, (tuple, list)) and tuple(kept) == (a, b),
-                 "the node does not keep the saved tensors in its attribute _saved.",
-                 expected="ctx._saved == (a, b)", received=kept,
-                 hint="Keep them in self._saved, as the exercise says: chapter 06 adds version "
-                      "checks to this node and reads self._saved.")
-    with ck.case("each node keeps its own tensors"):
-        first, second = new(), new()
-        a, b = _Tensor("a"), _Tensor("b")
-        ck.call(first.save_for_backward, a)
-        ck.call(second.save_for_backward, b)
-        got = unpack(first, hint="Keep the tensors on the node (self), not on the class.")
-        ck.check(len(got) == 1 and got[0] is a, "the first node gave back another node's "
-                 "tensors.", expected="(a,)", received=got,
-                 hint="Keep what was saved on self (this node): stored on the class or in a "
-                      "global, the last node to save overwrites everyone's.")
-        ck.check(unpack(new(), hint="A new node saved nothing.") == (),
-                 "a new node sees tensors saved by other nodes.",
-                 hint="Keep what was saved on self, and start each node with () in __init__.")
-    with ck.case("save_for_backward(None, c) keeps None in its place"):
-        ctx = new()
-        c = _Tensor("c")
-        ck.call(ctx.save_for_backward, None, c)
-        got = unpack(ctx, hint="None is saved like any tensor.")
-        ck.check(tuple(got) == (None, c), "saved_tensors did not give (None, c).",
-                 received=got, hint="Keep every argument, None included, in its position.")
-    with ck.case("after release(), saved_tensors raises RuntimeError naming retain_graph"):
-        ctx, other = new(), new()
-        ck.call(ctx.save_for_backward, _Tensor("a"))
-        ck.call(other.save_for_backward, _Tensor("b"))
-        ck.call(ctx.release)
-        err = ck.raises(RuntimeError, lambda: ctx.saved_tensors,
-                        hint="release() frees the tensors (the engine calls it after a "
-                             "backward); reading them afterwards is a second backward without "
-                             "retain_graph. Free them in a way saved_tensors can tell apart "
-                             "from 'saved nothing', and raise there.")
-        ck.check("retain_graph" in str(err), "the error does not say how to fix it.",
-                 received=str(err), hint="Raise with the given message: it names "
-                                         "retain_graph=True.")
-        got = unpack(other, hint="release() of one node must leave the others alone.")
-        ck.check(len(got) == 1, "releasing one node freed another node's tensors.",
-                 received=got, hint="release() frees this node's tensors only (self).")
-        freed = getattr(ctx, "_saved", "no attribute _saved")
-        ck.check(freed is None, "after release() the node's _saved is not None.",
-                 expected="ctx._saved is None", received=freed,
-                 hint="release() sets self._saved to None, as the exercise says: that is how "
-                      "saved_tensors (here and in chapter 06) tells 'freed' from 'saved nothing'.")
-    ck.done()
 
 
 # -- ch03-exp-function and ch03-reductions: forward and backward by hand --------------------------

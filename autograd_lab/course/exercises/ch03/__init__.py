@@ -1,0 +1,42 @@
+"""Checkers for chapter 03, Function: the learner's ``mygrad/function.py``.
+
+The exercises are parts of the learner's own library, so the checkers run them on the
+learner's classes: ``Variable`` and ``GradMode`` are read from the globals the learner's code
+runs in (the notebook, or the module ``mygrad.function``). There is no engine before chapter
+04, so backward formulas are called by hand, ``node.function.backward(node, grad)``, and
+compared with central differences of the learner's own forward.
+
+The exercises written as ``observe`` and ``judge`` (:mod:`.._exercise`) are one module each;
+the others are still checked in one piece by :mod:`._legacy`.
+"""
+from __future__ import annotations
+
+import types
+
+from .._exercise import checker
+from . import context
+from ._legacy import ch03_clone_function, ch03_exp_function, ch03_find_the_bug, \
+    ch03_mul_function, ch03_neg_function, ch03_own_apply, ch03_reductions, \
+    ch03_relu_function, ch03_sum_to
+
+EXERCISES = (context,)
+"""The chapter's exercise modules written as ``observe`` and ``judge``, in the notebook's order."""
+
+__all__ = ["ch03_context", "ch03_own_apply", "ch03_sum_to", "ch03_mul_function",
+           "ch03_neg_function", "ch03_exp_function", "ch03_relu_function", "ch03_reductions",
+           "ch03_find_the_bug", "ch03_clone_function", "mygrad_function"]
+
+ch03_context = checker(context)
+
+PARTS = {m.ID: m.PARTS for m in EXERCISES if m.PARTS}
+"""Exercises made of independent parts (none in this chapter)."""
+
+
+def mygrad_function(pkg: types.ModuleType) -> None:
+    """The loader's check of the learner's ``mygrad/function.py``: apply, Mul, ReLU (the
+    exercises' cases) and the operators and other first operations."""
+    from .._library import function
+    ch03_own_apply(pkg.Function)
+    ch03_mul_function(pkg.Mul)
+    ch03_relu_function(pkg.ReLU)
+    function(pkg)
