@@ -14,12 +14,11 @@ from __future__ import annotations
 import types
 
 from .._exercise import checker
-from . import context
-from ._legacy import ch03_clone_function, ch03_exp_function, ch03_find_the_bug, \
-    ch03_mul_function, ch03_neg_function, ch03_own_apply, ch03_reductions, \
+from . import clone_function, context, exp_function, neg_function, reductions
+from ._legacy import ch03_find_the_bug, ch03_mul_function, ch03_own_apply, \
     ch03_relu_function, ch03_sum_to
 
-EXERCISES = (context,)
+EXERCISES = (context, neg_function, exp_function, reductions, clone_function)
 """The chapter's exercise modules written as ``observe`` and ``judge``, in the notebook's order."""
 
 __all__ = ["ch03_context", "ch03_own_apply", "ch03_sum_to", "ch03_mul_function",
@@ -27,6 +26,10 @@ __all__ = ["ch03_context", "ch03_own_apply", "ch03_sum_to", "ch03_mul_function",
            "ch03_find_the_bug", "ch03_clone_function", "mygrad_function"]
 
 ch03_context = checker(context)
+ch03_neg_function = checker(neg_function)
+ch03_exp_function = checker(exp_function)
+ch03_reductions = checker(reductions)
+ch03_clone_function = checker(clone_function)
 
 PARTS = {m.ID: m.PARTS for m in EXERCISES if m.PARTS}
 """Exercises made of independent parts (none in this chapter)."""

@@ -52,4 +52,43 @@ HINTS: dict[str, str] = {
     "context.saved-none": "release() sets self._saved to None, as the exercise says: that is how "
                           "saved_tensors (here and in chapter 06) tells 'freed' from 'saved "
                           "nothing'.",
+    # ch03-neg-function
+    "neg.output": "-x elementwise: Variable(-x.data).",
+    "neg.gradient": "d(-x)/dx = -1: the gradient is -grad_output.",
+    "neg.through": "You passed grad_output through; negate it.",
+    "neg.local": "That is the local derivative alone: multiply it by grad_output (the chain "
+                 "rule).",
+    "neg.returned-output": "You returned the output; backward returns -grad_output.",
+    # ch03-exp-function
+    "exp.output": "exp(x) elementwise: np.exp(x.data).",
+    "exp.gradient": "d e**x / dx = e**x: the gradient is grad_output times the output.",
+    "exp.input": "You multiplied grad_output by the input x; the derivative of e**x is e**x, "
+                 "the output (save it in forward).",
+    "exp.chain": "That is e**x alone: multiply it by grad_output (the chain rule).",
+    "exp.through": "You passed grad_output through unchanged: multiply it by e**x.",
+    # ch03-reductions
+    "reductions.forward-sum": "forward gives one number: x.data.sum().",
+    "reductions.forward-mean": "forward gives one number: x.data.mean().",
+    "reductions.spread": "A gradient has the shape of its input: every element of x gets "
+                         "grad_output (BroadcastTo.apply(grad_output, x's shape) spreads it).",
+    "reductions.mean": "Every element gets grad_output / n, n the number of elements.",
+    "reductions.chain": "grad_output is missing: multiply by it (the chain rule).",
+    "reductions.mean-is-sum": "That is Sum's gradient: the mean divides by the number of "
+                              "elements, n.",
+    "reductions.first-axis": "n is the number of *all* elements, not the length of the first "
+                             "axis.",
+    # ch03-clone-function
+    "clone.variable": "forward returns a new Variable.",
+    "clone.same": "A clone is a new Variable: FixedReLU zeroes elements of its clone of "
+                  "grad_output, and with x itself it would zero the engine's gradient.",
+    "clone.shares": "Variable(x.data) wraps the same numpy array: copy the data first, so that "
+                    "the clone can be changed on its own.",
+    "clone.output": "The clone holds the same numbers as x.",
+    "clone.gradient": "A copy changes nothing: its derivative is 1, so backward gives "
+                      "grad_output as it is.",
+    "clone.local": "That is the local derivative alone: multiply it by grad_output (the chain "
+                   "rule), which leaves grad_output.",
+    "clone.zeros": "Gradients flow through a clone unchanged; a zero gradient is what detach "
+                   "(chapter 06) means, not clone.",
+    "clone.returned-data": "You returned the data; backward returns the gradient, grad_output.",
 }
