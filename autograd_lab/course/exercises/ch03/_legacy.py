@@ -15,9 +15,8 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from .._common import Checker, format_value, returns_variables
-from .._functions import StandInCtx as _StandInCtx, \
-    course_apply as _course_apply, course_ops as _course_ops, data as _data, \
+from .._common import Checker, returns_variables
+from .._functions import course_apply as _course_apply, course_ops as _course_ops, data as _data, \
     function_of as _function_of, names as _names, note_apply as _note_apply, \
     reference_apply as _reference_apply, \
     sum_to as _sum_to
@@ -640,105 +639,3 @@ def _global_input(ns: dict[str, Any], value: Any) -> Iterator[None]:
             ns.pop("input", None)
         else:
             ns["input"] = before
-
-
-# -- ch03-exp-function and ch03-reductions: forward and backward by hand --------------------------
-
-
-def _by_hand(ck: Checker, cls: type[Any], ns: dict[str, Any], x: np.ndarray, g: np.ndarray,
-             extra: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
-    """forward and backward of ``cls`` on x (a Variable of the learner's) with the gradient g,
-    with the course's apply and Mul around them; (output data, gradient of x)."""
-    Variable = ns["Variable"]
-    ctx = _StandInCtx((True,) + (False,) * len(extra))
-    var = Variable(x.copy(), requires_grad=True)
-    with _course_ops(ns), _course_apply(cls, ns):
-        out = ck.call(_renamed(cls.forward, f"{cls.__name__}.forward"), ctx, var, *extra)
-        ck.check(np.array_equal(var.data, x), f"{cls.__name__}.forward changed its input.",
-                 hint="Compute a new array (np.exp(x.data), x.data.sum()); never write into "
-                      "x.data.")
-        out_data = np.asarray(_data(out))
-        grad_output = Variable(g.copy())
-        grads = ck.call(_renamed(lambda: cls.backward(ctx, grad_output),
-                                 f"{cls.__name__}.backward"))
-    ck.check(np.array_equal(grad_output.data, g), f"{cls.__name__}.backward changed "
-             "grad_output in place.", hint="grad_output belongs to the engine: compute a new "
-                                            "Variable from it.")
-    grads = grads if isinstance(grads, tuple) else (grads,)
-    ck.check(len(grads) >= 1 and grads[0] is not None, f"{cls.__name__}.backward returned no "
-             "gradient for x.", received=grads, hint="Return the gradient of x (one per input "
-                                                      "of forward).")
-    returns_variables(ck, cls, grads, Variable)
-    return out_data, np.asarray(_data(grads[0]), dtype=np.float64)
-
-
-# -- ch03-sum-to and ch03-neg-function -------------------------------------------------------------
-def ch03_sum_to(as_variable: Callable[[Any], Any], SumTo: type[Any], BroadcastTo: type[Any],
-                sum_to: Callable[[Any, tuple], Any], *, seed: int = 0,
-                hidden: bool = False) -> None:
-    """Check the helpers: ``as_variable`` wraps what is not a Variable; ``BroadcastTo`` repeats
-    x to a shape (a new array) and its backward sums back (SumTo); ``SumTo`` sums g down to a
-    shape and its backward repeats back (BroadcastTo); ``sum_to`` applies SumTo where the
-    shapes differ. forward and backward are called by hand with the course's apply."""
-    ck = Checker("ch03-sum-to", seed=seed, hidden=hidden)
-    ns = _names(ck, SumTo, "forward", ("Variable",))
-    _is_function_class(ck, SumTo, "SumTo", ns)
-    _is_function_class(ck, BroadcastTo, "BroadcastTo", ns)
-    Variable = ns["Variable"]
-    rng = ck.rng
-    with ck.case("as_variable: a Variable as it is, a number or an array wrapped"):
-        v = Variable(np.array([1.0, 2.0]))
-        ck.check(ck.call(as_variable, v) is v, "as_variable(v) of a Variable is not v itself.",
-                 hint="A Variable is returned as it is: wrapping it again would cut it off "
-                      "from its graph.")
-        for value in (2.5, np.array([3.0, 4.0])):
-            got = ck.call(as_variable, value)
-            ck.check(isinstance(got, Variable), "as_variable did not give a Variable.",
-                     received=type(got).__name__, hint="Wrap anything else: Variable(x).")
-            ck.close(_data(got), value, what=f"as_variable({format_value(value)})")
-    cases: list[tuple[tuple[int, ...], tuple[int, ...]]] = [((3,), (2, 3)), ((2, 1), (2, 4)), ((), (3, 2))]
-    if hidden:
-        cases += [((1, 3), (4, 2, 3)), ((4,), (4,))]
-    for small, big in cases:
-        with ck.case(f"BroadcastTo {small} -> {big}, and its backward"):
-            x = np.round(rng.normal(size=small), 3)
-            g = np.round(rng.normal(size=big), 3)
-            out, grad = _by_hand(ck, BroadcastTo, ns, x, g, extra=(big,))
-            ck.close(out, np.broadcast_to(x, big), what="forward result",
-                     hint="Repeat x along the stretched axes: np.broadcast_to(x.data, shape).")
-            ck.check(out.flags.writeable and not np.shares_memory(out, x),
-                     "forward's result is a read-only view of x.",
-                     hint="np.broadcast_to gives a read-only view sharing x's memory; copy it, "
-                          "so that the result is an array of its own.")
-            want = _sum_to(g, small)
-            if grad.shape != small:
-                ck.fail(f"BroadcastTo.backward's gradient has shape {grad.shape}, but x has "
-                        f"shape {small}.", hint="A gradient has the shape of its input: sum "
-                        "grad_output back down to x's shape (SumTo.apply), the opposite of "
-                        "forward.")
-            ck.close(grad, want, what="gradient of x", hint="Every copy of an element sends "
-                     "its gradient back to that element: they add up (SumTo).")
-        with ck.case(f"SumTo {big} -> {small}, and its backward"):
-            gdata = np.round(rng.normal(size=big), 3)
-            up = np.round(rng.normal(size=small), 3)
-            out, grad = _by_hand(ck, SumTo, ns, gdata, up, extra=(small,))
-            if out.shape != small:
-                ck.fail(f"SumTo's forward gave shape {out.shape}, expected {small}.",
-                        hint="Sum over the axes broadcasting added (the leading ones) and, "
-                             "keeping them, over the axes where the target has a 1 "
-                             "(unbroadcast_array does both).")
-            ck.close(out, _sum_to(gdata, small), what="forward result")
-            if grad.shape != big:
-                ck.fail(f"SumTo.backward's gradient has shape {grad.shape}, but its input has "
-                        f"shape {big}.", hint="The backward of a sum repeats grad_output over "
-                        "what was summed: BroadcastTo.apply(grad_output, the input's shape).")
-            ck.close(grad, np.broadcast_to(up, big), what="gradient of g")
-    with ck.case("sum_to(grad, shape): the grad itself when the shapes agree, else summed"):
-        g = Variable(np.round(rng.normal(size=(2, 3)), 3))
-        with _course_ops(ns), _course_apply(SumTo, ns):
-            same = ck.call(sum_to, g, (2, 3))
-            summed = ck.call(sum_to, g, (3,))
-        ck.close(_data(same), g.data, what="sum_to(g, g.shape)")
-        ck.close(_data(summed), g.data.sum(axis=0), what="sum_to(g, (3,))",
-                 hint="Where the shapes differ, sum_to is SumTo.apply(grad, shape).")
-    ck.done()

@@ -96,7 +96,10 @@ def by_hand(ob: Observer, cls: type[Any], ns: dict[str, Any], x: np.ndarray, g: 
         if out is FAILED:
             return
         ob.put("input after forward", array_or_type(var.data))
-        ob.put("output", plain_array(out))
+        output = plain_array(out)
+        ob.put("output", output)
+        ob.put("output writeable", bool(output.flags.writeable))
+        ob.put("output shares input", bool(np.shares_memory(output, np.asarray(data(var)))))
         grad_output = Variable(g.copy())
         grads = call(ob, "backward", lambda: cls.backward(ctx, grad_output))
         if grads is FAILED:

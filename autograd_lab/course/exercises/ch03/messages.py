@@ -91,4 +91,22 @@ HINTS: dict[str, str] = {
     "clone.zeros": "Gradients flow through a clone unchanged; a zero gradient is what detach "
                    "(chapter 06) means, not clone.",
     "clone.returned-data": "You returned the data; backward returns the gradient, grad_output.",
+    # ch03-sum-to
+    "sumto.as-variable-same": "A Variable is returned as it is: wrapping it again would cut it "
+                              "off from its graph.",
+    "sumto.as-variable-wrap": "Wrap anything else: Variable(x).",
+    "sumto.broadcast-forward": "Repeat x along the stretched axes: np.broadcast_to(x.data, "
+                               "shape).",
+    "sumto.read-only": "np.broadcast_to gives a read-only view sharing x's memory; copy it, so "
+                       "that the result is an array of its own.",
+    "sumto.broadcast-backward": "A gradient has the shape of its input: sum grad_output back "
+                                "down to x's shape (SumTo.apply), the opposite of forward.",
+    "sumto.broadcast-gradient": "Every copy of an element sends its gradient back to that "
+                                "element: they add up (SumTo).",
+    "sumto.sum-forward": "Sum over the axes broadcasting added (the leading ones) and, keeping "
+                         "them, over the axes where the target has a 1 (unbroadcast_array does "
+                         "both).",
+    "sumto.sum-backward": "The backward of a sum repeats grad_output over what was summed: "
+                          "BroadcastTo.apply(grad_output, the input's shape).",
+    "sumto.sum-to": "Where the shapes differ, sum_to is SumTo.apply(grad, shape).",
 }
