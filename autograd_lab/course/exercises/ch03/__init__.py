@@ -14,11 +14,12 @@ from __future__ import annotations
 import types
 
 from .._exercise import checker
-from . import clone_function, context, exp_function, neg_function, reductions, sum_to
-from ._legacy import ch03_find_the_bug, ch03_mul_function, ch03_own_apply, \
-    ch03_relu_function
+from . import clone_function, context, exp_function, mul_function, neg_function, reductions, \
+    relu_function, sum_to
+from ._legacy import ch03_find_the_bug, ch03_own_apply
 
-EXERCISES = (context, sum_to, neg_function, exp_function, reductions, clone_function)
+EXERCISES = (context, sum_to, mul_function, neg_function, exp_function, relu_function, reductions,
+             clone_function)
 """The chapter's exercise modules written as ``observe`` and ``judge``, in the notebook's order."""
 
 __all__ = ["ch03_context", "ch03_own_apply", "ch03_sum_to", "ch03_mul_function",
@@ -27,8 +28,10 @@ __all__ = ["ch03_context", "ch03_own_apply", "ch03_sum_to", "ch03_mul_function",
 
 ch03_context = checker(context)
 ch03_sum_to = checker(sum_to)
+ch03_mul_function = checker(mul_function)
 ch03_neg_function = checker(neg_function)
 ch03_exp_function = checker(exp_function)
+ch03_relu_function = checker(relu_function)
 ch03_reductions = checker(reductions)
 ch03_clone_function = checker(clone_function)
 

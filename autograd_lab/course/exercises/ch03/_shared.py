@@ -59,7 +59,8 @@ def describe(value: Any, Variable: type[Any]) -> Any:
     except (TypeError, ValueError):
         values = f"<{type(value).__name__}>"
     return {"variable": isinstance(value, Variable), "type": type(value).__name__,
-            "text": format_value(value), "data": values}
+            "text": format_value(value), "data": values,
+            "dtype": str(getattr(np.asarray(data(value)), "dtype", "?"))}
 
 
 def setup(ob: Observer, cls: Any, method: str, wanted: tuple[str, ...],
@@ -107,6 +108,53 @@ def by_hand(ob: Observer, cls: type[Any], ns: dict[str, Any], x: np.ndarray, g: 
     ob.put("grad_output after", array_or_type(grad_output.data))
     grads = grads if isinstance(grads, tuple) else (grads,)
     ob.put("grads", [describe(gr, Variable) for gr in grads])
+
+
+def saved_nothing(node: Any) -> bool:
+    """Whether a node's forward saved nothing (a broken Context counts as saving something)."""
+    try:
+        return len(node.saved_tensors) == 0
+    except Exception:  # noqa: BLE001 - a broken Context: let the original error speak
+        return False
+
+
+def apply_and_backward(ob: Observer, apply: Callable[..., Any], cls: type[Any],
+                       Variable: type[Any], inputs: tuple, grad: Any) -> tuple[Any, Any]:
+    """``apply(*inputs)`` then ``cls.backward(node, grad)``, observed for
+    :func:`judge_node` and :func:`judge_backward`; (output, gradients) or FAILED where it
+    stopped."""
+    y = call(ob, "apply", apply, *inputs)
+    if y is FAILED:
+        return FAILED, FAILED
+    node = getattr(y, "grad_fn", None)
+    ob.put("type", type(y).__name__)
+    ob.put("is a Variable", isinstance(y, Variable))
+    ob.put("node", type(node).__name__ if node is not None else None)
+    if not isinstance(y, Variable) or node is None:
+        return y, FAILED
+    ob.put("output", plain_array(y))
+    ob.put("dtype", str(getattr(y, "dtype", "?")))
+    grads = call(ob, "backward", cls.backward, node, grad)
+    if grads is FAILED:
+        ob.put("saved nothing", saved_nothing(node))
+        return y, FAILED
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    ob.put("grads", [describe(g, Variable) for g in grads])
+    return y, grads
+
+
+def perturbed(f: Callable[..., Any], arrays: list[np.ndarray], eps: float = 1e-6) -> list[Any]:
+    """f's outputs (as arrays) with each element of each array moved by +eps and -eps, in the
+    order :func:`numeric_grads` reads them."""
+    outputs = []
+    for i, a in enumerate(arrays):
+        for idx in np.ndindex(a.shape):
+            plus = [x.copy() for x in arrays]
+            minus = [x.copy() for x in arrays]
+            plus[i][idx] += eps
+            minus[i][idx] -= eps
+            outputs.append((np.asarray(f(*plus)), np.asarray(f(*minus))))
+    return outputs
 
 
 # -- judge side -------------------------------------------------------------------------------
@@ -165,3 +213,48 @@ def returned_variables(ck: Checker, name: str, grads: list[Any], hints: dict[str
     ck.check(not bad, f"{name}.backward returned a {bad[0]['type'] if bad else ''}"
              ", not a Variable.", expected="Variables (or None)",
              received=bad[0]["text"] if bad else None, hint=hints["by-hand.not-variable"])
+
+
+def judge_node(ck: Checker, seen: Case, name: str, hints: dict[str, str]) -> None:
+    """The checks of the output of ``name.apply`` (a Variable whose grad_fn is its node)."""
+    ok(ck, seen, "apply", f"your {name}.apply")
+    ck.check(seen["is a Variable"], f"{name}.apply did not return a Variable.",
+             expected="a Variable", received=seen["type"], hint=hints["node.variable"])
+    want, node = name + "Backward", seen["node"]
+    ck.check(node == want, "the output's grad_fn is not the node of your Function.",
+             expected=f"<{want}>", received=f"<{node}>" if node else "None",
+             hint=hints["node.apply"])
+
+
+def judge_backward(ck: Checker, seen: Case, name: str, inputs: str,
+                   hints: dict[str, str]) -> list[Any]:
+    """What ``name.backward`` returned, checked as the old checkers did (a crash of a forward
+    that saved nothing names that cause)."""
+    err = seen["backward raised"]
+    if isinstance(err, Raised):
+        if err.is_a("NotImplementedError"):
+            raise ck._not_done(NotImplementedError(err.message))
+        if seen["saved nothing"]:
+            ck.fail(f"your {name}.backward raised {err.name}: {err.message} -- because "
+                    "ctx.saved_tensors is empty: forward saved nothing.",
+                    hint=hints[f"node.saved-nothing.{inputs}"])
+        ck.fail(f"your {name}.backward raised {err.name}: {err.message}",
+                hint=hints["node.backward-raised"])
+    grads: list[Any] = seen["grads"]
+    returned_variables(ck, name, grads, hints)
+    return grads
+
+
+def numeric_grads(outputs: list[Any], arrays: list[np.ndarray], g: np.ndarray,
+                  eps: float = 1e-6) -> list[np.ndarray]:
+    """Central differences of sum(g * f(*arrays)) from the outputs :func:`perturbed` kept."""
+    grads, k = [], 0
+    for a in arrays:
+        grad = np.zeros_like(a, dtype=np.float64)
+        for idx in np.ndindex(a.shape):
+            plus, minus = outputs[k]
+            grad[idx] = np.sum(g * (np.asarray(plus, dtype=np.float64) -
+                                    np.asarray(minus, dtype=np.float64))) / (2 * eps)
+            k += 1
+        grads.append(grad)
+    return grads

@@ -109,4 +109,53 @@ HINTS: dict[str, str] = {
     "sumto.sum-backward": "The backward of a sum repeats grad_output over what was summed: "
                           "BroadcastTo.apply(grad_output, the input's shape).",
     "sumto.sum-to": "Where the shapes differ, sum_to is SumTo.apply(grad, shape).",
+    # the node and backward of a Function run with the course's apply
+    "node.variable": "forward must return a Variable, e.g. Variable(np.maximum(x.data, 0)).",
+    "node.apply": "Call the Function through .apply(...): apply records the node. Inside "
+                  "forward, compute and return a new Variable.",
+    "node.saved-nothing.a, b": "backward can only read what forward kept: call "
+                              "ctx.save_for_backward(a, b) in forward, before it returns.",
+    "node.saved-nothing.x": "backward can only read what forward kept: call "
+                              "ctx.save_for_backward(x) in forward, before it returns.",
+    "node.saved-nothing.input_": "backward can only read what forward kept: call "
+                              "ctx.save_for_backward(input_) in forward, before it returns.",
+    "node.backward-raised": "Read the traceback above to find the failing line.",
+    # ch03-mul-function
+    "mul.added": "You added; multiply: a.data * b.data.",
+    "mul.output": "Return Variable(a.data * b.data).",
+    "mul.two": "One gradient per input of forward: return grad_a, grad_b.",
+    "mul.none-a": "a requires grad: return grad_output * b for it.",
+    "mul.shape-a": "a was broadcast in forward: sum its gradient back to its shape, "
+                   "sum_to(grad, a.shape), as Add does.",
+    "mul.chain-a": "Multiply by grad_output (the chain rule): grad_output * b.",
+    "mul.swapped-a": "That is the other input's gradient: the gradient of a is grad_output "
+                     "times b.",
+    "mul.gradient-a": "d(a*b)/da = b: the gradient of a is grad_output * b.",
+    "mul.none-b": "b requires grad: return grad_output * a for it.",
+    "mul.shape-b": "b was broadcast in forward: sum its gradient back to its shape, "
+                   "sum_to(grad, b.shape), as Add does.",
+    "mul.chain-b": "Multiply by grad_output (the chain rule): grad_output * a.",
+    "mul.swapped-b": "That is the other input's gradient: the gradient of b is grad_output "
+                     "times a.",
+    "mul.gradient-b": "d(a*b)/db = a: the gradient of b is grad_output * a.",
+    # ch03-relu-function
+    "relu.input-changed": "Return a new Variable: Variable(np.maximum(x.data, 0)).",
+    "relu.min": "That is min(x, 0); relu keeps the positive values: np.maximum(x.data, 0).",
+    "relu.output": "relu(x) = max(x, 0), elementwise: np.maximum(x.data, 0).",
+    "relu.one": "ReLU has one input: return one gradient.",
+    "relu.grad-output-changed": "grad_output belongs to the engine: compute a new Variable "
+                                "(grad_output * mask), or zero a copy (grad_output.clone()).",
+    "relu.none": "x requires grad: return grad_output where x > 0, 0 elsewhere.",
+    "relu.at-zero": "At x = 0 you passed the gradient through. relu has no derivative there; "
+                    "PyTorch (and autograd_lab) use 0, which is a valid subgradient: keep the "
+                    "gradient only where x > 0.",
+    "relu.through": "You passed grad_output through unchanged: zero it where x <= 0.",
+    "relu.mask": "You returned the mask of positive inputs; multiply it by grad_output (the "
+                 "chain rule).",
+    "relu.negative": "You kept the gradient where x was negative; keep it where x is positive.",
+    "relu.gradient": "The gradient is grad_output where x > 0, and 0 elsewhere.",
+    "relu.keep-dtype": "np.maximum(x.data, 0) keeps the input's dtype; do not convert it.",
+    "relu.float32": "A gradient has its input's dtype. Something in backward is float64: the "
+                    "mask, probably (a Variable of bools becomes float64). Build the mask in "
+                    "grad_output's dtype.",
 }
