@@ -14,12 +14,12 @@ from __future__ import annotations
 import types
 
 from .._exercise import checker
-from . import clone_function, context, exp_function, mul_function, neg_function, reductions, \
+from . import clone_function, context, exp_function, find_the_bug, mul_function, neg_function, reductions, \
     relu_function, sum_to
-from ._legacy import ch03_find_the_bug, ch03_own_apply
+from ._legacy import ch03_own_apply
 
 EXERCISES = (context, sum_to, mul_function, neg_function, exp_function, relu_function, reductions,
-             clone_function)
+             clone_function, find_the_bug)
 """The chapter's exercise modules written as ``observe`` and ``judge``, in the notebook's order."""
 
 __all__ = ["ch03_context", "ch03_own_apply", "ch03_sum_to", "ch03_mul_function",
@@ -34,6 +34,7 @@ ch03_exp_function = checker(exp_function)
 ch03_relu_function = checker(relu_function)
 ch03_reductions = checker(reductions)
 ch03_clone_function = checker(clone_function)
+ch03_find_the_bug = checker(find_the_bug)
 
 PARTS = {m.ID: m.PARTS for m in EXERCISES if m.PARTS}
 """Exercises made of independent parts (none in this chapter)."""

@@ -16,9 +16,8 @@ from typing import Any, NoReturn
 import numpy as np
 
 from .._common import Checker, returns_variables
-from .._functions import course_apply as _course_apply, course_ops as _course_ops, data as _data, \
-    function_of as _function_of, names as _names, note_apply as _note_apply, \
-    reference_apply as _reference_apply
+from .._functions import data as _data, \
+    names as _names
 
 
 _MISSING = object()
@@ -376,101 +375,3 @@ def _walk(ck: Checker, out: Any, Variable: type[Any]) -> dict[int, np.ndarray]:
 
 
 # -- isolation: the course's apply and Mul around the piece under test -------------------------
-
-
-
-
-
-
-
-
-
-
-
-
-# -- ch03-find-the-bug -------------------------------------------------------------------------
-def ch03_find_the_bug(FixedReLU: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
-    """Check the fixed old-style ReLU: its backward masks with the *saved* input, so the
-    gradient is right whether or not a global named ``input`` exists (and whatever it holds)."""
-    ck = Checker("ch03-find-the-bug", seed=seed, hidden=hidden)
-    ns = _names(ck, FixedReLU, "backward", ("Variable",))
-    _is_function_class(ck, FixedReLU, "FixedReLU", ns)
-    apply = _reference_apply(FixedReLU, ns)
-    _note_apply(ns)
-    with _course_ops(ns), _course_apply(FixedReLU, ns):
-        _find_the_bug_cases(ck, FixedReLU, ns, apply, hidden)
-    ck.done()
-
-
-def _find_the_bug_cases(ck: Checker, FixedReLU: type[Any], ns: dict[str, Any],
-                        apply: Callable[..., Any], hidden: bool) -> None:
-    """The cases of ch03-find-the-bug (run with the course's apply, Mul and Clone)."""
-    Variable = ns["Variable"]
-    shapes = [(5,), (2, 3)] + ([(4, 2, 2)] if hidden else [])
-    decoys: list[tuple[str, Callable[[tuple[int, ...]], Any]]] = [
-        ("no global named input (input is Python's built-in function)", lambda s: _MISSING),
-        ("a global input of ones", lambda s: Variable(np.ones(s))),
-        ("a global input of minus ones", lambda s: Variable(-np.ones(s)))]
-    for shape in shapes:
-        for label, decoy in decoys:
-            with ck.case(f"{shape} input, {label}"):
-                data: np.ndarray = ck.rng.normal(size=shape)
-                data = np.round(np.where(np.abs(data) < 0.1, 0.5, data), 4)
-                g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
-                grad_output = Variable(g.copy())
-                with _global_input(ns, decoy(shape)):
-                    x = Variable(data, requires_grad=True)
-                    y = ck.call(apply, x)
-                    node = _check_node(ck, y, FixedReLU, Variable)
-                    try:
-                        grads = _backward(ck, FixedReLU, node, grad_output, "input_")
-                    except AssertionError as err:
-                        cause = err.__cause__
-                        if isinstance(cause, TypeError) and _reads_global_input(FixedReLU):
-                            raise ck.error(
-                                f"FixedReLU.backward raised TypeError: {cause}",
-                                hint="backward still reads the name `input`; without a variable "
-                                     "of that name it is Python's built-in input() (in Jupyter, "
-                                     "the kernel's version of it), which cannot be compared with "
-                                     "a number. Which tensor should the mask come from?") from None
-                        raise
-                ck.check(np.array_equal(grad_output.data, g), "backward changed grad_output "
-                         "in place.", expected=g, received=grad_output.data,
-                         hint="grad_output belongs to the engine, which may hand the same object "
-                              "to other nodes: zero the entries of a copy (grad_output.clone()), "
-                              "as the old tutorial did, not of grad_output itself.")
-                got = np.asarray(_data(grads[0]), dtype=float)
-                source = ("the global `input`" if _reads_global_input(FixedReLU)
-                          else "something other than the input")
-                ck.close(got, g * (data > 0), what="gradient of the input",
-                         mistakes=[(g, "The gradient passed through everywhere, also where the "
-                                       f"input was negative: the mask was computed from {source}, "
-                                       "not from the tensor forward saved."),
-                                   (np.zeros_like(g), "The gradient is 0 everywhere: the mask "
-                                    f"was computed from {source}, not from the tensor forward "
-                                    "saved.")],
-                         hint="Zero the gradient where the input forward saved was negative, "
-                              "and nowhere else.")
-
-
-def _reads_global_input(cls: type[Any]) -> bool:
-    """Whether cls.backward looks up a global (or built-in) named ``input``."""
-    code = getattr(_function_of(cls, "backward"), "__code__", None)
-    return code is not None and "input" in code.co_names
-
-
-@contextlib.contextmanager
-def _global_input(ns: dict[str, Any], value: Any) -> Iterator[None]:
-    """Run with ``input`` in ``ns`` set to ``value`` (or absent), then put back what was there."""
-    before = ns.get("input", _MISSING)
-    if value is _MISSING:
-        ns.pop("input", None)
-    else:
-        ns["input"] = value
-    try:
-        yield
-    finally:
-        if before is _MISSING:
-            ns.pop("input", None)
-        else:
-            ns["input"] = before

@@ -158,4 +158,25 @@ HINTS: dict[str, str] = {
     "relu.float32": "A gradient has its input's dtype. Something in backward is float64: the "
                     "mask, probably (a Variable of bools becomes float64). Build the mask in "
                     "grad_output's dtype.",
+    # ch03-find-the-bug
+    "find.input-builtin": "backward still reads the name `input`; without a variable of that "
+                          "name it is Python's built-in input() (in Jupyter, the kernel's "
+                          "version of it), which cannot be compared with a number. Which tensor "
+                          "should the mask come from?",
+    "find.grad-output-changed": "grad_output belongs to the engine, which may hand the same "
+                                "object to other nodes: zero the entries of a copy "
+                                "(grad_output.clone()), as the old tutorial did, not of "
+                                "grad_output itself.",
+    "find.through-global": "The gradient passed through everywhere, also where the input was "
+                         "negative: the mask was computed from the global `input`, not from the tensor "
+                         "forward saved.",
+    "find.zeros-global": "The gradient is 0 everywhere: the mask was computed from the global `input`, not "
+                       "from the tensor forward saved.",
+    "find.through-other": "The gradient passed through everywhere, also where the input was "
+                         "negative: the mask was computed from something other than the input, not from the tensor "
+                         "forward saved.",
+    "find.zeros-other": "The gradient is 0 everywhere: the mask was computed from something other than the input, not "
+                       "from the tensor forward saved.",
+    "find.gradient": "Zero the gradient where the input forward saved was negative, and "
+                     "nowhere else.",
 }
