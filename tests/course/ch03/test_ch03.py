@@ -30,19 +30,16 @@ def _namespace(sources: list[str]) -> dict[str, Any]:
 class _Chapter(Chapter):
     """Chapter 03's graded cells call the visible check first and the hidden one last; the
     shared ``arguments`` reads the call after ``### END HIDDEN TESTS``, so the hidden block
-    is put first here (the calls are the same). Only the exercises written as ``observe`` and
-    ``judge`` are listed (the chapter's others are still checked by its ``_legacy`` module)."""
+    is put first here (the calls are the same)."""
 
     def graded(self) -> dict[str, str]:
-        done = {m.ID for m in self.module.EXERCISES}
         found = {}
         for exercise_id, source in super().graded().items():
             head, hidden, tail = source.partition("### BEGIN HIDDEN TESTS")
             if hidden:
                 block, end, rest = tail.partition("### END HIDDEN TESTS")
                 source = f"{hidden}{block}{end}\n{head}{rest}"
-            if exercise_id in done:
-                found[exercise_id] = source
+            found[exercise_id] = source
         return found
 
 

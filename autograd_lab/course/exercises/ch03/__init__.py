@@ -6,27 +6,27 @@ runs in (the notebook, or the module ``mygrad.function``). There is no engine be
 04, so backward formulas are called by hand, ``node.function.backward(node, grad)``, and
 compared with central differences of the learner's own forward.
 
-The exercises written as ``observe`` and ``judge`` (:mod:`.._exercise`) are one module each;
-the others are still checked in one piece by :mod:`._legacy`.
+Each exercise is one module, written as ``observe`` and ``judge`` (:mod:`.._exercise`), with
+its hints in :mod:`.messages` and its typical mistakes declared as data.
 """
 from __future__ import annotations
 
 import types
 
 from .._exercise import checker
-from . import clone_function, context, exp_function, find_the_bug, mul_function, neg_function, reductions, \
-    relu_function, sum_to
-from ._legacy import ch03_own_apply
+from . import clone_function, context, exp_function, find_the_bug, mul_function, \
+    neg_function, own_apply, reductions, relu_function, sum_to
 
-EXERCISES = (context, sum_to, mul_function, neg_function, exp_function, relu_function, reductions,
-             clone_function, find_the_bug)
-"""The chapter's exercise modules written as ``observe`` and ``judge``, in the notebook's order."""
+EXERCISES = (context, own_apply, sum_to, mul_function, neg_function, exp_function,
+             relu_function, reductions, clone_function, find_the_bug)
+"""The chapter's exercise modules, in the notebook's order."""
 
 __all__ = ["ch03_context", "ch03_own_apply", "ch03_sum_to", "ch03_mul_function",
            "ch03_neg_function", "ch03_exp_function", "ch03_relu_function", "ch03_reductions",
            "ch03_find_the_bug", "ch03_clone_function", "mygrad_function"]
 
 ch03_context = checker(context)
+ch03_own_apply = checker(own_apply)
 ch03_sum_to = checker(sum_to)
 ch03_mul_function = checker(mul_function)
 ch03_neg_function = checker(neg_function)

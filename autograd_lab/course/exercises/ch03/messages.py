@@ -179,4 +179,45 @@ HINTS: dict[str, str] = {
                        "from the tensor forward saved.",
     "find.gradient": "Zero the gradient where the input forward saved was negative, and "
                      "nowhere else.",
+    # ch03-own-apply
+    "apply.class": "Pass the class itself: check.ch03_own_apply(Function).",
+    "apply.none": "Return forward's output.",
+    "apply.variable": "Return the output of forward.",
+    "apply.output": "output = cls.forward(ctx, *inputs)",
+    "apply.restore": "Put the value you read before forward back afterwards (in a finally: "
+                     "block, so it is restored even if forward raises).",
+    "apply.restore-true": "Restore the value you read before forward, not True.",
+    "apply.requires-no-node": "After output.requires_grad = True, also set output.grad_fn = "
+                              "ctx, so the output remembers the node that made it.",
+    "apply.reads-when-off": "apply reads grad mode while it is switched off for forward, so it "
+                            "always reads False. Read GradMode.enabled once, before switching it "
+                            "off, keep it in a variable (enabled = GradMode.enabled) and decide "
+                            "with that.",
+    "apply.not-recorded": "When grad mode was on and any(ctx.needs_input_grad): set "
+                          "output.requires_grad = True and output.grad_fn = ctx.",
+    "apply.off-in-forward": "Switch it off around the call: GradMode.enabled = False, then "
+                            "forward, then switch it back.",
+    "apply.same-ctx": "Make one node, ctx = cls.Node(), pass it to forward and record that same "
+                      "object: output.grad_fn = ctx.",
+    "apply.node-class": "__init_subclass__ gives each Function a node class, cls.Node: create "
+                        "the ctx with cls.Node().",
+    "apply.requires-grad": "Set output.requires_grad = True when you record the node.",
+    "apply.inputs": "ctx.inputs = inputs: the edges of the graph, pointing back to what the "
+                    "output was computed from.",
+    "apply.needs": "One bool per argument: isinstance(x, Variable) and x.requires_grad.",
+    "apply.needs-number": "A number never needs a gradient: test isinstance(x, Variable) before "
+                          "reading x.requires_grad.",
+    "apply.raw-raised": "This forward returns a numpy array: wrap anything that is not a "
+                        "Variable as one, Variable(output), before recording.",
+    "apply.wrap": "If forward's result is not a Variable, wrap it: Variable(output).",
+    "apply.no-grad-needed": "Record only if any(ctx.needs_input_grad).",
+    "apply.grad-mode-off": "Record only if grad mode was on when apply was called: enabled and "
+                           "any(ctx.needs_input_grad).",
+    "apply.let-through": "Let forward's error pass (do not catch it).",
+    "apply.finally": "Restore grad mode in a finally: block: try: forward ... finally: "
+                     "GradMode.enabled = enabled.",
+    "apply.node-function": "The node class that __init_subclass__ makes carries function = cls; "
+                           "create the ctx with cls.Node().",
+    "apply.walk": "Each node keeps its inputs (ctx.inputs = inputs) and each output its node "
+                  "(output.grad_fn = ctx).",
 }
