@@ -15,6 +15,38 @@ from .._observe import Observer
 from ._shared import FAILED, call, plain_array
 
 
+C_VALUE = "forward's value comes back as a Variable"
+C_MODE = "forward runs with grad mode off; afterwards it is on again"
+C_NODE = "the node: grad_fn is forward's ctx, named after the Function"
+C_NEEDS = "needs_input_grad: one bool per argument"
+C_RAW = "a numpy array returned by forward is wrapped as a Variable"
+C_NO_GRAD = "no input requires grad: nothing is recorded"
+C_OFF = "grad mode off (as inside no_grad): nothing is recorded"
+C_RAISES = "forward raises: the error comes through and grad mode is on again"
+
+
+def depth_title(depth: int) -> str:
+    return f"a graph of {depth} levels can be walked back by hand"
+
+
+def cases(seed: int, hidden: bool) -> dict[str, Any]:
+    """Every input of the cases, as (data, requires_grad): the same from the same seed."""
+    rng = np.random.default_rng(seed)
+
+    def var(shape: tuple[int, ...], requires_grad: bool = True) -> tuple[np.ndarray, bool]:
+        return np.round(rng.normal(size=shape), 3), requires_grad
+
+    found: dict[str, Any] = {
+        C_VALUE: [var((3,)), var((3,))], C_MODE: [var((2,)), var((2,))],
+        C_NODE: [var((2, 2)), var((2, 2), False)],
+        C_NEEDS: [var((2,)), var((2,), False), var((2,), False), var((2,)), var((3,))],
+        C_RAW: [var((4,))], C_NO_GRAD: [var((2,), False), var((2,), False)],
+        C_OFF: [var((2,)), var((2,))], C_RAISES: [var((2,))]}
+    found["depths"] = [(depth, [var((3,)), var((3,))]) for depth in
+                       [2] + ([3, 5] if hidden else [])]
+    return found
+
+
 def text(value: Any) -> str:
     try:
         return format_value(value)
@@ -140,24 +172,23 @@ class _Run:
 def observe_cases(ob: Observer, Function: type[Any], Variable: type[Any], GradMode: Any,
                   inputs: dict[str, Any]) -> None:
     """Every case of ch03-own-apply, observed (the titles are the judge's)."""
-    from . import own_apply as ex
     run = _Run(ob, probe_functions(Function, Variable, GradMode), Variable, GradMode)
     refs = run.refs
-    with ob.case(ex.C_VALUE):
-        out = run.apply("apply", refs.Mul, *map(run.var, inputs[ex.C_VALUE]))
+    with ob.case(C_VALUE):
+        out = run.apply("apply", refs.Mul, *map(run.var, inputs[C_VALUE]))
         if out is not FAILED:
             _output(ob, out, Variable)
-    with ob.case(ex.C_MODE):
-        out = run.apply("apply", refs.Mul, *map(run.var, inputs[ex.C_MODE]))
+    with ob.case(C_MODE):
+        out = run.apply("apply", refs.Mul, *map(run.var, inputs[C_MODE]))
         if out is not FAILED and (node := run.recorded(out, "grad_mode_in_forward")) is not None:
             ob.put("off in forward", node.grad_mode_in_forward is False)
-    with ob.case(ex.C_NODE):
-        a, b = map(run.var, inputs[ex.C_NODE])
+    with ob.case(C_NODE):
+        a, b = map(run.var, inputs[C_NODE])
         out = run.apply("apply", refs.Mul, a, b)
         if out is not FAILED and (node := run.recorded(out)) is not None:
             _node(ob, out, node, a, b)
-    with ob.case(ex.C_NEEDS):
-        args = list(map(run.var, inputs[ex.C_NEEDS]))
+    with ob.case(C_NEEDS):
+        args = list(map(run.var, inputs[C_NEEDS]))
         for i, pair in enumerate([(args[0], args[1]), (args[2], args[3]), (args[4], 2.0)]):
             out = run.apply(f"apply {i}", refs.Mul if i < 2 else refs.Scale, *pair)
             if out is FAILED:
@@ -165,14 +196,14 @@ def observe_cases(ob: Observer, Function: type[Any], Variable: type[Any], GradMo
             needs = getattr(out.grad_fn, "needs_input_grad", None)
             ob.put(f"needs {i}", None if needs is None else [bool(n) for n in needs])
             ob.put(f"needs text {i}", text(needs))
-    with ob.case(ex.C_RAW):
-        out = run.apply("apply", refs.Raw, run.var(inputs[ex.C_RAW][0]), 2.5)
+    with ob.case(C_RAW):
+        out = run.apply("apply", refs.Raw, run.var(inputs[C_RAW][0]), 2.5)
         if out is not FAILED:
             _output(ob, out, Variable)
-    for title in (ex.C_NO_GRAD, ex.C_OFF):
+    for title in (C_NO_GRAD, C_OFF):
         with ob.case(title):
             args = list(map(run.var, inputs[title]))
-            GradMode.enabled = title != ex.C_OFF
+            GradMode.enabled = title != C_OFF
             try:
                 out = run.apply("apply", refs.Mul, *args)
             finally:
@@ -181,14 +212,14 @@ def observe_cases(ob: Observer, Function: type[Any], Variable: type[Any], GradMo
                 ob.put("nothing recorded", out.grad_fn is None and out.requires_grad is False)
                 ob.put("text", f"grad_fn {text(out.grad_fn)}, requires_grad "
                                f"{text(out.requires_grad)}")
-    with ob.case(ex.C_RAISES):
-        returned = ob.attempt("raised", refs.Fails.apply, run.var(inputs[ex.C_RAISES][0]))
+    with ob.case(C_RAISES):
+        returned = ob.attempt("raised", refs.Fails.apply, run.var(inputs[C_RAISES][0]))
         ob.put("returned", text(returned))
         ob.put("on again", GradMode.enabled is True)
         ob.put("mode text", text(GradMode.enabled))
         GradMode.enabled = True
     for depth, (a_spec, b_spec) in inputs["depths"]:
-        with ob.case(ex._depth_title(depth)):
+        with ob.case(depth_title(depth)):
             _graph(ob, run, depth, run.var(a_spec), run.var(b_spec))
 
 

@@ -7,15 +7,12 @@ Judge side: the same failures, said as the old checkers said them, from that pla
 """
 from __future__ import annotations
 
-import contextlib
-import io
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .._common import Checker, format_value
-from .._exercise import judge_record
 from .._functions import StandInCtx, course_apply, course_ops, data, function_of
 from .._observe import Case, Observations, Observer, Raised, raise_learner_error
 
@@ -158,29 +155,6 @@ def perturbed(f: Callable[..., Any], arrays: list[np.ndarray], eps: float = 1e-6
             minus[i][idx] -= eps
             outputs.append((np.asarray(f(*plus)), np.asarray(f(*minus))))
     return outputs
-
-
-def own_apply_fails(Function: Any) -> bool:
-    """Whether the learner's ``Function.apply`` fails exercise ch03-own-apply: observed and
-    judged here, quietly (in the grader's sandbox too, where it shows no record)."""
-    if Function is None:
-        return False
-    from . import own_apply
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            ob = Observer(own_apply.ID, 0, False)
-            own_apply.observe(ob, Function, seed=0, hidden=False)
-            judge_record(own_apply, ob.record())
-    except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
-        return True
-    return False
-
-
-def note_apply(ns: dict[str, Any]) -> None:
-    """One line when the learner's apply fails: this check does not use it."""
-    if own_apply_fails(ns.get("Function")):
-        print("note: exercise ch03-own-apply fails its own check; this check runs your "
-              "forward and backward with the course's apply instead.")
 
 
 # -- judge side -------------------------------------------------------------------------------

@@ -191,24 +191,7 @@ def judge(ck: Checker, obs: Observations) -> None:
         ck.check(got["items"] == [], "a new node's saved_tensors is not ().", expected=(),
                  received=got["text"], hint=HINTS["context.empty"])
     with ck.case(C_SAVE):
-        seen = obs.case(ck, C_SAVE, what="your save_for_backward")
-        _new(ck, seen)
-        ok(ck, seen, "save", "your save_for_backward")
-        got = _got(ck, seen, "saved", HINTS["context.give-back"])
-        ck.check(got["type"] == "tuple", "saved_tensors is not a tuple.", expected="(a, b)",
-                 received=got["text"], hint=HINTS["context.tuple-order"])
-        ck.check(got["items"] == ["a", "b"],
-                 "saved_tensors did not give back the saved objects, in order.",
-                 expected="(a, b)", received=got["text"], hint=HINTS["context.same-objects"])
-        again = _got(ck, seen, "again", HINTS["context.read-twice"])
-        ck.check(again["items"] == ["a", "b"], "reading saved_tensors a second time failed.",
-                 received=again["text"], hint=HINTS["context.read-only"])
-        kept = seen["_saved"]
-        ck.check(kept != _MISSING and kept["type"] in ("tuple", "list")
-                 and kept["items"] == ["a", "b"],
-                 "the node does not keep the saved tensors in its attribute _saved.",
-                 expected="ctx._saved == (a, b)", received=_received(kept, "_saved"),
-                 hint=HINTS["context.saved-attribute"])
+        _judge_save(ck, obs.case(ck, C_SAVE, what="your save_for_backward"))
     with ck.case(C_OWN):
         seen = obs.case(ck, C_OWN, what="your save_for_backward")
         _new(ck, seen)
@@ -260,3 +243,23 @@ def _judge_release(ck: Checker, seen: Case) -> None:
     ck.check(seen["_saved is None"], "after release() the node's _saved is not None.",
              expected="ctx._saved is None", received=_received(seen["_saved"], "_saved"),
              hint=HINTS["context.saved-none"])
+
+
+def _judge_save(ck: Checker, seen: Case) -> None:
+    _new(ck, seen)
+    ok(ck, seen, "save", "your save_for_backward")
+    got = _got(ck, seen, "saved", HINTS["context.give-back"])
+    ck.check(got["type"] == "tuple", "saved_tensors is not a tuple.", expected="(a, b)",
+             received=got["text"], hint=HINTS["context.tuple-order"])
+    ck.check(got["items"] == ["a", "b"],
+             "saved_tensors did not give back the saved objects, in order.",
+             expected="(a, b)", received=got["text"], hint=HINTS["context.same-objects"])
+    again = _got(ck, seen, "again", HINTS["context.read-twice"])
+    ck.check(again["items"] == ["a", "b"], "reading saved_tensors a second time failed.",
+             received=again["text"], hint=HINTS["context.read-only"])
+    kept = seen["_saved"]
+    ck.check(kept != _MISSING and kept["type"] in ("tuple", "list")
+             and kept["items"] == ["a", "b"],
+             "the node does not keep the saved tensors in its attribute _saved.",
+             expected="ctx._saved == (a, b)", received=_received(kept, "_saved"),
+             hint=HINTS["context.saved-attribute"])

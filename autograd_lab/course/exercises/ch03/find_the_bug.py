@@ -12,7 +12,8 @@ from .._common import Checker
 from .._exercise import Mistake
 from .._functions import course_apply, course_ops, function_of, reference_apply
 from .._observe import Case, Observations, Observer, Raised
-from ._shared import note_apply, apply_and_backward, array_or_type, judge_backward, judge_node, \
+from ._note import note_apply
+from ._shared import apply_and_backward, array_or_type, judge_backward, judge_node, \
     judge_setup, setup
 from .messages import HINTS
 

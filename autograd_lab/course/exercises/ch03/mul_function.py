@@ -11,7 +11,8 @@ from .._exercise import Mistake
 from .._functions import course_apply, course_ops, reference_apply, \
     sum_to as sum_to_array
 from .._observe import Case, Observations, Observer
-from ._shared import note_apply, FAILED, apply_and_backward, judge_backward, judge_node, judge_setup, \
+from ._note import note_apply
+from ._shared import FAILED, apply_and_backward, judge_backward, judge_node, judge_setup, \
     numeric_grads, perturbed, setup
 from .messages import HINTS
 

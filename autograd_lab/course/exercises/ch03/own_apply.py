@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
 from .._common import Checker
 from .._exercise import Mistake
 from .._observe import Case, Observations, Observer, Raised
 from . import _apply_probes as probes
+from ._apply_probes import C_MODE, C_NEEDS, C_NODE, C_NO_GRAD, C_OFF, C_RAISES, C_RAW, \
+    C_VALUE, cases, depth_title
 from ._shared import judge_setup, ok, setup
 from .messages import HINTS
 
@@ -57,38 +58,6 @@ MISTAKES = (
                                       "getattr(x, 'requires_grad', True)"), None,
             "apply.needs-number"),
 )
-
-C_VALUE = "forward's value comes back as a Variable"
-C_MODE = "forward runs with grad mode off; afterwards it is on again"
-C_NODE = "the node: grad_fn is forward's ctx, named after the Function"
-C_NEEDS = "needs_input_grad: one bool per argument"
-C_RAW = "a numpy array returned by forward is wrapped as a Variable"
-C_NO_GRAD = "no input requires grad: nothing is recorded"
-C_OFF = "grad mode off (as inside no_grad): nothing is recorded"
-C_RAISES = "forward raises: the error comes through and grad mode is on again"
-
-
-def _depth_title(depth: int) -> str:
-    return f"a graph of {depth} levels can be walked back by hand"
-
-
-def cases(seed: int, hidden: bool) -> dict[str, Any]:
-    """Every input of the cases, as (data, requires_grad): the same from the same seed."""
-    rng = np.random.default_rng(seed)
-
-    def var(shape: tuple[int, ...], requires_grad: bool = True) -> tuple[np.ndarray, bool]:
-        return np.round(rng.normal(size=shape), 3), requires_grad
-
-    found: dict[str, Any] = {
-        C_VALUE: [var((3,)), var((3,))], C_MODE: [var((2,)), var((2,))],
-        C_NODE: [var((2, 2)), var((2, 2), False)],
-        C_NEEDS: [var((2,)), var((2,), False), var((2,), False), var((2,)), var((3,))],
-        C_RAW: [var((4,))], C_NO_GRAD: [var((2,), False), var((2,), False)],
-        C_OFF: [var((2,)), var((2,))], C_RAISES: [var((2,))]}
-    found["depths"] = [(depth, [var((3,)), var((3,))]) for depth in
-                       [2] + ([3, 5] if hidden else [])]
-    return found
-
 
 def observe(ob: Observer, Function: type[Any], *, seed: int, hidden: bool) -> None:
     with ob.case("class"):
@@ -151,8 +120,8 @@ def judge(ck: Checker, obs: Observations) -> None:
     with ck.case(C_RAISES):
         _judge_raises(ck, obs.case(ck, C_RAISES, what=what))
     for depth, _ in inputs["depths"]:
-        with ck.case(_depth_title(depth)):
-            _judge_walk(ck, obs.case(ck, _depth_title(depth), what=what), depth,
+        with ck.case(depth_title(depth)):
+            _judge_walk(ck, obs.case(ck, depth_title(depth), what=what), depth,
                         inputs["depths"])
     ck.done()
 

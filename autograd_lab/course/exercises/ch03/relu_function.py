@@ -11,7 +11,8 @@ from .._common import Checker
 from .._exercise import Mistake
 from .._functions import course_apply, course_ops, reference_apply
 from .._observe import Case, Observations, Observer
-from ._shared import note_apply, FAILED, apply_and_backward, array_or_type, judge_backward, judge_node, \
+from ._note import note_apply
+from ._shared import FAILED, apply_and_backward, array_or_type, judge_backward, judge_node, \
     judge_setup, numeric_grads, perturbed, setup
 from .messages import HINTS
 
