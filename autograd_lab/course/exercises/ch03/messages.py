@@ -99,6 +99,8 @@ HINTS: dict[str, str] = {
                                "shape).",
     "sumto.read-only": "np.broadcast_to gives a read-only view sharing x's memory; copy it, so "
                        "that the result is an array of its own.",
+    "sumto.shares": "Return an array of its own (np.broadcast_to(x.data, shape).copy()), also "
+                    "where the shapes agree: a result sharing x's memory changes when x does.",
     "sumto.broadcast-backward": "A gradient has the shape of its input: sum grad_output back "
                                 "down to x's shape (SumTo.apply), the opposite of forward.",
     "sumto.broadcast-gradient": "Every copy of an element sends its gradient back to that "

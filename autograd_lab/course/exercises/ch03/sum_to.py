@@ -25,6 +25,10 @@ MISTAKES = (
              "        return grad_output, None"), None, "sumto.broadcast-backward"),
     Mistake("numpy's read-only view", ("np.broadcast_to(x.data, shape).copy()",
                                        "np.broadcast_to(x.data, shape)"), None, "sumto.read-only"),
+    Mistake("x itself where the shapes agree", ("np.broadcast_to(x.data, shape).copy()",
+                                                "(x.data if x.shape == tuple(shape) else "
+                                                "np.broadcast_to(x.data, shape).copy())"), None,
+            "sumto.shares"),
     Mistake("SumTo's backward passes the gradient through",
             ("        return BroadcastTo.apply(grad_output, ctx.g_shape), None",
              "        return grad_output, None"), None, "sumto.sum-backward"),
@@ -131,8 +135,10 @@ def _judge_broadcast(ck: Checker, seen: Case, x: np.ndarray, g: np.ndarray,
                      big: tuple[int, ...], out: Any, grad: np.ndarray) -> None:
     ck.close(out, np.broadcast_to(x, big), what="forward result",
              hint=HINTS["sumto.broadcast-forward"])
-    ck.check(seen["output writeable"] and not seen["output shares input"],
-             "forward's result is a read-only view of x.", hint=HINTS["sumto.read-only"])
+    ck.check(seen["output writeable"], "forward's result is a read-only view of x.",
+             hint=HINTS["sumto.read-only"])
+    ck.check(not seen["output shares input"], "forward's result shares its memory with x.",
+             hint=HINTS["sumto.shares"])
     if grad.shape != x.shape:
         ck.fail(f"BroadcastTo.backward's gradient has shape {grad.shape}, but x has "
                 f"shape {x.shape}.", hint=HINTS["sumto.broadcast-backward"])
