@@ -189,12 +189,12 @@ def judge_setup(ck: Checker, obs: Observations, method: str, hints: dict[str, st
 def judge_by_hand(ck: Checker, seen: Case, name: str, x: np.ndarray, g: np.ndarray,
                   hints: dict[str, str]) -> tuple[Any, np.ndarray]:
     """What :func:`by_hand` observed, checked as the old checkers did; (output, gradient of x)."""
-    ok(ck, seen, "forward", f"{name}.forward")
+    ok(ck, seen, "forward", f"your {name}.forward")
     after = seen["input after forward"]
     ck.check(isinstance(after, np.ndarray) and np.array_equal(after, x),
              f"{name}.forward changed its input.", hint=hints["by-hand.input-changed"])
     out = seen["output"]
-    ok(ck, seen, "backward", f"{name}.backward")
+    ok(ck, seen, "backward", f"your {name}.backward")
     after = seen["grad_output after"]
     ck.check(isinstance(after, np.ndarray) and np.array_equal(after, g),
              f"{name}.backward changed grad_output in place.",
