@@ -1,4 +1,5 @@
-"""Checkers for chapter 05, Tensors and broadcasting."""
+"""Chapter 05's checkers not yet written as observe and judge, and what they share with
+those that are (the course's stand-ins for the learner's other pieces)."""
 from __future__ import annotations
 
 import contextlib
@@ -10,12 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from ._common import (Checker, data_of, library, named, returns_variables, shaped_mistakes, swapped_attributes,
+from .._common import (Checker, data_of, library, named, returns_variables, shaped_mistakes, swapped_attributes,
                       swapped_names)
 
-__all__ = ["ch05_reshape_transpose", "ch05_index_function", "ch05_matmul_vectors", "ch05_unbroadcast", "ch05_unbroadcast_function", "ch05_sum_backward", "ch05_mean_backward", "ch05_sub_function", "ch05_div_function",
-           "ch05_pow_function", "ch05_log_function", "ch05_matmul_backward", "ch05_softmax", "ch05_log_softmax",
-           "mygrad_ops"]
 
 
 # -- the library a Function belongs to: autograd_lab, or the learner's mygrad ----------------
@@ -238,10 +236,10 @@ def _isolated(*classes: Any, helpers: tuple[str, ...] = ()) -> Iterator[None]:
     if isinstance(cls, type) and issubclass(cls, al.Function):
         yield
         return
-    from ._functions import course_apply as _course_apply
-    from ._functions import course_ops as _course_ops
-    from ._functions import function_of as _function_of
-    from ._functions import note_apply as _note_apply
+    from .._functions import course_apply as _course_apply
+    from .._functions import course_ops as _course_ops
+    from .._functions import function_of as _function_of
+    from .._functions import note_apply as _note_apply
     ns = getattr(_function_of(cls, "forward"), "__globals__", None)
     if ns is None or "Variable" not in ns or "Function" not in ns:
         yield                       # the check itself reports what is missing
@@ -438,7 +436,7 @@ def ch05_unbroadcast_function(Unbroadcast: Any, sum_to: Callable[[Any, tuple], A
     backward: grad_output copied back up to g's shape) and ``sum_to(grad, shape)`` (grad itself
     when it has that shape, else Unbroadcast.apply). The course's numpy unbroadcast, apply and
     Mul stand in for the learner's, so only these two pieces are judged."""
-    from ._functions import course_apply as _course_apply
+    from .._functions import course_apply as _course_apply
     ck = Checker("ch05-unbroadcast-function", seed=seed, hidden=hidden)
     ns = getattr(getattr(Unbroadcast, "forward", None), "__globals__", None)
     if ns is None or "Variable" not in ns:
@@ -581,7 +579,7 @@ def _ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False)
 
 
 def _function_of_forward(cls: Any) -> Any:
-    from ._functions import function_of as _function_of
+    from .._functions import function_of as _function_of
     return _function_of(cls, "forward")
 
 
@@ -992,7 +990,7 @@ def mygrad_ops(pkg: Any) -> None:
     """The loader's check of ``mygrad/ops.py``: a numerical gradcheck of every operation (so a
     failure names the operation), unbroadcast's error, then whole programs compared with
     autograd_lab."""
-    from ._library import ops as compare_with_autograd_lab
+    from .._library import ops as compare_with_autograd_lab
     ck = Checker("mygrad-ops")
     rng = np.random.default_rng(7)
     for name, fn, inputs in _op_cases(pkg, rng):
@@ -1016,10 +1014,10 @@ def _by_hand(ck: Checker, cls: Any, arrays: list[np.ndarray], g: np.ndarray,
     """forward and backward of ``cls`` called by hand on Variables of ``arrays`` (with a
     stand-in ctx and the course's apply, as_variable, sum_to and Mul, so no other exercise is
     involved); (output data, the gradients backward returned)."""
-    from ._functions import StandInCtx as _StandInCtx
-    from ._functions import course_apply as _course_apply
-    from ._functions import course_ops as _course_ops
-    from ._functions import names as _names
+    from .._functions import StandInCtx as _StandInCtx
+    from .._functions import course_apply as _course_apply
+    from .._functions import course_ops as _course_ops
+    from .._functions import names as _names
     ns = _names(ck, cls, "forward", ("Variable",))
     Variable = ns["Variable"]
     ctx = _StandInCtx(tuple(True for _ in arrays) + (False,) * len(extra))
@@ -1055,96 +1053,18 @@ def _grad_of(ck: Checker, grads: list[Any], i: int, name: str, shape: tuple[int,
                   f"{name}'s shape.")
 
 
-_PAIRS = [((3, 4), (4,)), ((2, 3), (2, 3)), ((2, 1), (1, 3))]
 
 
-def _pair_cases(ck: Checker, positive_b: bool) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    pairs = _PAIRS + ([((2, 3, 2), (3, 1)), ((), (3,))] if ck.hidden else [])
-    out = []
-    for sa, sb in pairs:
-        a = np.round(ck.rng.normal(size=sa), 3)
-        b = np.round(ck.rng.uniform(0.5, 2.0, size=sb) * ck.rng.choice([-1, 1], size=sb), 3)
-        if positive_b:
-            b = np.abs(b)
-        g = np.round(ck.rng.uniform(0.5, 2.0, size=np.broadcast_shapes(sa, sb)), 3)
-        out.append((a, b, g))
-    return out
 
 
-def _reduce(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    return _unbroadcast_reference(np.asarray(x, dtype=np.float64), shape)
 
 
-def ch05_sub_function(Sub: Any, *, seed: int = 0, hidden: bool = False) -> None:
-    """Check ``Sub``: a - b with broadcasting; gradients g and -g, each summed to its input."""
-    ck = Checker("ch05-sub-function", seed=seed, hidden=hidden)
-    for a, b, g in _pair_cases(ck, False):
-        with ck.case(f"a {a.shape} - b {b.shape}"):
-            out, grads = _by_hand(ck, Sub, [a, b], g)
-            ck.close(out, a - b, what="output", hint="a.data - b.data.")
-            _grad_of(ck, grads, 0, "a", a.shape, _reduce(g, a.shape),
-                     [(_reduce(-g, a.shape), "a's gradient has the wrong sign: d(a - b)/da = +1.")])
-            _grad_of(ck, grads, 1, "b", b.shape, _reduce(-g, b.shape),
-                     [(_reduce(g, b.shape), "b's gradient has the wrong sign: d(a - b)/db = -1, "
-                       "so it is -grad_output.")])
-    ck.done()
 
 
-def ch05_div_function(Div: Any, *, seed: int = 0, hidden: bool = False) -> None:
-    """Check ``Div``: a / b with broadcasting; gradients g / b and -g a / b**2, summed."""
-    ck = Checker("ch05-div-function", seed=seed, hidden=hidden)
-    for a, b, g in _pair_cases(ck, False):
-        with ck.case(f"a {a.shape} / b {b.shape}"):
-            out, grads = _by_hand(ck, Div, [a, b], g)
-            ck.close(out, a / b, what="output", hint="a.data / b.data.")
-            _grad_of(ck, grads, 0, "a", a.shape, _reduce(g / b, a.shape),
-                     [(_reduce(g * b, a.shape), "d(a/b)/da = 1/b: divide grad_output by b, do "
-                       "not multiply.")])
-            _grad_of(ck, grads, 1, "b", b.shape, _reduce(-g * a / (b * b), b.shape),
-                     [(_reduce(-g * a / b, b.shape), "d(a/b)/db = -a/b**2: the square of b is "
-                       "missing."),
-                      (_reduce(g * a / (b * b), b.shape), "b's gradient has the wrong sign: "
-                       "d(a/b)/db = -a/b**2."),
-                      (_reduce(-a / (b * b) + 0 * g, b.shape), "grad_output is missing from b's "
-                       "gradient (the chain rule).")])
-    ck.done()
 
 
-def ch05_pow_function(Pow: Any, *, seed: int = 0, hidden: bool = False) -> None:
-    """Check ``Pow``: x ** p for a number p; gradient g * p * x ** (p - 1), None for p."""
-    ck = Checker("ch05-pow-function", seed=seed, hidden=hidden)
-    cases = [((4,), 2), ((2, 3), 3), ((3,), 0.5)] + ([((2, 2), -1), ((3,), 1)] if hidden else [])
-    for shape, p in cases:
-        with ck.case(f"x of shape {shape} to the power {p}"):
-            x = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
-            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
-            out, grads = _by_hand(ck, Pow, [x], g, extra=(p,))
-            ck.close(out, x ** p, what="output", hint="x.data ** p.")
-            _grad_of(ck, grads, 0, "x", shape, g * p * x ** (p - 1), [
-                (g * x ** (p - 1), "The factor p is missing: d x**p/dx = p * x**(p - 1)."),
-                (g * p * x ** p, "The exponent must drop by one: p * x**(p - 1)."),
-                (p * x ** (p - 1), "grad_output is missing (the chain rule).")])
-            ck.check(len(grads) == 1 or grads[1] is None, "backward returned a gradient for p.",
-                     received=grads[1], hint="p is a plain number, not an input that needs a "
-                                             "gradient: return (grad_x, None).")
-    ck.done()
 
 
-def ch05_log_function(Log: Any, *, seed: int = 0, hidden: bool = False) -> None:
-    """Check ``Log``: the natural logarithm; gradient g / x."""
-    ck = Checker("ch05-log-function", seed=seed, hidden=hidden)
-    for shape in [(4,), (2, 3)] + ([(3, 1, 2), ()] if hidden else []):
-        with ck.case(f"x of shape {shape}"):
-            x = np.round(ck.rng.uniform(0.5, 3.0, size=shape), 3)
-            g = np.round(ck.rng.uniform(0.5, 2.0, size=shape), 3)
-            out, grads = _by_hand(ck, Log, [x], g)
-            ck.close(out, np.log(x), what="output", hint="np.log(x.data).")
-            _grad_of(ck, grads, 0, "x", shape, g / x, [
-                (g * x, "d log x/dx = 1/x: divide grad_output by x, do not multiply."),
-                (1 / x, "grad_output is missing (the chain rule)."),
-                (g * np.log(x), "That is grad_output times log x; the derivative of log x is "
-                                "1/x.")])
-    ck.done()
 
 
 # -- ch05-index-function --------------------------------------------------------------------
