@@ -4,13 +4,13 @@ written that way yet are still checkers in ``_legacy``."""
 from __future__ import annotations
 
 from .._exercise import checker
-from . import div_function, log_function, pow_function, sub_function
+from . import div_function, log_function, pow_function, sub_function, unbroadcast
 from ._legacy import (GradcheckFailed, ch05_index_function, ch05_log_softmax, ch05_matmul_backward,
                       ch05_matmul_vectors, ch05_mean_backward, ch05_reshape_transpose,
-                      ch05_softmax, ch05_sum_backward, ch05_unbroadcast,
+                      ch05_softmax, ch05_sum_backward,
                       ch05_unbroadcast_function, mygrad_ops, numeric_gradcheck)
 
-EXERCISES = (sub_function, div_function, pow_function, log_function)
+EXERCISES = (unbroadcast, sub_function, div_function, pow_function, log_function)
 """The chapter's exercise modules written as observe and judge, in the notebook's order."""
 
 __all__ = ["ch05_reshape_transpose", "ch05_index_function", "ch05_matmul_vectors",
@@ -19,6 +19,7 @@ __all__ = ["ch05_reshape_transpose", "ch05_index_function", "ch05_matmul_vectors
            "ch05_log_function", "ch05_matmul_backward", "ch05_softmax", "ch05_log_softmax",
            "mygrad_ops", "numeric_gradcheck", "GradcheckFailed"]
 
+ch05_unbroadcast = checker(unbroadcast)
 ch05_sub_function = checker(sub_function)
 ch05_div_function = checker(div_function)
 ch05_pow_function = checker(pow_function)

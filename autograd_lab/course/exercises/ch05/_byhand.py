@@ -151,3 +151,28 @@ def pair_cases(seed: int, hidden: bool) -> list[tuple[np.ndarray, np.ndarray, np
 def reduce_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """x summed down to shape (the course's unbroadcast, in float64)."""
     return _unbroadcast_reference(np.asarray(x, dtype=np.float64), shape)
+
+
+_SHAPE_WORDS = ("broadcast", "shape", "axis", "dimension")
+
+
+def judge_shapes_call(ck: Checker, seen: Case, key: str, name: str, shape_hint: str) -> None:
+    """Fail as the old ``_call_shapes`` did when the call observed under ``key`` raised: a
+    crash about shapes gets ``shape_hint`` (the usual cause), a ctx attribute backward read
+    but forward did not keep its own hint, any other crash the generic one."""
+    err = seen[key]
+    if err is None:
+        return
+    if not isinstance(err, Raised):
+        ck.fail("the observation of this case is not readable.")
+    if err.is_a("NotImplementedError"):
+        raise ck._not_done(NotImplementedError(err.message))
+    text = err.message.lower()
+    if err.is_a("AttributeError") and "backward' object has no attribute" in text:
+        missing = err.message.rsplit(" ", 1)[-1].strip("'")
+        ck.fail(f"your {name} raised {err.name}: {err.message}", hint=(
+            f"backward read ctx.{missing}, which forward did not keep on ctx: " + HINTS[
+                "fn.keep-on-ctx"]))
+    about_shapes = err.is_a("ValueError") or any(w in text for w in _SHAPE_WORDS)
+    ck.fail(f"your {name} raised {err.name}: {err.message}", hint=shape_hint if about_shapes
+            else "Read the traceback above to find the failing line in your code.")

@@ -348,85 +348,14 @@ def _random_broadcast(rng: np.random.Generator) -> tuple[tuple[int, ...], tuple[
     return small[drop:], big
 
 
-def ch05_unbroadcast(unbroadcast: Callable[[np.ndarray, tuple], np.ndarray], *,
-                     seed: int = 0, hidden: bool = False) -> None:
-    """Check ``unbroadcast(grad, shape)``: sum ``grad`` down to ``shape`` (the inverse of broadcasting).
-
-    Sum over the leading axes broadcasting added, and with ``keepdims`` over the axes where
-    ``shape`` has a 1; return exactly ``shape``; raise ValueError if ``shape`` could not have
-    been broadcast to ``grad.shape``; leave ``grad`` unchanged.
-    """
-    ck = Checker("ch05-unbroadcast", seed=seed, hidden=hidden)
-    rng = ck.rng
-    cases: list[tuple[str, tuple[int, ...], tuple[int, ...]]] = [
-        ("a bias (3,) added to a batch (4, 3)", (4, 3), (3,)),
-        ("a column (4, 1) broadcast across (4, 3)", (4, 3), (4, 1)),
-        ("(3, 1) broadcast to (2, 3, 4)", (2, 3, 4), (3, 1)),
-        ("a scalar () broadcast to (3, 4)", (3, 4), ()),
-        ("no broadcasting: (3, 4) stays (3, 4)", (3, 4), (3, 4)),
-        ("(1, 4) broadcast to (5, 1, 4): the middle 1 was never broadcast", (5, 1, 4), (1, 4)),
-    ]
-    if hidden:
-        for _ in range(4):
-            small, big = _random_broadcast(rng)
-            cases.append((f"{small} broadcast to {big}", big, small))
-    for name, big, small in cases:
-        with ck.case(name):
-            grad = np.round(rng.normal(size=big), 3)
-            before = grad.copy()
-            got = data_of(_call_shapes(
-                ck, lambda: unbroadcast(grad, small), "unbroadcast",
-                f"Shapes did not line up while summing {big} down to {small}. Two usual "
-                "causes: axis numbers taken from one shape and used on an array that already "
-                "lost some axes (after the leading axes are summed away, the axes of the rest "
-                "are numbered like the target's), or a size-1 axis summed without "
-                "keepdims=True, so later steps see one axis fewer than they expect."))
-            ck.check(got is not None, "your unbroadcast returned None.",
-                     hint="Did you forget the `return` statement?")
-            expected = _unbroadcast_reference(before, small)
-            ck.check(np.array_equal(grad, before), "your unbroadcast changed the grad it was given.",
-                     hint="Use grad.sum(...), which returns a new array; do not assign into grad.")
-            _check_unbroadcast_shape(ck, got, big, small)
-            n_summed = before.size // max(expected.size, 1)
-            ck.close(got, expected, atol=1e-9, what="result",
-                     hint="Sum (do not average or pick) the copies: every copy of an element "
-                          "sends its gradient back to that one element.",
-                     mistakes=[(expected / n_summed, "You averaged; a broadcast element was used "
-                                "in every copy, so the gradients of the copies add up: use sum.")]
-                     if n_summed > 1 else [])
-    with ck.case("(2, 4) cannot have been broadcast to (3, 4): ValueError"):
-        grad = rng.normal(size=(3, 4))
-        err = ck.raises(ValueError, unbroadcast, grad, (2, 4),
-                        hint="After summing, compare the result's shape with the shape asked "
-                             "for and raise ValueError naming both if they differ.")
-        ck.check("(2, 4)" in str(err) and "(3, 4)" in str(err),
-                 "the ValueError message does not name both shapes.",
-                 expected="a message containing (2, 4) and (3, 4)", received=str(err),
-                 hint="For example: f'cannot sum shape {grad.shape} down to {shape}'.")
-    ck.done()
 
 
-def _check_unbroadcast_shape(ck: Checker, got: Any, big: tuple[int, ...],
-                             small: tuple[int, ...]) -> None:
-    shape = np.shape(got)
-    if shape == small:
-        return
-    lead = len(big) - len(small)
-    hint = f"Return an array of exactly shape {small}."
-    if shape == big:
-        hint = ("Nothing was summed: sum over the leading axes that broadcasting added "
-                f"({lead} of them here) and over each axis where the target has a 1.")
-    elif len(shape) == len(big) and lead:
-        hint = (f"Sum away the {lead} leading axis/axes as well (grad.sum(axis=tuple(range("
-                f"{lead})))), so the result has {len(small)} dimensions.")
-    elif len(shape) < len(small):
-        hint = ("The size-1 axes of the target must stay in the result: sum over them "
-                "with keepdims=True.")
-    elif len(shape) == len(small):
-        hint = ("Line the shapes up from the right: the target's last axis matches the "
-                "grad's last axis, and only axes where the target has a 1 are summed.")
-    ck.fail(f"the result has shape {shape}, expected shape {small}.", expected=f"shape {small}",
-            received=f"shape {shape}", hint=hint)
+
+
+def _unbroadcast_checker() -> Callable[..., None]:
+    from .._exercise import checker
+    from . import unbroadcast
+    return checker(unbroadcast)
 
 
 # -- ch05-unbroadcast-function --------------------------------------------------------------
@@ -447,7 +376,7 @@ def ch05_unbroadcast_function(Unbroadcast: Any, sum_to: Callable[[Any, tuple], A
     if hidden:
         pairs += [((5,), ()), ((2, 1, 3), (1, 1, 3))]
     own = ns.get("unbroadcast")
-    if callable(own) and _fails_quietly(lambda: ch05_unbroadcast(own)):
+    if callable(own) and _fails_quietly(lambda: _unbroadcast_checker()(own)):
         print("note: exercise ch05-unbroadcast fails its own check; this check runs your "
               "Unbroadcast and sum_to with the course's unbroadcast instead.")
     ns["unbroadcast"] = _unbroadcast_reference

@@ -16,6 +16,29 @@ HINTS: dict[str, str] = {
     "fn.grad-shape.x": "x was broadcast in forward: sum its gradient down to its shape, "
                        "sum_to(grad, x.shape).",
     "fn.one-per-input": "Return one gradient per input of forward.",
+    "fn.keep-on-ctx": "backward sees only ctx and grad_output, so forward must store on ctx "
+                      "what backward needs from its inputs (a shape, an axis, a key).",
+    # ch05-unbroadcast
+    "unbroadcast.shapes": "Two usual causes: axis numbers taken from one shape and used on an "
+                          "array that already lost some axes (after the leading axes are summed "
+                          "away, the axes of the rest are numbered like the target's), or a "
+                          "size-1 axis summed without keepdims=True, so later steps see one "
+                          "axis fewer than they expect.",
+    "unbroadcast.none": "Did you forget the `return` statement?",
+    "unbroadcast.grad-changed": "Use grad.sum(...), which returns a new array; do not assign "
+                                "into grad.",
+    "unbroadcast.sum": "Sum (do not average or pick) the copies: every copy of an element sends "
+                       "its gradient back to that one element.",
+    "unbroadcast.averaged": "You averaged; a broadcast element was used in every copy, so the "
+                            "gradients of the copies add up: use sum.",
+    "unbroadcast.keepdims": "The size-1 axes of the target must stay in the result: sum over "
+                            "them with keepdims=True.",
+    "unbroadcast.right-align": "Line the shapes up from the right: the target's last axis "
+                               "matches the grad's last axis, and only axes where the target "
+                               "has a 1 are summed.",
+    "unbroadcast.raise": "After summing, compare the result's shape with the shape asked for "
+                         "and raise ValueError naming both if they differ.",
+    "unbroadcast.raise-message": "For example: f'cannot sum shape {grad.shape} down to {shape}'.",
     # ch05-sub-function
     "sub.forward": "a.data - b.data.",
     "sub.a-sign": "a's gradient has the wrong sign: d(a - b)/da = +1.",
