@@ -4,13 +4,14 @@ written that way yet are still checkers in ``_legacy``."""
 from __future__ import annotations
 
 from .._exercise import checker
-from . import div_function, log_function, pow_function, sub_function, unbroadcast
-from ._legacy import (GradcheckFailed, ch05_index_function, ch05_log_softmax, ch05_matmul_backward,
-                      ch05_matmul_vectors, ch05_mean_backward, ch05_reshape_transpose,
-                      ch05_softmax, ch05_sum_backward,
-                      ch05_unbroadcast_function, mygrad_ops, numeric_gradcheck)
+from . import (div_function, index_function, log_function, log_softmax, mean_backward, pow_function,
+               reshape_transpose, sub_function, unbroadcast)
+from ._legacy import (GradcheckFailed, ch05_matmul_backward, ch05_matmul_vectors, ch05_softmax,
+                      ch05_sum_backward, ch05_unbroadcast_function, mygrad_ops,
+                      numeric_gradcheck)
 
-EXERCISES = (unbroadcast, sub_function, div_function, pow_function, log_function)
+EXERCISES = (reshape_transpose, mean_backward, unbroadcast, sub_function, div_function,
+             pow_function, log_function, log_softmax, index_function)
 """The chapter's exercise modules written as observe and judge, in the notebook's order."""
 
 __all__ = ["ch05_reshape_transpose", "ch05_index_function", "ch05_matmul_vectors",
@@ -19,11 +20,15 @@ __all__ = ["ch05_reshape_transpose", "ch05_index_function", "ch05_matmul_vectors
            "ch05_log_function", "ch05_matmul_backward", "ch05_softmax", "ch05_log_softmax",
            "mygrad_ops", "numeric_gradcheck", "GradcheckFailed"]
 
+ch05_reshape_transpose = checker(reshape_transpose)
+ch05_mean_backward = checker(mean_backward)
 ch05_unbroadcast = checker(unbroadcast)
 ch05_sub_function = checker(sub_function)
 ch05_div_function = checker(div_function)
 ch05_pow_function = checker(pow_function)
 ch05_log_function = checker(log_function)
+ch05_log_softmax = checker(log_softmax)
+ch05_index_function = checker(index_function)
 
 PARTS = {m.ID: m.PARTS for m in EXERCISES if m.PARTS}
 """Exercises made of independent parts (none in this chapter)."""

@@ -18,6 +18,84 @@ HINTS: dict[str, str] = {
     "fn.one-per-input": "Return one gradient per input of forward.",
     "fn.keep-on-ctx": "backward sees only ctx and grad_output, so forward must store on ctx "
                       "what backward needs from its inputs (a shape, an axis, a key).",
+    # ch05-reshape-transpose
+    "moved.none": "Return one gradient per argument of forward: (grad_x, None).",
+    "moved.shape": "move its elements back to where they came from, into x's shape (forward "
+                   "can keep on ctx what backward needs for that).",
+    "moved.values": "Each element's gradient must go back to the position its element had in x.",
+    "moved.arity": "The shape or the axes are not Variables: their gradient is None.",
+    "reshape.keep-shape": "backward needs x's shape: forward must keep it on ctx (forward gets "
+                          "x, backward only ctx and grad_output).",
+    "reshape.forward": "forward returns x's data in the new shape.",
+    "transpose.keep-axes": "backward needs forward's axes: forward must keep them on ctx.",
+    "transpose.forward": "forward returns x's data with its axes permuted by axes (all reversed "
+                         "when axes is None).",
+    "transpose.same-axes": "backward permuted the gradient by the same axes as forward; it "
+                           "needs the permutation that undoes forward's (np.argsort gives it).",
+    "transpose.reversed": "backward reversed all axes; that undoes forward only when forward "
+                          "reversed them all too (axes=None).",
+    # ch05-mean-backward
+    "mean.broadcast": "If numpy could not broadcast: the averaged axes must come back as size 1 "
+                      "before the copy along them (keepdims=False removed them), as in "
+                      "Sum.backward; then divide by n.",
+    "mean.forward": "forward returns the mean of x.data over axis, with keepdims.",
+    "mean.sum-grad": "The gradient is Sum's: each element moved the mean by 1/n of its own "
+                     "change, so divide the spread gradient by n.",
+    "mean.times-n": "The gradient is n times too large: divide by n, do not multiply.",
+    "mean.all-elements": "each mean averages only n of them (the product of the sizes of the "
+                         "averaged axes).",
+    "mean.output-size": "The gradient was divided by the number of means (the output's size); "
+                        "divide by the number of elements each mean averages.",
+    "mean.shape": "The averaged axes must come back as size 1 before the copy along them, as "
+                  "in Sum.backward (keepdims=False removed them).",
+    "mean.arity": "axis and keepdims are not Variables: their gradients are None.",
+    # ch05-log-softmax
+    "logsoftmax.keepdims": "The sum along the axis lost that axis, so numpy lined it up with "
+                           "another one: sum with keepdims=True so it broadcasts back along the "
+                           "same axis.",
+    "logsoftmax.overflow": "exp of a score of a few hundred overflows: subtract the maximum "
+                           "along the axis before exp (it cancels out of log softmax), as "
+                           "Softmax does.",
+    "logsoftmax.forward-lost-axis": "The sum inside the log lost its axis, so numpy subtracted "
+                                    "it along another one: keepdims=True.",
+    "logsoftmax.forward": "The output is the log of the softmax along axis: compare it with the "
+                          "log of your Softmax's output for the same x.",
+    "logsoftmax.no-z": "The output does not depend on each score: keep z itself in "
+                       "z - log(sum exp z).",
+    "logsoftmax.max-inside": "The maximum was subtracted inside the log but not from x itself: "
+                             "z - log(sum exp z), with the same z in both places.",
+    "logsoftmax.no-sum": "The sum over the axis is missing: every output depends on every score "
+                         "through the sum, so each gradient takes the sum of all of grad_output "
+                         "along the axis.",
+    "logsoftmax.log-prob": "The saved output is a log-probability: the derivative of the sum is "
+                           "the probability, exp of it.",
+    "logsoftmax.sign": "The gradient has the wrong sign: raising x_i raises y_i itself "
+                       "(+grad_output) and lowers every output through the sum.",
+    "logsoftmax.arity": "axis is not a Variable: its gradient is None.",
+    # ch05-index-function
+    "index.keep": "backward needs x's shape and the key: forward must keep them on ctx "
+                  "(backward sees only ctx and grad_output).",
+    "index.forward": "forward returns the elements of x at key, as numpy's x.data[key] reads "
+                     "them.",
+    "index.none": "Return one gradient per argument of forward: (grad_x, None).",
+    "index.shape": "grad_output has the shape of the elements read, not of x: put each of its "
+                   "values back at the position it was read from, into zeros of x's shape "
+                   "(that is Scatter).",
+    "index.values": "Each element read sends its gradient back to its own position; positions "
+                    "never read get 0, positions read twice get the sum.",
+    "index.arity": "The key is not a Variable: its gradient is None.",
+    "index.assigned": "A position read more than once got only one of its gradients: "
+                      "out[key] = g (and out[key] += g) keeps the last write for a repeated "
+                      "position. np.add.at(out, key, g) adds every one of them.",
+    "index.ones": "The positions that were never read must get gradient 0: start from zeros, "
+                  "not ones.",
+    "scatter.keep": "backward needs the key: forward must keep it on ctx.",
+    "scatter.forward": "forward returns zeros of shape with g added at key.",
+    "scatter.none": "Return (grad_g, None, None).",
+    "scatter.shape": "Each value of g was added at one position: its gradient is grad_output "
+                     "read at that position, at key again (Index).",
+    "scatter.values": "The gradient of g is grad_output read at the positions g was written to.",
+    "scatter.arity": "shape and key are not Variables: their gradients are None.",
     # ch05-unbroadcast
     "unbroadcast.shapes": "Two usual causes: axis numbers taken from one shape and used on an "
                           "array that already lost some axes (after the leading axes are summed "
