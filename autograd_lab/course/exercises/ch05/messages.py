@@ -96,6 +96,23 @@ HINTS: dict[str, str] = {
                      "read at that position, at key again (Index).",
     "scatter.values": "The gradient of g is grad_output read at the positions g was written to.",
     "scatter.arity": "shape and key are not Variables: their gradients are None.",
+    # ch05-unbroadcast-function
+    "ubf.setup": "Define class Unbroadcast(Function) with static forward and backward in the "
+                 "%%mygrad cell above, run it, then this check.",
+    "ubf.keep": "backward needs the shape of forward's input g: forward must keep it on ctx.",
+    "ubf.forward": "forward returns g's data summed down to shape (unbroadcast).",
+    "ubf.none": "Return (grad_g, None).",
+    "ubf.backward-shape": "The backward of summing down is copying back up: each element of g "
+                          "went into one sum, so it gets that sum's gradient.",
+    "ubf.backward": "Each element of g gets the gradient of the sum it went into.",
+    "ubf.arity": "shape is not a Variable: its gradient is None.",
+    "sum_to.variable": "sum_to works on Variables and returns one, so that backward formulas "
+                       "can use it.",
+    "sum_to.values": "sum_to sums grad down to shape.",
+    "sum_to.graph": "Build it with the Function (its apply records the node), not with "
+                    "Variable(...) around an array.",
+    "sum_to.same": "Summing nothing adds a node for nothing: return grad itself when its shape "
+                   "is the one asked for.",
     # ch05-unbroadcast
     "unbroadcast.shapes": "Two usual causes: axis numbers taken from one shape and used on an "
                           "array that already lost some axes (after the leading axes are summed "
