@@ -113,6 +113,22 @@ HINTS: dict[str, str] = {
                     "Variable(...) around an array.",
     "sum_to.same": "Summing nothing adds a node for nothing: return grad itself when its shape "
                    "is the one asked for.",
+    # ch05-matmul-vectors
+    "mv.setup": "Pass the function itself: check.ch05_matmul_vectors(matmul), after running the "
+                "%%mygrad cell above.",
+    "mv.row-column": "The two operands do not line up: a 1-D left operand is a row, shape "
+                     "(1, k), and a 1-D right operand a column, shape (k, 1), so that the k's "
+                     "meet in the middle.",
+    "mv.drop": "a @ b keeps only the axes the operands really had (a vector @ a vector is one "
+               "number, shape ()).",
+    "mv.matrices": "Two matrices need no reshaping: hand them to MatMul as they are.",
+    "mv.values": "The result must be numpy's a @ b.",
+    "mv.graph": "The result was built from .data outside the graph. Reshape Variables "
+                "(x.reshape, which records a node) instead of wrapping a numpy array in a new "
+                "Variable.",
+    "mv.grad-none": "Build the result from a and b with MatMul and reshape only, so that the "
+                    "graph leads back to both.",
+    "mv.grads": "Hand the reshaped operands to MatMul; the gradients then follow.",
     # ch05-unbroadcast
     "unbroadcast.shapes": "Two usual causes: axis numbers taken from one shape and used on an "
                           "array that already lost some axes (after the leading axes are summed "
