@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from .._exercise import checker
 from . import (div_function, index_function, log_function, log_softmax, matmul_vectors,
-               mean_backward, pow_function, reshape_transpose, sub_function, unbroadcast,
+               mean_backward, pow_function, reshape_transpose, sub_function, sum_backward, unbroadcast,
                unbroadcast_function)
-from ._legacy import (GradcheckFailed, ch05_matmul_backward, ch05_softmax, ch05_sum_backward,
-                      mygrad_ops, numeric_gradcheck)
+from ._legacy import (GradcheckFailed, ch05_matmul_backward, ch05_softmax, mygrad_ops,
+                      numeric_gradcheck)
 
-EXERCISES = (reshape_transpose, mean_backward, unbroadcast, unbroadcast_function, sub_function, div_function,
+EXERCISES = (reshape_transpose, sum_backward, mean_backward, unbroadcast, unbroadcast_function, sub_function, div_function,
              pow_function, log_function, log_softmax, index_function, matmul_vectors)
 """The chapter's exercise modules written as observe and judge, in the notebook's order."""
 
@@ -21,6 +21,7 @@ __all__ = ["ch05_reshape_transpose", "ch05_index_function", "ch05_matmul_vectors
            "mygrad_ops", "numeric_gradcheck", "GradcheckFailed"]
 
 ch05_reshape_transpose = checker(reshape_transpose)
+ch05_sum_backward = checker(sum_backward)
 ch05_mean_backward = checker(mean_backward)
 ch05_unbroadcast = checker(unbroadcast)
 ch05_unbroadcast_function = checker(unbroadcast_function)

@@ -307,93 +307,12 @@ def _sum_grad(g: np.ndarray, shape: tuple[int, ...], axis: Any, keepdims: bool) 
     return np.broadcast_to(g, shape).copy()
 
 
-def ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) -> None:
-    """Check the learner's Sum: see :func:`_ch05_sum_backward`. The course's apply, engine and every
-    other Function stand in for the learner's while it runs, so only Sum is judged."""
-    with _isolated(SumFunction, helpers=("_kept_shape",)):
-        _ch05_sum_backward(SumFunction, seed=seed, hidden=hidden)
 
 
-def _ch05_sum_backward(SumFunction: Any, *, seed: int = 0, hidden: bool = False) -> None:
-    """Check ``SumFunction.apply(x, axis, keepdims)``: numpy's sum, and a backward that spreads
-    the incoming gradient back over the summed axes (a gradient shaped like x)."""
-    ck = Checker("ch05-sum-backward", seed=seed, hidden=hidden)
-    al = _library_of(SumFunction)
-    rng = ck.rng
-    cases: list[tuple[tuple[int, ...], Any, bool]] = [
-        ((3, 4), None, False), ((3, 4), 0, False), ((3, 4), 1, True), ((3, 3), 1, False),
-        ((3, 3), 0, True), ((2, 3, 4), (0, 2), False), ((2, 3, 4), -1, False),
-    ]
-    if hidden:
-        cases += [((4, 2, 3), 1, True), ((2, 2, 2), (1, 2), False), ((5,), 0, True),
-                  ((3, 2), None, True)]
-    shape_hint = ("backward must return a gradient shaped like x. Put the summed axes back "
-                  "as size 1 (reshape grad_output to _kept_shape(x_shape, axis), or "
-                  "np.expand_dims(g, axis) when keepdims is False), then broadcast it to x's "
-                  "shape (BroadcastTo.apply or np.broadcast_to); return (grad_x, None, None).")
-    kept_shape = getattr(_function_of_forward(SumFunction), "__globals__", {}).get("_kept_shape")
-    if callable(kept_shape):
-        _check_kept_shape(ck, kept_shape)
-    for shape, axis, keepdims in cases:
-        with ck.case(f"x of shape {shape}, axis={axis}, keepdims={keepdims}"):
-            x = al.Variable(np.round(rng.normal(size=shape), 3), requires_grad=True)
-            y = ck.call(named(lambda: SumFunction.apply(x, axis, keepdims), SumFunction.__name__))
-            expected_y = x.data.sum(axis=axis, keepdims=keepdims)
-            ck.close(data_of(y), expected_y, what="forward result",
-                     hint="forward returns x.data.sum(axis=axis, keepdims=keepdims).")
-            g = np.round(rng.normal(size=np.shape(expected_y)), 3)
-            _call_shapes(ck, lambda: y.backward(al.Variable(g)), f"{SumFunction.__name__}.backward",
-                         shape_hint)
-            ck.check(x.grad is not None, "x.grad is None after backward.",
-                     hint="backward must return the gradient for x as its first value.")
-            expected = _sum_grad(g, shape, axis, keepdims)
-            mistakes = []
-            if keepdims is False and axis is not None:
-                try:
-                    mistakes.append((np.broadcast_to(g, shape), "The summed axis was not put back "
-                                     "before broadcasting, so numpy lined the gradient up with the "
-                                     "wrong axis. Reshape it to the kept shape (the summed axes "
-                                     "as size 1) first, e.g. np.expand_dims(g, axis) when "
-                                     "keepdims is False."))
-                except ValueError:
-                    pass
-            mistakes.append((np.ones(shape), "The gradient is all ones: multiply by (broadcast) "
-                             "the incoming grad_output, do not ignore it."))
-            ck.close(data_of(x.grad), expected, what="gradient of x", hint=shape_hint,
-                     mistakes=mistakes)
-    with ck.case("gradcheck of sum over axis 1 of a (2, 3) input"):
-        x = al.Variable(rng.normal(size=(2, 3)), requires_grad=True)
-        fn = named(lambda: al.gradcheck(lambda v: SumFunction.apply(v, 1, False), (x,)),
-                    "gradcheck")
-        ck.call(fn, hint=shape_hint)
-    ck.done()
 
 
-def _function_of_forward(cls: Any) -> Any:
-    from .._functions import function_of as _function_of
-    return _function_of(cls, "forward")
 
 
-def _check_kept_shape(ck: Checker, kept_shape: Callable[..., Any]) -> None:
-    """The learner's ``_kept_shape(shape, axis)``, with a hint naming the kind of axis it
-    mishandles."""
-    hints = {"none": "axis=None sums over every axis, so every axis becomes 1.",
-             "tuple": "axis may be a tuple: every axis in it becomes 1.",
-             "negative": "A negative axis counts from the end (-1 is the last axis): take it "
-                         "modulo the number of axes before using it as a position.",
-             "int": "The axis summed over becomes 1; the others keep their sizes."}
-    cases = [((2, 3, 4), 1, "int"), ((2, 3, 4), None, "none"), ((2, 3, 4), (0, 2), "tuple"),
-             ((2, 3, 4), -1, "negative"), ((2, 3, 4), (0, -1), "negative"), ((5,), 0, "int")]
-    with ck.case("_kept_shape for an int, None, a tuple and negative axes"):
-        for shape, axis, kind in cases:
-            got = ck.call(named(lambda: kept_shape(shape, axis), "_kept_shape"),
-                          hint=hints[kind])
-            want = _kept_shape_reference(shape, axis)
-            ck.check(isinstance(got, tuple), f"_kept_shape{(shape, axis)} is not a tuple.",
-                     expected=want, received=got, hint="Return a tuple, as numpy's shapes are "
-                     "(a list does not compare equal to one).")
-            ck.check(got == want, f"_kept_shape{(shape, axis)} is wrong.", expected=want,
-                     received=got, hint=hints[kind])
 
 
 # -- ch05-mean-backward ---------------------------------------------------------------------

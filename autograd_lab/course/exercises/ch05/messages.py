@@ -34,6 +34,26 @@ HINTS: dict[str, str] = {
                            "needs the permutation that undoes forward's (np.argsort gives it).",
     "transpose.reversed": "backward reversed all axes; that undoes forward only when forward "
                           "reversed them all too (axes=None).",
+    # ch05-sum-backward
+    "sum.shape": "backward must return a gradient shaped like x. Put the summed axes back as "
+                 "size 1 (reshape grad_output to _kept_shape(x_shape, axis), or "
+                 "np.expand_dims(g, axis) when keepdims is False), then broadcast it to x's shape "
+                 "(BroadcastTo.apply or np.broadcast_to); return (grad_x, None, None).",
+    "sum.forward": "forward returns x.data.sum(axis=axis, keepdims=keepdims).",
+    "sum.grad-none": "backward must return the gradient for x as its first value.",
+    "sum.not-put-back": "The summed axis was not put back before broadcasting, so numpy lined "
+                        "the gradient up with the wrong axis. Reshape it to the kept shape (the "
+                        "summed axes as size 1) first, e.g. np.expand_dims(g, axis) when "
+                        "keepdims is False.",
+    "sum.ones": "The gradient is all ones: multiply by (broadcast) the incoming grad_output, do "
+                "not ignore it.",
+    "kept.none": "axis=None sums over every axis, so every axis becomes 1.",
+    "kept.tuple": "axis may be a tuple: every axis in it becomes 1.",
+    "kept.negative": "A negative axis counts from the end (-1 is the last axis): take it modulo "
+                     "the number of axes before using it as a position.",
+    "kept.int": "The axis summed over becomes 1; the others keep their sizes.",
+    "kept.tuple-type": "Return a tuple, as numpy's shapes are (a list does not compare equal to "
+                       "one).",
     # ch05-mean-backward
     "mean.broadcast": "If numpy could not broadcast: the averaged axes must come back as size 1 "
                       "before the copy along them (keepdims=False removed them), as in "
