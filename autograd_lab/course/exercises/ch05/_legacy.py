@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .._common import (Checker, data_of, library, named, returns_variables, shaped_mistakes, swapped_attributes,
+from .._common import (Checker, data_of, library, named, returns_variables, swapped_attributes,
                       swapped_names)
 
 
@@ -330,68 +330,8 @@ def _saved_something(node: Any) -> bool:
         return True
 
 
-def ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) -> None:
-    """Check the learner's MatMul: see :func:`_ch05_matmul_backward`. The course's apply, engine and every
-    other Function stand in for the learner's while it runs, so only MatMul is judged."""
-    with _isolated(MatMul):
-        _ch05_matmul_backward(MatMul, seed=seed, hidden=hidden)
 
 
-def _ch05_matmul_backward(MatMul: Any, *, seed: int = 0, hidden: bool = False) -> None:
-    """Check ``MatMul.apply(a, b)`` for 2-D a (n, k) and b (k, m):
-    grad_a = grad @ b.T (n, k) and grad_b = a.T @ grad (k, m)."""
-    ck = Checker("ch05-matmul-backward", seed=seed, hidden=hidden)
-    al = _library_of(MatMul)
-    rng = ck.rng
-    # square first: wrong formulas still run
-    cases: list[tuple[int, ...]] = [(4, 4, 4), (2, 3, 4), (1, 5, 1), (3, 1, 2)]
-    if hidden:
-        cases += [tuple(int(s) for s in rng.integers(1, 6, size=3)) for _ in range(3)]
-    shape_hint = ("Read the formula off the shapes: a is (n, k), b is (k, m), grad is (n, m). "
-                  "grad_a must be (n, k): only grad @ b.T fits. grad_b must be (k, m): only "
-                  "a.T @ grad fits. Return (grad_a, grad_b).")
-    for n, k, m in cases:
-        with ck.case(f"a ({n}, {k}) @ b ({k}, {m})"):
-            a = al.Variable(np.round(rng.normal(size=(n, k)), 3), requires_grad=True)
-            b = al.Variable(np.round(rng.normal(size=(k, m)), 3), requires_grad=True)
-            y = ck.call(named(lambda: MatMul.apply(a, b), MatMul.__name__))
-            ck.close(data_of(y), a.data @ b.data, what="forward result",
-                     hint="forward returns a.data @ b.data wrapped in a Variable.")
-            g = np.round(rng.normal(size=(n, m)), 3)
-            _call_shapes(ck, lambda: y.backward(al.Variable(g)), "MatMul.backward",
-                         shape_hint if y.grad_fn is None or _saved_something(y.grad_fn) else
-                         "backward found nothing saved: forward must keep both inputs for "
-                         "it with ctx.save_for_backward(a, b).")
-            ck.check(a.grad is not None and b.grad is not None, "a.grad or b.grad is None.",
-                     hint="backward returns two gradients: (grad_a, grad_b).")
-            A, B = a.data, b.data
-            ga, gb = g @ B.T, A.T @ g
-            ck.close(data_of(a.grad), ga, what="gradient of a", hint=shape_hint,
-                     mistakes=shaped_mistakes(
-                         ga.shape,
-                         (lambda: g @ B, "grad_a = grad @ b is missing the transpose: grad @ b.T."),
-                         (lambda: B.T @ g.T, "Wrong order: grad_a = grad @ b.T (grad on the left)."),
-                         (lambda: (A.T @ g).T, "That is grad_b transposed: did you swap the two "
-                          "gradients? Return (grad_a, grad_b) in the order of forward's inputs.")))
-            ck.close(data_of(b.grad), gb, what="gradient of b", hint=shape_hint,
-                     mistakes=shaped_mistakes(
-                         gb.shape,
-                         (lambda: A @ g, "grad_b = a @ grad is missing the transpose: a.T @ grad."),
-                         (lambda: g.T @ A, "Wrong order: grad_b = a.T @ grad (grad on the right)."),
-                         (lambda: (g @ B.T).T, "That is grad_a transposed: did you swap the two "
-                          "gradients? Return (grad_a, grad_b) in the order of forward's inputs.")))
-    with ck.case("only b requires grad (a is data)"):
-        a = al.Variable(rng.normal(size=(3, 2)))
-        b = al.Variable(rng.normal(size=(2, 4)), requires_grad=True)
-        y = ck.call(named(lambda: MatMul.apply(a, b), MatMul.__name__))
-        g = rng.normal(size=(3, 4))
-        ck.call(named(lambda: y.backward(al.Variable(g)), "MatMul.backward"), hint=shape_hint)
-        ck.close(data_of(b.grad), a.data.T @ g, what="gradient of b", hint=shape_hint)
-    with ck.case("gradcheck of (3, 2) @ (2, 4)"):
-        a = al.Variable(rng.normal(size=(3, 2)), requires_grad=True)
-        b = al.Variable(rng.normal(size=(2, 4)), requires_grad=True)
-        ck.call(named(lambda: al.gradcheck(MatMul.apply, (a, b)), "gradcheck"), hint=shape_hint)
-    ck.done()
 
 
 # -- ch05-softmax ---------------------------------------------------------------------------

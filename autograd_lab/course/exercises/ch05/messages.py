@@ -54,6 +54,20 @@ HINTS: dict[str, str] = {
     "kept.int": "The axis summed over becomes 1; the others keep their sizes.",
     "kept.tuple-type": "Return a tuple, as numpy's shapes are (a list does not compare equal to "
                        "one).",
+    # ch05-matmul-backward
+    "mm.shape": "Read the formula off the shapes: a is (n, k), b is (k, m), grad is (n, m). "
+                "grad_a must be (n, k): only grad @ b.T fits. grad_b must be (k, m): only "
+                "a.T @ grad fits. Return (grad_a, grad_b).",
+    "mm.save": "backward found nothing saved: forward must keep both inputs for it with "
+               "ctx.save_for_backward(a, b).",
+    "mm.forward": "forward returns a.data @ b.data wrapped in a Variable.",
+    "mm.grad-none": "backward returns two gradients: (grad_a, grad_b).",
+    "mm.a-no-transpose": "grad_a = grad @ b is missing the transpose: grad @ b.T.",
+    "mm.a-order": "Wrong order: grad_a = grad @ b.T (grad on the left).",
+    "mm.swapped": "did you swap the two gradients? Return (grad_a, grad_b) in the order of "
+                  "forward's inputs.",
+    "mm.b-no-transpose": "grad_b = a @ grad is missing the transpose: a.T @ grad.",
+    "mm.b-order": "Wrong order: grad_b = a.T @ grad (grad on the right).",
     # ch05-mean-backward
     "mean.broadcast": "If numpy could not broadcast: the averaged axes must come back as size 1 "
                       "before the copy along them (keepdims=False removed them), as in "
