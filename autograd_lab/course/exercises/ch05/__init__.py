@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from .._exercise import checker
 from . import (div_function, index_function, log_function, log_softmax, matmul_backward,
-               matmul_vectors,
-               mean_backward, pow_function, reshape_transpose, sub_function, sum_backward, unbroadcast,
-               unbroadcast_function)
-from ._legacy import (GradcheckFailed, ch05_softmax, mygrad_ops,
-                      numeric_gradcheck)
+               matmul_vectors, mean_backward, pow_function, reshape_transpose, softmax,
+               sub_function, sum_backward, unbroadcast, unbroadcast_function)
+from ._legacy import GradcheckFailed, mygrad_ops, numeric_gradcheck
 
-EXERCISES = (reshape_transpose, sum_backward, mean_backward, unbroadcast, unbroadcast_function, sub_function, div_function,
-             pow_function, log_function, matmul_backward, log_softmax, index_function, matmul_vectors)
+EXERCISES = (reshape_transpose, sum_backward, mean_backward, unbroadcast, unbroadcast_function,
+             sub_function, div_function, pow_function, log_function, matmul_backward, softmax,
+             log_softmax, index_function, matmul_vectors)
 """The chapter's exercise modules written as observe and judge, in the notebook's order."""
 
 __all__ = ["ch05_reshape_transpose", "ch05_index_function", "ch05_matmul_vectors",
@@ -31,6 +30,7 @@ ch05_div_function = checker(div_function)
 ch05_pow_function = checker(pow_function)
 ch05_log_function = checker(log_function)
 ch05_matmul_backward = checker(matmul_backward)
+ch05_softmax = checker(softmax)
 ch05_log_softmax = checker(log_softmax)
 ch05_index_function = checker(index_function)
 ch05_matmul_vectors = checker(matmul_vectors)

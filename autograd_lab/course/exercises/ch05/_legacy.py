@@ -392,14 +392,6 @@ def _call_shapes(ck: Checker, fn: Callable[[], Any], name: str, shape_hint: str)
                        "Read the traceback above to find the failing line in your code.") from err
 
 
-_KEEPDIMS_FORWARD = ("Shapes did not line up in forward. A sum or max along the axis without "
-                     "keepdims=True drops that axis, so the result no longer lines up with x "
-                     "(a (2, 5) input gives (2,), which cannot divide (2, 5)). Keep the axis: "
-                     "keepdims=True in every reduction of forward.")
-_KEEPDIMS_BACKWARD = ("Shapes did not line up in backward. The sum of g * y along the axis must "
-                      "keep that axis (keepdims=True), so that it lines up with y again: "
-                      "without it a (2, 5) gradient sums to (2,), which cannot be subtracted "
-                      "from (2, 5).")
 
 
 def _dropped_axis(make: Callable[[], np.ndarray], hint: str) -> list[tuple[np.ndarray, str]]:
@@ -411,90 +403,8 @@ def _dropped_axis(make: Callable[[], np.ndarray], hint: str) -> list[tuple[np.nd
         return []
 
 
-def ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
-    """Check the learner's Softmax: see :func:`_ch05_softmax`. The course's apply, engine and every
-    other Function stand in for the learner's while it runs, so only Softmax is judged."""
-    with _isolated(Softmax):
-        _ch05_softmax(Softmax, seed=seed, hidden=hidden)
 
 
-def _ch05_softmax(Softmax: Any, *, seed: int = 0, hidden: bool = False) -> None:
-    """Check ``Softmax.apply(x, axis)``: a numerically stable softmax along ``axis`` whose
-    backward is ``y * (g - sum(g * y, axis, keepdims=True))`` and passes gradcheck."""
-    ck = Checker("ch05-softmax", seed=seed, hidden=hidden)
-    al = _library_of(Softmax)
-    rng = ck.rng
-    stable = ("Subtract the maximum along the axis before exp (x - x.max(axis, keepdims=True)): "
-              "softmax does not change, and exp never overflows.")
-    cases: list[tuple[str, np.ndarray, int]] = [
-        ("a (2, 5) input along axis -1", np.round(rng.normal(size=(2, 5)), 3), -1),
-        ("a (4, 3) input along axis 0", np.round(rng.normal(size=(4, 3)), 3), 0),
-        ("a (5,) input", np.round(rng.normal(size=5), 3), -1),
-    ]
-    if hidden:
-        cases += [("a (2, 3, 4) input along axis 1", rng.normal(size=(2, 3, 4)), 1),
-                  ("a (3, 6) input along axis 1", 3 * rng.normal(size=(3, 6)), 1)]
-    for name, data, axis in cases:
-        with ck.case(name):
-            x = al.Variable(data.copy(), requires_grad=True)
-            y = _call_shapes(ck, lambda: Softmax.apply(x, axis), Softmax.__name__,
-                             _KEEPDIMS_FORWARD)
-            ck.check(np.array_equal(x.data, data), "your forward changed its input x.",
-                     hint="Compute on new arrays (z = x.data - m), never x.data -= m.")
-            expected = _softmax(data, axis)
-            ck.close(data_of(y), expected, what="forward result",
-                     hint="softmax(x) = exp(x) / exp(x).sum(axis, keepdims=True) along the "
-                          "given axis.",
-                     mistakes=_axis_mistakes(data, axis) + _dropped_axis(
-                         lambda: np.exp(data) / np.exp(data).sum(axis=axis),
-                         "The sum along the axis lost that axis (no keepdims=True), and numpy "
-                         "lined it up with the wrong axis of exp(x): keepdims=True keeps each "
-                         "row's sum next to its row."))
-            g = np.round(rng.normal(size=data.shape), 3)
-            _call_shapes(ck, lambda: y.backward(al.Variable(g)), "Softmax.backward",
-                         _KEEPDIMS_BACKWARD)
-            s = expected
-            right = s * (g - (g * s).sum(axis=axis, keepdims=True))
-            ck.check(x.grad is not None, "x.grad is None after backward.",
-                     hint="backward returns (grad_x, None): one gradient per forward argument.")
-            ck.close(data_of(x.grad), right, what="gradient of x",
-                     hint="With y = softmax(x) saved in forward: grad_x = y * (g - (g * y).sum("
-                          "axis, keepdims=True)).",
-                     mistakes=_dropped_axis(
-                         lambda: s * (g - (g * s).sum(axis=axis)),
-                         "The sum of g * y lost the axis it was taken along (no keepdims=True), "
-                         "so numpy lined it up with another axis: keepdims=True.") + [
-                         (data * (g - (g * data).sum(axis=axis, keepdims=True)),
-                          "backward used the input x where the formula needs the output "
-                          "y = softmax(x): the tensor saved in forward must be the output (as "
-                          "Exp saves its output), not the input."),
-                         (g * s * (1 - s), "That is only the diagonal of the Jacobian "
-                          "(i = j). Each output depends on every input along the axis: "
-                          "grad_x = y * (g - (g * y).sum(axis, keepdims=True))."),
-                         (g, "backward passed grad_output through unchanged; multiply by "
-                          "the softmax Jacobian.")])
-    for name, data in [("large inputs [1000, 1001, 1002] do not overflow",
-                        np.array([[1000.0, 1001.0, 1002.0]])),
-                       ("very negative inputs [-1000, -1001, -1002] do not give 0/0",
-                        np.array([[-1000.0, -1001.0, -1002.0]]))]:
-        with ck.case(name):
-            x = al.Variable(data)
-            with np.errstate(all="ignore"):
-                y = ck.call(named(lambda: Softmax.apply(x, -1), Softmax.__name__))
-            out = np.asarray(data_of(y), dtype=np.float64)
-            ck.check(bool(np.all(np.isfinite(out))), "the result is not finite.",
-                     expected=_softmax(data, -1), received=out, hint=stable)
-            ck.close(out, _softmax(data, -1), what="forward result",
-                     hint="The result is finite but wrong: compare your forward with "
-                          "exp(x - max) / exp(x - max).sum(axis, keepdims=True), both along the "
-                          "axis argument.", mistakes=_axis_mistakes(data, -1))
-    axes = [(-1, (3, 4)), (0, (4, 3))] + ([(1, (2, 3, 2))] if hidden else [])
-    for axis, shape in axes:
-        with ck.case(f"gradcheck on a {shape} input along axis {axis}"):
-            x = al.Variable(rng.normal(size=shape), requires_grad=True)
-            ck.call(named(lambda: al.gradcheck(lambda v: Softmax.apply(v, axis), (x,)),
-                           "gradcheck"))
-    ck.done()
 
 
 # -- the loader's check of mygrad/ops.py ------------------------------------------------------

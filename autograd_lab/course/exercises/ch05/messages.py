@@ -68,6 +68,38 @@ HINTS: dict[str, str] = {
                   "forward's inputs.",
     "mm.b-no-transpose": "grad_b = a @ grad is missing the transpose: a.T @ grad.",
     "mm.b-order": "Wrong order: grad_b = a.T @ grad (grad on the right).",
+    # ch05-softmax
+    "sm.stable": "Subtract the maximum along the axis before exp (x - x.max(axis, "
+                 "keepdims=True)): softmax does not change, and exp never overflows.",
+    "sm.keepdims-forward": "Shapes did not line up in forward. A sum or max along the axis "
+                           "without keepdims=True drops that axis, so the result no longer lines "
+                           "up with x (a (2, 5) input gives (2,), which cannot divide (2, 5)). "
+                           "Keep the axis: keepdims=True in every reduction of forward.",
+    "sm.keepdims-backward": "Shapes did not line up in backward. The sum of g * y along the "
+                            "axis must keep that axis (keepdims=True), so that it lines up with "
+                            "y again: without it a (2, 5) gradient sums to (2,), which cannot be "
+                            "subtracted from (2, 5).",
+    "sm.input-changed": "Compute on new arrays (z = x.data - m), never x.data -= m.",
+    "sm.forward": "softmax(x) = exp(x) / exp(x).sum(axis, keepdims=True) along the given axis.",
+    "sm.forward-lost-axis": "The sum along the axis lost that axis (no keepdims=True), and numpy "
+                            "lined it up with the wrong axis of exp(x): keepdims=True keeps each "
+                            "row's sum next to its row.",
+    "sm.grad-none": "backward returns (grad_x, None): one gradient per forward argument.",
+    "sm.backward": "With y = softmax(x) saved in forward: grad_x = y * (g - (g * y).sum(axis, "
+                   "keepdims=True)).",
+    "sm.backward-lost-axis": "The sum of g * y lost the axis it was taken along (no "
+                             "keepdims=True), so numpy lined it up with another axis: "
+                             "keepdims=True.",
+    "sm.input-saved": "backward used the input x where the formula needs the output "
+                      "y = softmax(x): the tensor saved in forward must be the output (as Exp "
+                      "saves its output), not the input.",
+    "sm.diagonal": "That is only the diagonal of the Jacobian (i = j). Each output depends on "
+                   "every input along the axis: grad_x = y * (g - (g * y).sum(axis, "
+                   "keepdims=True)).",
+    "sm.passthrough": "backward passed grad_output through unchanged; multiply by the softmax "
+                      "Jacobian.",
+    "sm.finite-wrong": "The result is finite but wrong: compare your forward with exp(x - max) "
+                       "/ exp(x - max).sum(axis, keepdims=True), both along the axis argument.",
     # ch05-mean-backward
     "mean.broadcast": "If numpy could not broadcast: the averaged axes must come back as size 1 "
                       "before the copy along them (keepdims=False removed them), as in "
