@@ -1,13 +1,13 @@
 """Checkers for chapter 05, Tensors and broadcasting: one module per exercise, each an
-``observe`` and a ``judge`` (:mod:`autograd_lab.course.exercises._exercise`); the exercises not
-written that way yet are still checkers in ``_legacy``."""
+``observe`` and a ``judge`` (:mod:`autograd_lab.course.exercises._exercise`); ``mygrad_ops`` is
+the loader's check of ``mygrad/ops.py``."""
 from __future__ import annotations
 
 from .._exercise import checker
 from . import (div_function, index_function, log_function, log_softmax, matmul_backward,
                matmul_vectors, mean_backward, pow_function, reshape_transpose, softmax,
                sub_function, sum_backward, unbroadcast, unbroadcast_function)
-from ._legacy import GradcheckFailed, mygrad_ops, numeric_gradcheck
+from ._shared import GradcheckFailed, mygrad_ops, numeric_gradcheck
 
 EXERCISES = (reshape_transpose, sum_backward, mean_backward, unbroadcast, unbroadcast_function,
              sub_function, div_function, pow_function, log_function, matmul_backward, softmax,

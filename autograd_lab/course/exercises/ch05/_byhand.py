@@ -12,7 +12,7 @@ import numpy as np
 from .._common import Checker, data_of, format_value
 from .._functions import StandInCtx, course_apply, course_ops, function_of
 from .._observe import Case, Observer, Raised, raise_learner_error, raised
-from ._legacy import _course_pieces, _unbroadcast_reference
+from ._shared import course_pieces, unbroadcast_reference
 from .messages import HINTS
 
 __all__ = ["attempt", "observe_by_hand", "judge_by_hand", "judge_attempt", "describe_grads",
@@ -72,7 +72,7 @@ def observe_by_hand(ob: Observer, cls: Any, arrays: list[np.ndarray], g: np.ndar
     Variable = ns["Variable"]
     ctx = StandInCtx(tuple(True for _ in arrays) + (False,) * len(extra))
     inputs = [Variable(a.copy(), requires_grad=True) for a in arrays]
-    with course_ops(ns), course_apply(cls, ns), _course_pieces(ns, (cls.__name__,) + keep):
+    with course_ops(ns), course_apply(cls, ns), course_pieces(ns, (cls.__name__,) + keep):
         ok, out = attempt(ob, "forward raised", lambda: cls.forward(ctx, *inputs, *extra))
         if not ok:
             return
@@ -150,14 +150,14 @@ def pair_cases(seed: int, hidden: bool) -> list[tuple[np.ndarray, np.ndarray, np
 
 def reduce_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """x summed down to shape (the course's unbroadcast, in float64)."""
-    return _unbroadcast_reference(np.asarray(x, dtype=np.float64), shape)
+    return unbroadcast_reference(np.asarray(x, dtype=np.float64), shape)
 
 
 _SHAPE_WORDS = ("broadcast", "shape", "axis", "dimension")
 
 
 def judge_shapes_call(ck: Checker, seen: Case, key: str, name: str, shape_hint: str) -> None:
-    """Fail as the old ``_call_shapes`` did when the call observed under ``key`` raised: a
+    """Fail when the call observed under ``key`` raised, with the likely cause: a
     crash about shapes gets ``shape_hint`` (the usual cause), a ctx attribute backward read
     but forward did not keep its own hint, any other crash the generic one."""
     err = seen[key]

@@ -12,7 +12,7 @@ from .._common import Checker
 from .._exercise import Mistake
 from .._observe import Observations, Observer
 from ._byhand import judge_by_hand, observe_by_hand
-from ._legacy import _key_text, _scatter_reference
+from ._shared import key_text, scatter_reference
 from .messages import HINTS
 
 ID = "ch05-index-function"
@@ -64,8 +64,8 @@ def cases(seed: int, hidden: bool) -> tuple[list[tuple], list[tuple]]:
 
 
 def _titles(shape: tuple[int, ...], key: Any) -> tuple[str, str]:
-    return (f"Index of x {shape} with key [{_key_text(key)}]",
-            f"Scatter of g into zeros {shape} at key [{_key_text(key)}]")
+    return (f"Index of x {shape} with key [{key_text(key)}]",
+            f"Scatter of g into zeros {shape} at key [{key_text(key)}]")
 
 
 def observe(ob: Observer, Index: Any, Scatter: Any, *, seed: int, hidden: bool) -> None:
@@ -92,7 +92,7 @@ def judge(ck: Checker, obs: Observations) -> None:
                 ck.fail(f"Index.backward returned a gradient of shape {got.shape}, but x has "
                         f"shape {shape}.", expected=f"shape {shape}",
                         received=f"shape {got.shape}", hint=HINTS["index.shape"])
-            ck.close(got, _scatter_reference(g, shape, key), what="gradient of x",
+            ck.close(got, scatter_reference(g, shape, key), what="gradient of x",
                      mistakes=_mistakes(g, shape, key), hint=HINTS["index.values"])
             ck.check(len(grads) == 2 and grads[1] is None, "Index.backward must return one "
                      "value per argument of forward.", expected="(grad_x, None)",
@@ -101,7 +101,7 @@ def judge(ck: Checker, obs: Observations) -> None:
         title = _titles(shape, key)[1]
         with ck.case(title):
             out, grads = judge_by_hand(ck, obs.case(ck, title), [g], up, HINTS["scatter.keep"])
-            ck.close(out, _scatter_reference(g, shape, key), what="forward result",
+            ck.close(out, scatter_reference(g, shape, key), what="forward result",
                      mistakes=_mistakes(g, shape, key), hint=HINTS["scatter.forward"])
             ck.check(len(grads) >= 1 and grads[0] is not None, "Scatter.backward returned no "
                      "gradient for g.", hint=HINTS["scatter.none"])

@@ -11,7 +11,7 @@ from .._common import Checker
 from .._exercise import Mistake
 from .._observe import Observations, Observer
 from ._byhand import grad_of, judge_by_hand, observe_by_hand
-from ._legacy import _softmax
+from ._shared import softmax_reference
 from .messages import HINTS
 
 ID = "ch05-log-softmax"
@@ -67,7 +67,7 @@ def judge(ck: Checker, obs: Observations) -> None:
                                        "If numpy could not broadcast: "
                                        + HINTS["logsoftmax.keepdims"])
             _judge_forward(ck, out, x, axis)
-            p = _softmax(x, axis)
+            p = softmax_reference(x, axis)
             total = g.sum(axis=axis, keepdims=True)
             mistakes = [(g - p * g, HINTS["logsoftmax.no-sum"]),
                         (g - out * total, HINTS["logsoftmax.log-prob"]),
@@ -94,7 +94,7 @@ def _judge_forward(ck: Checker, out: np.ndarray, x: np.ndarray, axis: int) -> No
         lost = [(zx - np.log(np.exp(zx).sum(axis=axis)), HINTS["logsoftmax.forward-lost-axis"])]
     except ValueError:
         lost = []
-    p = _softmax(x, axis)
+    p = softmax_reference(x, axis)
     ck.close(out, want, what="forward result", hint=HINTS["logsoftmax.forward"], mistakes=lost + [
         (np.log(p.sum(axis=axis, keepdims=True)) + 0 * x, HINTS["logsoftmax.no-z"]),
         (x - np.log(np.exp(x - x.max(axis=axis, keepdims=True)).sum(axis=axis, keepdims=True)),

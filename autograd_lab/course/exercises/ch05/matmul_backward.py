@@ -12,7 +12,7 @@ from .._exercise import Mistake
 from .._observe import Case, Observations, Observer
 from ._byhand import attempt, judge_attempt, judge_shapes_call
 from ._gradcheck import judge_gradcheck, observe_gradcheck
-from ._legacy import _isolated, _library_of, _saved_something
+from ._shared import isolated, library_of, saved_something
 from .messages import HINTS
 
 ID = "ch05-matmul-backward"
@@ -54,12 +54,12 @@ def _title(n: int, k: int, m: int) -> str:
 
 
 def observe(ob: Observer, MatMul: Any, *, seed: int, hidden: bool) -> None:
-    with _isolated(MatMul):
+    with isolated(MatMul):
         _observe(ob, MatMul, seed, hidden)
 
 
 def _observe(ob: Observer, MatMul: Any, seed: int, hidden: bool) -> None:
-    al = _library_of(MatMul)
+    al = library_of(MatMul)
     inputs = cases(seed, hidden)
     for n, k, m, A, B, g in inputs["products"]:
         with ob.case(_title(n, k, m)):
@@ -86,7 +86,7 @@ def _apply_and_backward(ob: Observer, al: Any, MatMul: Any, a: Any, b: Any,
     if not ok:
         return False
     ob.put("output", np.asarray(data_of(y)))
-    ob.put("saved", y.grad_fn is None or _saved_something(y.grad_fn))
+    ob.put("saved", y.grad_fn is None or saved_something(y.grad_fn))
     ok, _ = attempt(ob, "backward raised", lambda: y.backward(al.Variable(g)))
     return ok
 

@@ -13,7 +13,7 @@ from .._common import Checker, data_of, swapped_attributes, swapped_names
 from .._exercise import Mistake
 from .._observe import Observations, Observer
 from ._byhand import attempt, judge_attempt, judge_shapes_call
-from ._legacy import _course_pieces, _recording
+from ._shared import course_pieces, recording
 from .messages import HINTS
 
 ID = "ch05-matmul-vectors"
@@ -59,15 +59,15 @@ def observe(ob: Observer, matmul: Callable[[Any, Any], Any], *, seed: int, hidde
     if ns is None or "Variable" not in ns:
         return
     Variable = ns["Variable"]
-    mm = _recording(Variable, np.matmul, lambda g, a, b: (g @ b.T, a.T @ g))
-    rs = _recording(Variable, lambda x, shape: x.reshape(shape),
+    mm = recording(Variable, np.matmul, lambda g, a, b: (g @ b.T, a.T @ g))
+    rs = recording(Variable, lambda x, shape: x.reshape(shape),
                     lambda g, x, shape: (g.reshape(x.shape), None))
 
     def reshape(self: Any, *shape: Any) -> Any:
         return rs.apply(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list))
                         else shape)
 
-    with _course_pieces(ns, ()), swapped_names(ns, {"MatMul": mm, "Reshape": rs}), \
+    with course_pieces(ns, ()), swapped_names(ns, {"MatMul": mm, "Reshape": rs}), \
             swapped_attributes(Variable, {"reshape": reshape}):
         for sa, sb, A, B, g in cases(seed, hidden):
             with ob.case(_title(sa, sb)):

@@ -12,7 +12,7 @@ from .._common import Checker
 from .._exercise import Mistake
 from .._observe import Observations, Observer
 from ._byhand import grad_of, judge_by_hand, observe_by_hand
-from ._legacy import _sum_grad
+from ._shared import sum_grad
 from .messages import HINTS
 
 ID = "ch05-mean-backward"
@@ -68,7 +68,7 @@ def judge(ck: Checker, obs: Observations) -> None:
             want_y = x.mean(axis=axis, keepdims=keepdims)
             ck.close(out, want_y, what="forward result", hint=HINTS["mean.forward"])
             n = x.size // max(int(np.prod(np.shape(want_y))), 1)
-            spread = _sum_grad(g, shape, axis, keepdims)
+            spread = sum_grad(g, shape, axis, keepdims)
             mistakes = [(spread, HINTS["mean.sum-grad"]), (spread * n, HINTS["mean.times-n"])]
             if n != x.size:
                 mistakes.append((spread / x.size, f"The gradient was divided by all {x.size} "

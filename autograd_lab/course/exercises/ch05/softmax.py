@@ -13,7 +13,7 @@ from .._exercise import Mistake
 from .._observe import Observations, Observer
 from ._byhand import attempt, judge_attempt, judge_shapes_call
 from ._gradcheck import judge_gradcheck, observe_gradcheck
-from ._legacy import _axis_mistakes, _dropped_axis, _isolated, _library_of, _softmax
+from ._shared import axis_mistakes, dropped_axis, isolated, library_of, softmax_reference
 from .messages import HINTS
 
 ID = "ch05-softmax"
@@ -60,12 +60,12 @@ def cases(seed: int, hidden: bool) -> dict[str, Any]:
 
 
 def observe(ob: Observer, Softmax: Any, *, seed: int, hidden: bool) -> None:
-    with _isolated(Softmax):
+    with isolated(Softmax):
         _observe(ob, Softmax, seed, hidden)
 
 
 def _observe(ob: Observer, Softmax: Any, seed: int, hidden: bool) -> None:
-    al = _library_of(Softmax)
+    al = library_of(Softmax)
     inputs = cases(seed, hidden)
     name = str(getattr(Softmax, "__name__", Softmax))
     for title, data, axis, g in inputs["main"]:
@@ -103,9 +103,9 @@ def judge(ck: Checker, obs: Observations) -> None:
             after = seen["x after forward"]
             ck.check(isinstance(after, np.ndarray) and np.array_equal(after, data),
                      "your forward changed its input x.", hint=HINTS["sm.input-changed"])
-            s = _softmax(data, axis)
+            s = softmax_reference(data, axis)
             ck.close(seen["output"], s, what="forward result", hint=HINTS["sm.forward"],
-                     mistakes=_axis_mistakes(data, axis) + _dropped_axis(
+                     mistakes=axis_mistakes(data, axis) + dropped_axis(
                          lambda: np.exp(data) / np.exp(data).sum(axis=axis),
                          HINTS["sm.forward-lost-axis"]))
             judge_shapes_call(ck, seen, "backward raised", "Softmax.backward",
@@ -114,7 +114,7 @@ def judge(ck: Checker, obs: Observations) -> None:
             ck.check(grad is not None, "x.grad is None after backward.",
                      hint=HINTS["sm.grad-none"])
             ck.close(grad, s * (g - (g * s).sum(axis=axis, keepdims=True)),
-                     what="gradient of x", hint=HINTS["sm.backward"], mistakes=_dropped_axis(
+                     what="gradient of x", hint=HINTS["sm.backward"], mistakes=dropped_axis(
                          lambda: s * (g - (g * s).sum(axis=axis)),
                          HINTS["sm.backward-lost-axis"]) + [
                          (data * (g - (g * data).sum(axis=axis, keepdims=True)),
@@ -127,9 +127,9 @@ def judge(ck: Checker, obs: Observations) -> None:
             judge_attempt(ck, seen, "raised", str(seen["class"]))
             out = seen["output"]
             ck.check(bool(np.all(np.isfinite(out))), "the result is not finite.",
-                     expected=_softmax(data, -1), received=out, hint=HINTS["sm.stable"])
-            ck.close(out, _softmax(data, -1), what="forward result",
-                     hint=HINTS["sm.finite-wrong"], mistakes=_axis_mistakes(data, -1))
+                     expected=softmax_reference(data, -1), received=out, hint=HINTS["sm.stable"])
+            ck.close(out, softmax_reference(data, -1), what="forward result",
+                     hint=HINTS["sm.finite-wrong"], mistakes=axis_mistakes(data, -1))
     for title, _, data in inputs["gradcheck"]:
         with ck.case(title):
             judge_gradcheck(ck, obs.case(ck, title), [data.shape])

@@ -14,7 +14,7 @@ from .._functions import function_of
 from .._observe import Observations, Observer
 from ._byhand import attempt, judge_attempt, judge_shapes_call
 from ._gradcheck import judge_gradcheck, observe_gradcheck
-from ._legacy import _isolated, _kept_shape_reference, _library_of, _sum_grad
+from ._shared import isolated, kept_shape_reference, library_of, sum_grad
 from .messages import HINTS
 
 ID = "ch05-sum-backward"
@@ -67,12 +67,12 @@ def _title(shape: tuple[int, ...], axis: Any, keepdims: bool) -> str:
 
 
 def observe(ob: Observer, SumFunction: Any, *, seed: int, hidden: bool) -> None:
-    with _isolated(SumFunction, helpers=("_kept_shape",)):
+    with isolated(SumFunction, helpers=("_kept_shape",)):
         _observe(ob, SumFunction, seed, hidden)
 
 
 def _observe(ob: Observer, SumFunction: Any, seed: int, hidden: bool) -> None:
-    al = _library_of(SumFunction)
+    al = library_of(SumFunction)
     found, checked = cases(seed, hidden)
     kept_shape = getattr(function_of(SumFunction, "forward"), "__globals__", {}).get("_kept_shape")
     with ob.case(SETUP):
@@ -124,7 +124,7 @@ def judge(ck: Checker, obs: Observations) -> None:
                 except ValueError:
                     pass
             mistakes.append((np.ones(shape), HINTS["sum.ones"]))
-            ck.close(grad, _sum_grad(g, shape, axis, keepdims), what="gradient of x",
+            ck.close(grad, sum_grad(g, shape, axis, keepdims), what="gradient of x",
                      hint=HINTS["sum.shape"], mistakes=mistakes)
     with ck.case(GRADCHECK):
         judge_gradcheck(ck, obs.case(ck, GRADCHECK), [checked.shape], HINTS["sum.shape"])
@@ -137,7 +137,7 @@ def _judge_kept_shape(ck: Checker, obs: Observations) -> None:
         for j, (shape, axis, kind) in enumerate(KEPT_CASES):
             judge_attempt(ck, seen, f"raised {j}", "_kept_shape", HINTS[f"kept.{kind}"])
             got = seen[f"result {j}"]
-            want = _kept_shape_reference(shape, axis)
+            want = kept_shape_reference(shape, axis)
             ck.check(isinstance(got, tuple), f"_kept_shape{(shape, axis)} is not a tuple.",
                      expected=want, received=got, hint=HINTS["kept.tuple-type"])
             ck.check(got == want, f"_kept_shape{(shape, axis)} is wrong.", expected=want,

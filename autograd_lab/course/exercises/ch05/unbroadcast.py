@@ -15,7 +15,7 @@ from .._common import Checker, data_of, format_value
 from .._exercise import Mistake
 from .._observe import Observations, Observer, Raised
 from ._byhand import attempt, judge_shapes_call
-from ._legacy import _random_broadcast, _unbroadcast_reference
+from ._shared import random_broadcast, unbroadcast_reference
 from .messages import HINTS
 
 ID = "ch05-unbroadcast"
@@ -51,7 +51,7 @@ def cases(seed: int, hidden: bool) -> tuple[list[tuple[str, tuple, tuple, np.nda
     ]
     if hidden:
         for _ in range(4):
-            small, big = _random_broadcast(rng)
+            small, big = random_broadcast(rng)
             shapes.append((f"{small} broadcast to {big}", big, small))
     found = [(name, big, small, np.round(rng.normal(size=big), 3)) for name, big, small in shapes]
     return found, rng.normal(size=(3, 4))
@@ -84,7 +84,7 @@ def judge(ck: Checker, obs: Observations) -> None:
             got = seen["result"]
             ck.check(got is not None, "your unbroadcast returned None.",
                      hint=HINTS["unbroadcast.none"])
-            expected = _unbroadcast_reference(grad, small)
+            expected = unbroadcast_reference(grad, small)
             after = seen["grad after the call"]
             ck.check(isinstance(after, np.ndarray) and np.array_equal(after, grad),
                      "your unbroadcast changed the grad it was given.",

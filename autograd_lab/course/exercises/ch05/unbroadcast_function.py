@@ -15,7 +15,7 @@ from .._exercise import Mistake
 from .._functions import course_apply
 from .._observe import Observations, Observer
 from ._byhand import attempt, judge_attempt, judge_by_hand, observe_by_hand
-from ._legacy import _fails_quietly, _unbroadcast_checker, _unbroadcast_reference
+from ._shared import fails_quietly, unbroadcast_checker, unbroadcast_reference
 from .messages import HINTS
 
 ID = "ch05-unbroadcast-function"
@@ -58,10 +58,10 @@ def _titles(big: tuple[int, ...], small: tuple[int, ...]) -> tuple[str, str]:
 def _course_unbroadcast(ns: dict[str, Any]) -> Iterator[None]:
     """The course's numpy ``unbroadcast`` in the learner's namespace, theirs put back after."""
     own = ns.get("unbroadcast")
-    if callable(own) and _fails_quietly(lambda: _unbroadcast_checker()(own)):
+    if callable(own) and fails_quietly(lambda: unbroadcast_checker()(own)):
         print("note: exercise ch05-unbroadcast fails its own check; this check runs your "
               "Unbroadcast and sum_to with the course's unbroadcast instead.")
-    ns["unbroadcast"] = _unbroadcast_reference
+    ns["unbroadcast"] = unbroadcast_reference
     try:
         yield
     finally:
@@ -109,7 +109,7 @@ def judge(ck: Checker, obs: Observations) -> None:
         title = _titles(big, small)[0]
         with ck.case(title):
             out, grads = judge_by_hand(ck, obs.case(ck, title), [g], up, HINTS["ubf.keep"])
-            ck.close(out, _unbroadcast_reference(g, small), what="forward result",
+            ck.close(out, unbroadcast_reference(g, small), what="forward result",
                      hint=HINTS["ubf.forward"])
             ck.check(len(grads) >= 1 and grads[0] is not None, "backward returned no "
                      "gradient for g.", hint=HINTS["ubf.none"])
@@ -130,7 +130,7 @@ def judge(ck: Checker, obs: Observations) -> None:
             judge_attempt(ck, seen, "raised", "sum_to")
             ck.check(bool(seen["is a Variable"]), "sum_to returned no Variable.",
                      received=seen["type"], hint=HINTS["sum_to.variable"])
-            ck.close(seen["data"], _unbroadcast_reference(data, small), what="result of sum_to",
+            ck.close(seen["data"], unbroadcast_reference(data, small), what="result of sum_to",
                      hint=HINTS["sum_to.values"])
             ck.check(bool(seen["requires_grad"]), "the result of sum_to is not part of the "
                      "graph: a gradient built with it could not be differentiated again.",

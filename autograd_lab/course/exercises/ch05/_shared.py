@@ -1,5 +1,7 @@
-"""Chapter 05's checkers not yet written as observe and judge, and what they share with
-those that are (the course's stand-ins for the learner's other pieces)."""
+"""What chapter 05's exercises share: the course's stand-ins for the learner's other pieces
+(every Function of chapters 03 and 05, Variable's operators and its engine, recording MatMul
+and Reshape), the numpy references the judges compare with, and the loader's check of
+``mygrad/ops.py`` with its gradcheck for any library."""
 from __future__ import annotations
 
 import contextlib
@@ -11,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._common import (Checker, data_of, library, named, returns_variables, swapped_attributes,
+from .._common import (Checker, data_of, library, named, swapped_attributes,
                       swapped_names)
 
 
@@ -61,7 +63,7 @@ def numeric_gradcheck(Variable: type[Any], fn: Callable[..., Any], inputs: tuple
     return True
 
 
-def _library_of(Fn: Any) -> SimpleNamespace:
+def library_of(Fn: Any) -> SimpleNamespace:
     """Variable and gradcheck of the library ``Fn`` (a Function class) is written for."""
     al = library()
     if isinstance(Fn, type) and issubclass(Fn, al.Function):
@@ -94,18 +96,18 @@ _REFERENCE: dict[str, Callable[..., Any]] = {
     "Reshape": lambda x, shape: x.reshape(shape),
     "Transpose": lambda x, axes=None: np.transpose(x, axes),
     "BroadcastTo": lambda x, shape: np.broadcast_to(x, shape).copy(),
-    "SumTo": lambda g, shape: _unbroadcast_reference(g, tuple(shape)),
-    "Unbroadcast": lambda g, shape: _unbroadcast_reference(g, tuple(shape)),
+    "SumTo": lambda g, shape: unbroadcast_reference(g, tuple(shape)),
+    "Unbroadcast": lambda g, shape: unbroadcast_reference(g, tuple(shape)),
     "Sum": lambda x, axis=None, keepdims=False: x.sum(axis=axis, keepdims=keepdims),
     "Mean": lambda x, axis=None, keepdims=False: x.mean(axis=axis, keepdims=keepdims),
     "Softmax": _numpy_softmax,
     "LogSoftmax": lambda x, axis=-1: np.log(_numpy_softmax(x, axis)),
     "Index": lambda x, key: x[key],
-    "Scatter": lambda g, shape, key: _scatter_reference(g, shape, key),
+    "Scatter": lambda g, shape, key: scatter_reference(g, shape, key),
 }
 
 
-def _kept_shape_reference(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
+def kept_shape_reference(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
     """shape with the summed axes set to 1 (what keepdims=True gives)."""
     if axis is None:
         return (1,) * len(shape)
@@ -116,7 +118,7 @@ def _kept_shape_reference(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
 
 
 # Plain helpers of the chapter that other exercises' code calls.
-_REFERENCE_HELPERS: dict[str, Callable[..., Any]] = {"_kept_shape": _kept_shape_reference}
+_REFERENCE_HELPERS: dict[str, Callable[..., Any]] = {"_kept_shape": kept_shape_reference}
 
 
 class _ReferenceFunction:
@@ -212,7 +214,7 @@ def _reference_backward(Variable: type[Any]) -> Callable[..., None]:
 
 
 @contextlib.contextmanager
-def _course_pieces(ns: dict[str, Any], keep: tuple[str, ...]) -> Iterator[None]:
+def course_pieces(ns: dict[str, Any], keep: tuple[str, ...]) -> Iterator[None]:
     """Every Function of chapters 03 and 05 except those named in ``keep``, Variable's
     operators and methods, and ``Variable.backward``, as the course computes them, while a
     check runs; the learner's are put back afterwards. So a mistake in another exercise (a
@@ -228,9 +230,9 @@ def _course_pieces(ns: dict[str, Any], keep: tuple[str, ...]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _isolated(*classes: Any, helpers: tuple[str, ...] = ()) -> Iterator[None]:
+def isolated(*classes: Any, helpers: tuple[str, ...] = ()) -> Iterator[None]:
     """For a Function class of the learner's mygrad (not autograd_lab's): the course's apply,
-    Mul, Clone, sum_to and :func:`_course_pieces` around the check, keeping ``classes``."""
+    Mul, Clone, sum_to and :func:`course_pieces` around the check, keeping ``classes``."""
     al = library()
     cls = classes[0]
     if isinstance(cls, type) and issubclass(cls, al.Function):
@@ -245,12 +247,12 @@ def _isolated(*classes: Any, helpers: tuple[str, ...] = ()) -> Iterator[None]:
         yield                       # the check itself reports what is missing
         return
     _note_apply(ns)
-    with _course_ops(ns), _course_apply(cls, ns), _course_pieces(
+    with _course_ops(ns), _course_apply(cls, ns), course_pieces(
             ns, tuple(c.__name__ for c in classes) + helpers):
         yield
 
 
-def _fails_quietly(run: Callable[[], None]) -> bool:
+def fails_quietly(run: Callable[[], None]) -> bool:
     """Whether another exercise's check fails (its output hidden)."""
     try:
         with contextlib.redirect_stdout(io.StringIO()):
@@ -266,14 +268,14 @@ def _fails_quietly(run: Callable[[], None]) -> bool:
 
 
 # -- ch05-unbroadcast -----------------------------------------------------------------------
-def _unbroadcast_reference(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+def unbroadcast_reference(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     lead = grad.ndim - len(shape)
     out = grad.sum(axis=tuple(range(lead))) if lead else grad
     axes = tuple(i for i, n in enumerate(shape) if n == 1 and out.shape[i] != 1)
     return out.sum(axis=axes, keepdims=True) if axes else out
 
 
-def _random_broadcast(rng: np.random.Generator) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def random_broadcast(rng: np.random.Generator) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """A target shape with some 1s, and a grad shape it broadcasts to (maybe with new axes)."""
     ndim = int(rng.integers(1, 4))
     big = tuple(int(n) for n in rng.integers(2, 5, size=ndim))
@@ -286,7 +288,7 @@ def _random_broadcast(rng: np.random.Generator) -> tuple[tuple[int, ...], tuple[
 
 
 
-def _unbroadcast_checker() -> Callable[..., None]:
+def unbroadcast_checker() -> Callable[..., None]:
     from .._exercise import checker
     from . import unbroadcast
     return checker(unbroadcast)
@@ -296,7 +298,7 @@ def _unbroadcast_checker() -> Callable[..., None]:
 
 
 # -- ch05-sum-backward ----------------------------------------------------------------------
-def _sum_grad(g: np.ndarray, shape: tuple[int, ...], axis: Any, keepdims: bool) -> np.ndarray:
+def sum_grad(g: np.ndarray, shape: tuple[int, ...], axis: Any, keepdims: bool) -> np.ndarray:
     if axis is None:
         axes = tuple(range(len(shape)))
     else:
@@ -322,7 +324,7 @@ def _sum_grad(g: np.ndarray, shape: tuple[int, ...], axis: Any, keepdims: bool) 
 
 
 # -- ch05-matmul-backward -------------------------------------------------------------------
-def _saved_something(node: Any) -> bool:
+def saved_something(node: Any) -> bool:
     """Whether a node's forward saved any tensor (unreadable counts as saved: no guess)."""
     try:
         return len(node.saved_tensors) > 0
@@ -335,12 +337,12 @@ def _saved_something(node: Any) -> bool:
 
 
 # -- ch05-softmax ---------------------------------------------------------------------------
-def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+def softmax_reference(x: np.ndarray, axis: int) -> np.ndarray:
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
 
-def _axis_mistakes(data: np.ndarray, axis: int) -> list[tuple[np.ndarray, str]]:
+def axis_mistakes(data: np.ndarray, axis: int) -> list[tuple[np.ndarray, str]]:
     """Softmaxes that used another axis than ``axis`` in one or both steps, with a hint naming
     the step. (Subtracting the maximum along the wrong axis is not harmless: it subtracts a
     different number inside one softmax slice.)"""
@@ -365,36 +367,13 @@ def _axis_mistakes(data: np.ndarray, axis: int) -> list[tuple[np.ndarray, str]]:
     return out
 
 
-_SHAPE_WORDS = ("broadcast", "shape", "axis", "dimension")
-
-
-def _call_shapes(ck: Checker, fn: Callable[[], Any], name: str, shape_hint: str) -> Any:
-    """Call the learner's ``fn``; a crash about shapes gets ``shape_hint`` (the usual cause),
-    any other crash the generic hint."""
-    def call() -> Any:
-        return fn()
-    call.__name__ = name
-    try:
-        return call()
-    except NotImplementedError as err:
-        raise ck._not_done(err) from None
-    except Exception as err:  # the learner's bug: say what it most likely is
-        text = str(err).lower()
-        about_shapes = isinstance(err, ValueError) or any(w in text for w in _SHAPE_WORDS)
-        if isinstance(err, AttributeError) and "backward' object has no attribute" in text:
-            missing = str(err).rsplit(" ", 1)[-1]
-            raise ck.error(f"your {name} raised {type(err).__name__}: {err}", hint=(
-                f"backward read ctx.{missing.strip(chr(39))}, which forward did not keep on "
-                "ctx: backward sees only ctx and grad_output, so forward must store on ctx "
-                "what backward needs from its inputs (a shape, an axis, a key).")) from err
-        raise ck.error(f"your {name} raised {type(err).__name__}: {err}",
-                       hint=shape_hint if about_shapes else
-                       "Read the traceback above to find the failing line in your code.") from err
 
 
 
 
-def _dropped_axis(make: Callable[[], np.ndarray], hint: str) -> list[tuple[np.ndarray, str]]:
+
+
+def dropped_axis(make: Callable[[], np.ndarray], hint: str) -> list[tuple[np.ndarray, str]]:
     """The result of a formula that forgot keepdims, where numpy could still broadcast it."""
     try:
         with np.errstate(all="ignore"):
@@ -459,49 +438,8 @@ def mygrad_ops(pkg: Any) -> None:
 
 
 # -- ch05-sub-function, ch05-div-function, ch05-pow-function, ch05-log-function -------------------
-def _by_hand(ck: Checker, cls: Any, arrays: list[np.ndarray], g: np.ndarray,
-             extra: tuple = (), backward_hint: str | None = None, keep: tuple[str, ...] = ()
-             ) -> tuple[np.ndarray, list[Any]]:
-    """forward and backward of ``cls`` called by hand on Variables of ``arrays`` (with a
-    stand-in ctx and the course's apply, as_variable, sum_to and Mul, so no other exercise is
-    involved); (output data, the gradients backward returned)."""
-    from .._functions import StandInCtx as _StandInCtx
-    from .._functions import course_apply as _course_apply
-    from .._functions import course_ops as _course_ops
-    from .._functions import names as _names
-    ns = _names(ck, cls, "forward", ("Variable",))
-    Variable = ns["Variable"]
-    ctx = _StandInCtx(tuple(True for _ in arrays) + (False,) * len(extra))
-    inputs = [Variable(a.copy(), requires_grad=True) for a in arrays]
-    with _course_ops(ns), _course_apply(cls, ns), _course_pieces(ns, (cls.__name__,) + keep):
-        out = ck.call(named(lambda: cls.forward(ctx, *inputs, *extra), f"{cls.__name__}.forward"))
-        for v, a in zip(inputs, arrays):
-            ck.check(np.array_equal(v.data, a), f"{cls.__name__}.forward changed an input.",
-                     hint="Compute new arrays from the inputs' data; never write into them.")
-        grad_output = Variable(g.copy())
-        grads = ck.call(named(lambda: cls.backward(ctx, grad_output), f"{cls.__name__}.backward"),
-                        **({"hint": backward_hint} if backward_hint else {}))
-    ck.check(np.array_equal(grad_output.data, g), f"{cls.__name__}.backward changed grad_output.",
-             hint="grad_output belongs to the engine: compute new Variables from it.")
-    grads = list(grads) if isinstance(grads, tuple) else [grads]
-    returns_variables(ck, cls, tuple(grads), Variable)
-    return np.asarray(data_of(out), dtype=np.float64), grads
 
 
-def _grad_of(ck: Checker, grads: list[Any], i: int, name: str, shape: tuple[int, ...],
-             want: np.ndarray, mistakes: list[tuple[Any, str]]) -> None:
-    """Check the gradient of input ``i`` (named ``name``): present, of its input's shape, right."""
-    ck.check(len(grads) > i and grads[i] is not None, f"backward returned no gradient for {name}.",
-             received=len(grads), hint="Return one gradient per input of forward.")
-    got = np.asarray(data_of(grads[i]), dtype=np.float64)
-    if got.shape != tuple(shape):
-        ck.fail(f"the gradient of {name} has shape {got.shape}, but {name} has shape {shape}.",
-                hint=f"{name} was broadcast in forward: sum its gradient down to its shape, "
-                     f"sum_to(grad, {name}.shape).")
-    ck.close(got, want, what=f"gradient of {name}",
-             mistakes=[(m, h) for m, h in mistakes if np.shape(m) == got.shape],
-             hint=f"Write the derivative with respect to {name}, times grad_output, summed to "
-                  f"{name}'s shape.")
 
 
 
@@ -519,13 +457,13 @@ def _grad_of(ck: Checker, grads: list[Any], i: int, name: str, shape: tuple[int,
 
 
 # -- ch05-index-function --------------------------------------------------------------------
-def _scatter_reference(g: np.ndarray, shape: tuple[int, ...], key: Any) -> np.ndarray:
+def scatter_reference(g: np.ndarray, shape: tuple[int, ...], key: Any) -> np.ndarray:
     out = np.zeros(shape)
     np.add.at(out, key, g)
     return out
 
 
-def _key_text(key: Any) -> str:
+def key_text(key: Any) -> str:
     def one(k: Any) -> str:
         if isinstance(k, slice):
             return ":".join("" if v is None else str(v) for v in (k.start, k.stop, k.step)
@@ -549,7 +487,7 @@ class _RecordedNode:
         return node.vjp(np.asarray(grad_output.data))
 
 
-def _recording(Variable: type[Any], forward: Callable[..., np.ndarray],
+def recording(Variable: type[Any], forward: Callable[..., np.ndarray],
                vjp: Callable[..., tuple]) -> Any:
     """A stand-in Function whose ``apply`` computes with numpy and records a node."""
     def apply(*inputs: Any) -> Any:
