@@ -72,7 +72,8 @@ def judge(ck: Checker, obs: Observations) -> None:
             mistakes = [(spread, HINTS["mean.sum-grad"]), (spread * n, HINTS["mean.times-n"])]
             if n != x.size:
                 mistakes.append((spread / x.size, f"The gradient was divided by all {x.size} "
-                                 f"elements of x (n = {n} here); " + HINTS["mean.all-elements"]))
+                                 f"elements of x; each mean averages only n = {n} of them "
+                                 + HINTS["mean.all-elements"]))
             if np.size(want_y) not in (n, x.size):
                 mistakes.append((spread / np.size(want_y), HINTS["mean.output-size"]))
             got = grads[0] if grads else None

@@ -108,8 +108,7 @@ HINTS: dict[str, str] = {
     "mean.sum-grad": "The gradient is Sum's: each element moved the mean by 1/n of its own "
                      "change, so divide the spread gradient by n.",
     "mean.times-n": "The gradient is n times too large: divide by n, do not multiply.",
-    "mean.all-elements": "each mean averages only n of them (the product of the sizes of the "
-                         "averaged axes).",
+    "mean.all-elements": "(the product of the sizes of the averaged axes).",
     "mean.output-size": "The gradient was divided by the number of means (the output's size); "
                         "divide by the number of elements each mean averages.",
     "mean.shape": "The averaged axes must come back as size 1 before the copy along them, as "
