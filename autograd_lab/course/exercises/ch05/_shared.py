@@ -288,12 +288,6 @@ def random_broadcast(rng: np.random.Generator) -> tuple[tuple[int, ...], tuple[i
 
 
 
-def unbroadcast_checker() -> Callable[..., None]:
-    from .._exercise import checker
-    from . import unbroadcast
-    return checker(unbroadcast)
-
-
 # -- ch05-unbroadcast-function --------------------------------------------------------------
 
 

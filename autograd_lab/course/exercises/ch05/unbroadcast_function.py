@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 
 from .._common import Checker, data_of
-from .._exercise import Mistake
+from .._exercise import Mistake, checker
 from .._functions import course_apply
 from .._observe import Observations, Observer
 from ._byhand import attempt, judge_attempt, judge_by_hand, observe_by_hand
-from ._shared import fails_quietly, unbroadcast_checker, unbroadcast_reference
+from . import unbroadcast
+from ._shared import fails_quietly, unbroadcast_reference
 from .messages import HINTS
 
 ID = "ch05-unbroadcast-function"
@@ -58,7 +59,7 @@ def _titles(big: tuple[int, ...], small: tuple[int, ...]) -> tuple[str, str]:
 def _course_unbroadcast(ns: dict[str, Any]) -> Iterator[None]:
     """The course's numpy ``unbroadcast`` in the learner's namespace, theirs put back after."""
     own = ns.get("unbroadcast")
-    if callable(own) and fails_quietly(lambda: unbroadcast_checker()(own)):
+    if callable(own) and fails_quietly(lambda: checker(unbroadcast)(own)):
         print("note: exercise ch05-unbroadcast fails its own check; this check runs your "
               "Unbroadcast and sum_to with the course's unbroadcast instead.")
     ns["unbroadcast"] = unbroadcast_reference
