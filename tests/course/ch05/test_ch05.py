@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.course.exercise_data import Chapter, _without_magics, chapter_tests
+from tests.course.exercise_data import Chapter, _without_magics, arguments, chapter_tests
 
 
 def _is_code_cell(cell: dict) -> bool:
@@ -85,3 +85,27 @@ def test_the_split_gradcheck_agrees_with_central_differences(right):
         judge_gradcheck(ck, obs.case(ck, "gradcheck"), [(2, 2), (2, 2)])
     with pytest.raises(ch05.GradcheckFailed, match="input 0"):
         ch05.numeric_gradcheck(pkg.Variable, MatMul.apply, inputs)
+
+
+@pytest.mark.parametrize("broken", [None, "ch05-softmax"])
+def test_the_graders_verdict_on_each_graded_cell_comes_from_its_records(broken):
+    """Both calls of a graded cell (visible and hidden) observed as in the grader's sandbox,
+    then judged from the records alone: the key gets every point, a mistake loses its own."""
+    from autograd_lab.course.exercises._observe import MIME, Observer
+    from autograd_lab.course.exercises.verdict import graded_calls, judge_cell
+
+    exercises = {m.ID: m for m in CHAPTER.module.EXERCISES}
+    mistake = exercises[broken].MISTAKES[0] if broken else None
+    ns = CHAPTER.run_key(mistake, broken)
+    for exercise_id, source in Chapter.graded(CHAPTER).items():
+        module = exercises[exercise_id]
+        objects = arguments(CHAPTER.graded()[exercise_id], exercise_id, ns)
+        outputs = []
+        for seed, hidden in graded_calls(source, exercise_id):
+            ob = Observer(exercise_id, seed, hidden)
+            module.observe(ob, *objects, seed=seed, hidden=hidden)
+            outputs.append({"output_type": "display_data",
+                            "data": json.loads(json.dumps({MIME: ob.record()}))})
+        verdict = judge_cell(exercise_id, source, outputs)
+        assert verdict is not None
+        assert verdict.passed == (exercise_id != broken), verdict.text
