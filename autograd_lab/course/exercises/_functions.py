@@ -16,11 +16,6 @@ __all__ = ["ReferenceOps", "StandInCtx", "course_apply", "course_ops", "data", "
            "names", "note_apply", "own_apply_fails", "reference_apply", "sum_to"]
 
 
-def _own_apply_checker() -> Callable[..., None]:
-    from .check import ch03_own_apply  # the checker itself, through the public namespace
-    return ch03_own_apply
-
-
 def function_of(cls: Any, name: str) -> Any:
     """The plain function behind ``cls.name`` (staticmethod, classmethod or plain)."""
     for klass in getattr(cls, "__mro__", ()):
@@ -87,13 +82,19 @@ def reference_apply(cls: type[Any], ns: dict[str, Any]) -> Callable[..., Any]:
 
 
 def own_apply_fails(Function: Any) -> bool:
-    """Whether the learner's ``Function.apply`` fails its own check (run quietly)."""
+    """Whether the learner's ``Function.apply`` fails exercise ch03-own-apply: observed and
+    judged here, quietly (and in the grader's sandbox too, where a check would only show its
+    record instead of deciding)."""
     if Function is None:
         return False
-    quiet = io.StringIO()
+    from ._exercise import judge_record
+    from ._observe import Observer
+    from .ch03 import own_apply  # the exercise's public module
     try:
-        with contextlib.redirect_stdout(quiet):
-            _own_apply_checker()(Function)
+        with contextlib.redirect_stdout(io.StringIO()):
+            ob = Observer(own_apply.ID, 0, False)
+            own_apply.observe(ob, Function, seed=0, hidden=False)
+            judge_record(own_apply, ob.record())
     except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
         return True
     return False
