@@ -96,32 +96,52 @@ def encode(value: Any, depth: int = 0) -> Any:
     Only exact built-in and numpy types are read (a subclass of ``float`` or ``ndarray``
     written by a learner is :class:`Opaque`), so no learner's method runs here but ``repr``."""
     kind = type(value)
-    if value is None or kind in (bool, str):
-        return _cut(value) if kind is str else value
-    if kind is int:
-        return value if abs(value) < 2**63 else {"$": "int", "text": _cut(str(value))}
-    if kind is float:
-        return value if math.isfinite(value) else {"$": "float", "text": repr(value)}
+    if value is None or kind is bool:
+        return value
+    plain = _PLAIN.get(kind)
+    if plain is not None:
+        return plain(value)
     if kind is np.ndarray and value.dtype.kind in "biufc":
-        if value.size > _ARRAY_LIMIT:
-            return {"$": "bigarray", "dtype": str(value.dtype), "shape": list(value.shape)}
-        flat = value.astype(np.float64) if value.dtype.kind == "f" else value
-        data = [_float(x) for x in flat.ravel().tolist()] if value.dtype.kind == "f" else \
-            np.asarray(flat).ravel().tolist()
-        if value.dtype.kind == "c":
-            data = [[_float(z.real), _float(z.imag)] for z in value.ravel().tolist()]
-        return {"$": "array", "dtype": str(value.dtype), "shape": list(value.shape), "data": data}
+        return _encode_array(value)
     if isinstance(value, np.generic) and kind.__module__ == "numpy" and value.dtype.kind in "biuf":
         return {"$": "scalar", "dtype": str(value.dtype), "value": encode(value.item())}
-    if depth < 6 and kind in (list, tuple):
-        items = [encode(v, depth + 1) for v in value[:10_000]]
-        return items if kind is list else {"$": "tuple", "items": items}
-    if depth < 6 and kind is dict and all(type(k) is str for k in value):
-        return {"$": "dict", "items": {k: encode(v, depth + 1) for k, v in list(value.items())[:10_000]}}
+    if depth < 6 and kind in (list, tuple, dict):
+        return _encode_container(value, depth)
     if isinstance(value, Raised):
         return {"$": "raised", "name": value.name, "bases": list(value.bases),
                 "message": value.message}
     return {"$": "opaque", "type": _type_name(value), "repr": _safe_text(lambda: repr(value))}
+
+
+_PLAIN: dict[type, Callable[[Any], Any]] = {
+    str: _cut,
+    int: lambda v: v if abs(v) < 2**63 else {"$": "int", "text": _cut(str(v))},
+    float: lambda v: v if math.isfinite(v) else {"$": "float", "text": repr(v)},
+}
+
+
+def _encode_array(value: np.ndarray) -> dict[str, Any]:
+    head = {"dtype": str(value.dtype), "shape": list(value.shape)}
+    if value.size > _ARRAY_LIMIT:
+        return {"$": "bigarray", **head}
+    if value.dtype.kind == "c":
+        data: list = [[_float(z.real), _float(z.imag)] for z in value.ravel().tolist()]
+    elif value.dtype.kind == "f":
+        data = [_float(x) for x in value.astype(np.float64).ravel().tolist()]
+    else:
+        data = value.ravel().tolist()
+    return {"$": "array", **head, "data": data}
+
+
+def _encode_container(value: Any, depth: int) -> Any:
+    if type(value) is dict:
+        if not all(type(k) is str for k in value):
+            return {"$": "opaque", "type": "builtins.dict",
+                    "repr": _safe_text(lambda: repr(value))}
+        return {"$": "dict", "items": {k: encode(v, depth + 1)
+                                       for k, v in list(value.items())[:10_000]}}
+    items = [encode(v, depth + 1) for v in value[:10_000]]
+    return items if type(value) is list else {"$": "tuple", "items": items}
 
 
 def _float(x: float) -> Any:
