@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Checker, library, named, shaped_mistakes
+from .._common import Checker, library, named, shaped_mistakes
 
-__all__ = ["ch08_module", "ch08_sequential", "ch08_dropout", "ch08_linear", "ch08_sgd_momentum", "ch08_adam", "ch08_training_loop", "mygrad_nn",
+__all__ = ["ch08_module", "ch08_sequential", "ch08_dropout", "ch08_linear", "ch08_sgd_momentum", "ch08_adam", "mygrad_nn",
            "mygrad_optim"]
 
 
@@ -765,103 +765,6 @@ def ch08_adam(MyAdam: type[Any], *, seed: int = 0, hidden: bool = False) -> None
         _run_steps(ck, mine, ref, ours, theirs, grads, hint, sim)
     _check_zero_grad(ck, lambda ps: make(ps, lr=0.1))
     ck.done()
-
-
-# -- ch08-fit -------------------------------------------------------------------------------
-def _reference_loop(model: Any, opt: Any, X: Any, y: Any, steps: int) -> list[float]:
-    F = library().functional
-    losses = []
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = F.mse_loss(model(X), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    return losses
-
-
-def _loss_after_steps(al: Any, build: Callable[[], tuple[Any, Any]], X: Any, y: Any,
-                      steps: int) -> tuple[list[float], list[float]]:
-    """Typical wrong loops: (losses recorded after the step, losses without zero_grad)."""
-    F = al.functional
-    model, opt = build()
-    after = []
-    for _ in range(steps):
-        opt.zero_grad()
-        F.mse_loss(model(X), y).backward()
-        opt.step()
-        with al.no_grad():
-            after.append(F.mse_loss(model(X), y).item())
-    model, opt = build()
-    no_zero = []
-    for _ in range(steps):
-        loss = F.mse_loss(model(X), y)
-        loss.backward()
-        opt.step()
-        no_zero.append(loss.item())
-    return after, no_zero
-
-
-def ch08_training_loop(training_loop: Callable[..., Any], *, seed: int = 0,
-                       hidden: bool = False) -> None:
-    """Check ``training_loop(model, opt, X, y, steps) -> list[float]``: ``steps`` full-batch
-    steps of zero_grad, mean squared error of model(X) against y, backward, opt.step(); returns the
-    loss of every step (computed before that step's update) as Python floats."""
-    ck = Checker("ch08-training-loop", seed=seed, hidden=hidden)
-    al = library()
-    nn, optim = al.nn, al.optim
-    rng = ck.rng
-    hint = ("Each step: opt.zero_grad(); loss = ((model(X) - y) ** 2).mean() (or "
-            "F.mse_loss(model(X), y)); loss.backward(); opt.step(); "
-            "losses.append(loss.item()).")
-    setups: list[tuple[str, Callable[[], tuple[Any, Any]], int, int]] = [
-        ("a Linear(3, 1) model with SGD(lr=0.1), 6 steps",
-         lambda: _linear_setup(nn, optim.SGD, dict(lr=0.1)), 3, 6),
-        ("a 3-8-1 MLP with Adam(lr=0.05), 5 steps",
-         lambda: _mlp_setup(nn, optim.Adam, dict(lr=0.05)), 3, 5),
-    ]
-    if hidden:
-        setups.append(("a Linear(3, 1) model with SGD(lr=0.05, momentum=0.9), 8 steps",
-                       lambda: _linear_setup(nn, optim.SGD, dict(lr=0.05, momentum=0.9)), 3, 8))
-    for name, build, n_in, steps in setups:
-        with ck.case(name):
-            X = al.Variable(np.round(rng.normal(size=(16, n_in)), 3))
-            y = al.Variable(np.round(X.data @ np.array([[1.0], [-2.0], [0.5]]) + 0.3, 3))
-            model, opt = build()
-            losses = ck.call(training_loop, model, opt, X, y, steps, hint=hint)
-            ref_model, ref_opt = build()
-            expected = _reference_loop(ref_model, ref_opt, X, y, steps)
-            ck.check(isinstance(losses, (list, tuple)) and len(losses) == steps,
-                     f"training_loop must return a list of {steps} losses, one per step.",
-                     expected=f"a list of {steps} floats", received=losses,
-                     hint="Append loss.item() after every step and return the list.")
-            bad = [v for v in losses if not isinstance(v, (float, int, np.floating))]
-            ck.check(not bad, "the losses must be Python floats.", received=bad[:1],
-                     hint="Append loss.item(), not the Variable loss: a Variable keeps its "
-                          "whole graph alive.")
-            after, no_zero = _loss_after_steps(al, build, X, y, steps)
-            ck.close(np.array(losses, dtype=np.float64), np.array(expected), atol=1e-6,
-                     rtol=1e-5, what="list of losses", hint=hint,
-                     mistakes=[(np.array(after), "These are the losses after each update; "
-                                "record the loss computed before opt.step()."),
-                               (np.array(no_zero), "Gradients piled up across steps: call "
-                                "opt.zero_grad() before every backward.")])
-            got_state, want_state = model.state_dict(), ref_model.state_dict()
-            for key in want_state:
-                ck.close(got_state[key], want_state[key], atol=1e-6, rtol=1e-5,
-                         what=f"model parameter {key} after training_loop", hint=hint)
-    ck.done()
-
-
-def _linear_setup(nn: Any, opt_cls: type[Any], kw: dict) -> tuple[Any, Any]:
-    model = nn.Linear(3, 1, dtype=np.float64, seed=3)
-    return model, opt_cls(model.parameters(), **kw)
-
-
-def _mlp_setup(nn: Any, opt_cls: type[Any], kw: dict) -> tuple[Any, Any]:
-    model = nn.Sequential(nn.Linear(3, 8, dtype=np.float64, seed=4), nn.Tanh(),
-                          nn.Linear(8, 1, dtype=np.float64, seed=5))
-    return model, opt_cls(model.parameters(), **kw)
 
 
 # -- the loader's checks of the learner's mygrad/nn.py and mygrad/optim.py -------------------
