@@ -13,7 +13,7 @@ import numpy as np
 
 from .._common import Checker, library, named, shaped_mistakes
 
-__all__ = ["ch08_module", "ch08_sequential", "ch08_dropout", "ch08_linear", "ch08_sgd_momentum", "ch08_adam", "mygrad_nn",
+__all__ = ["ch08_module", "ch08_dropout", "ch08_linear", "ch08_sgd_momentum", "ch08_adam", "mygrad_nn",
            "mygrad_optim"]
 
 
@@ -212,74 +212,6 @@ def ch08_module(MyModule: type[Any], Parameter: type[Any], *, seed: int = 0, hid
         ck.raises(ValueError, model.load_state_dict, wrong, hint="Check each array's shape "
                   "against the parameter's and raise ValueError naming both: numpy would "
                   "broadcast some wrong shapes into the parameter without a word.")
-    ck.done()
-
-
-# -- ch08-sequential ------------------------------------------------------------------------
-def ch08_sequential(MySequential: type[Any], Module: type[Any], *, seed: int = 0,
-                    hidden: bool = False) -> None:
-    """Check Sequential: ``Sequential(m0, m1, ...)`` registers its modules under the names
-    ``"0"``, ``"1"``, ... (through Module's ``__setattr__``); ``forward(x)`` feeds ``x`` through
-    them in that order, each module getting the previous one's output; ``len`` and ``[i]``
-    give the number of modules and the i-th one.
-
-    The modules fed in are small ``Module`` subclasses (of the learner's given ``Module``)
-    whose effect is known, so only Sequential's own lines are exercised."""
-    ck = Checker("ch08-sequential", seed=seed, hidden=hidden)
-    rng = ck.rng
-
-    class Affine(Module):
-        def __init__(self, a: float, b: float) -> None:
-            super().__init__()
-            self.a, self.b = a, b
-
-        def forward(self, x: Any) -> Any:
-            return x * self.a + self.b
-
-    n = 3 if not hidden else 4
-    coeffs = [(float(rng.integers(2, 5)), float(rng.integers(1, 9))) for _ in range(n)]
-    layers = [Affine(a, b) for a, b in coeffs]
-    seq = ck.call(named(lambda: MySequential(*layers), MySequential.__name__),
-                  hint="Call super().__init__() first, then register each module with "
-                       "setattr(self, str(i), module).")
-    with ck.case(f"{MySequential.__name__}(m0, ..., m{n - 1}) registers them as '0', '1', ..."):
-        names = [name for name, _ in ck.call(lambda: list(seq.named_modules()))][1:]
-        want = [str(i) for i in range(n)]
-        ck.check(names == want, "the modules are not registered under '0', '1', ...",
-                 expected=want, received=names,
-                 hint=("Register each module by assignment, setattr(self, str(i), module), so "
-                       "that Module's __setattr__ files it in _modules; a plain list hides them "
-                       "from the walk (no parameters, no train/eval)." if not names else
-                       "Use the position as the name: setattr(self, str(i), module)."))
-        ck.check(all(m is layers[i] for i, (_, m) in enumerate(list(seq.named_modules())[1:])),
-                 "the registered modules are not the ones passed in.",
-                 hint="Register the modules themselves, in the order given.")
-    with ck.case("forward feeds each module the previous one's output, in order"):
-        x = np.round(rng.normal(size=(2, 3)), 3)
-        want = x.copy()
-        for a, b in coeffs:
-            want = want * a + b
-        got = ck.call(seq, x)
-        reverse = x.copy()
-        for a, b in reversed(coeffs):
-            reverse = reverse * a + b
-        last = x * coeffs[-1][0] + coeffs[-1][1]
-        ck.close(getattr(got, "data", got), want, what="output",
-                 hint="x = module(x) for each module in self._modules.values(), then return x.",
-                 mistakes=shaped_mistakes(want.shape,
-                     (lambda: reverse, "The modules run in reverse order: apply them in the "
-                                       "order they were given (m0 first)."),
-                     (lambda: last, "Only the last module's output on the input comes out: "
-                                    "reassign x = m(x) in the loop, so each module gets the "
-                                    "previous module's output.")))
-    with ck.case("len() and indexing"):
-        ck.check(ck.call(lambda: len(seq)) == n, "len() is not the number of modules.",
-                 expected=n, received=len(seq), hint="__len__ returns len(self._modules).")
-        for i in (0, n - 1, -1):
-            index = ("__getitem__(i) returns list(self._modules.values())[i], so that negative "
-                     "indices count from the end as for a list.")
-            ck.check(ck.call(lambda: seq[i], hint=f"seq[{i}] raised. " + index) is layers[i],
-                     f"seq[{i}] is not module {i}.", hint=index)
     ck.done()
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from .._common import Checker, format_value
 from .._observe import Case, Observations, Observer, Raised, raise_learner_error, raised
 
-__all__ = ["Stop", "case", "call", "Seen", "seen", "expect_raised"]
+__all__ = ["Stop", "case", "call", "Seen", "seen", "expect_raised", "put_class_name", "class_name"]
 
 
 class Stop(Exception):
@@ -85,3 +85,19 @@ def expect_raised(ck: Checker, err: Any, returned: Any, wanted: str, what: str,
                 received=f"{err.name}: {err.message}", hint=hint)
     return err
 
+
+
+CLASS_CASE = "the learner's class"
+
+
+def put_class_name(ob: Observer, cls: Any) -> None:
+    """Keep the name of the learner's class: the cases' titles show it, as before."""
+    with ob.case(CLASS_CASE):
+        ob.put("name", getattr(cls, "__name__", None))
+
+
+def class_name(ck: Checker, obs: Observations, default: str) -> str:
+    """The name :func:`put_class_name` kept (``default`` when it is not a short identifier)."""
+    name = obs.case(ck, CLASS_CASE).get("name")
+    return name if isinstance(name, str) and name.isidentifier() and len(name) < 80 \
+        else default

@@ -13,4 +13,20 @@ HINTS: dict[str, str] = {
                   "opt.step().",
     "loop.no-zero": "Gradients piled up across steps: call opt.zero_grad() before every "
                     "backward.",
+    # ch08-sequential
+    "seq.init": "Call super().__init__() first, then register each module with "
+                "setattr(self, str(i), module).",
+    "seq.register-list": "Register each module by assignment, setattr(self, str(i), module), so "
+                         "that Module's __setattr__ files it in _modules; a plain list hides "
+                         "them from the walk (no parameters, no train/eval).",
+    "seq.register-name": "Use the position as the name: setattr(self, str(i), module).",
+    "seq.same": "Register the modules themselves, in the order given.",
+    "seq.forward": "x = module(x) for each module in self._modules.values(), then return x.",
+    "seq.reverse": "The modules run in reverse order: apply them in the order they were given "
+                   "(m0 first).",
+    "seq.last": "Only the last module's output on the input comes out: reassign x = m(x) in the "
+                "loop, so each module gets the previous module's output.",
+    "seq.len": "__len__ returns len(self._modules).",
+    "seq.index": "__getitem__(i) returns list(self._modules.values())[i], so that negative "
+                 "indices count from the end as for a list.",
 }
