@@ -13,7 +13,7 @@ import numpy as np
 
 from .._common import Checker, library, named, shaped_mistakes
 
-__all__ = ["ch08_module", "ch08_dropout", "ch08_linear", "ch08_sgd_momentum", "ch08_adam", "mygrad_nn",
+__all__ = ["ch08_module", "ch08_linear", "ch08_sgd_momentum", "ch08_adam", "mygrad_nn",
            "mygrad_optim"]
 
 
@@ -212,67 +212,6 @@ def ch08_module(MyModule: type[Any], Parameter: type[Any], *, seed: int = 0, hid
         ck.raises(ValueError, model.load_state_dict, wrong, hint="Check each array's shape "
                   "against the parameter's and raise ValueError naming both: numpy would "
                   "broadcast some wrong shapes into the parameter without a word.")
-    ck.done()
-
-
-# -- ch08-dropout ---------------------------------------------------------------------------
-def ch08_dropout(MyDropout: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
-    """Check Dropout (inverted dropout, as PyTorch): in training mode each element is zeroed
-    with probability ``p`` and the others are scaled by ``1 / (1 - p)``, as a differentiable
-    product (the gradient is the same mask and scale); ``p = 0`` and evaluation mode give the
-    input unchanged; ``p = 1`` gives zeros."""
-    ck = Checker("ch08-dropout", seed=seed, hidden=hidden)
-    rng = ck.rng
-    # the Variable of the library the class (or the class it extends) was written with
-    Variable = next((v for v in (_variable_class(c) for c in MyDropout.__mro__[:-1])
-                     if v is not library().Variable), library().Variable)
-    name = MyDropout.__name__
-    recipe = ("keep = generator.random(x.shape) >= p; return x * Variable(keep / (1 - p)) (in "
-              "x's dtype), so that autograd records the product.")
-    for p in ((0.25, 0.5) if not hidden else (0.3, 0.7)):
-        with ck.case(f"{name}({p}) in training mode: about {p:.0%} zeros, the rest scaled by "
-                     f"1/(1 - p) = {1 / (1 - p):.4g}; the gradient is the same"):
-            drop = ck.call(named(lambda: MyDropout(p), name))
-            x = Variable(rng.uniform(1.0, 2.0, size=(200, 100)), requires_grad=True)
-            y = ck.call(drop, x, hint=recipe)
-            out = np.asarray(getattr(y, "data", y), dtype=np.float64)
-            kept = out != 0
-            frac = 1 - kept.mean()
-            ck.check(abs(frac - p) < 0.03, f"{frac:.1%} of the elements are zeroed, expected "
-                     f"about {p:.0%}.", expected=p, received=round(float(frac), 4),
-                     hint=("The mask keeps an element with probability 1 - p: keep = "
-                           "generator.random(x.shape) >= p (with < p you keep a fraction p)."
-                           if abs(frac - (1 - p)) < 0.03 else recipe))
-            ratio = out[kept] / x.data[kept]
-            ck.check(np.allclose(ratio, 1 / (1 - p), rtol=1e-5),
-                     "the kept elements are not scaled by 1/(1 - p).",
-                     expected=1 / (1 - p), received=float(np.median(ratio)),
-                     hint=("Scale what is kept by 1/(1 - p), so that the expected output equals "
-                           "the input and evaluation mode needs no rescaling. "
-                           if np.allclose(ratio, 1.0) else
-                           "Scale by 1/(1 - p), not by p or 1 - p. ") + recipe)
-            ck.check(getattr(y, "grad_fn", None) is not None,
-                     "the output has no grad_fn: nothing was recorded for backward.",
-                     hint="Multiply the Variable x by a Variable mask; do not compute on x.data.")
-            ck.call(named(lambda: y.backward(Variable(np.ones(out.shape))), "backward"))
-            ck.close(getattr(x.grad, "data", None), kept / (1 - p), rtol=1e-5, atol=1e-6,
-                     what="x.grad", hint="The gradient is the mask times 1/(1 - p): build the "
-                                         "output as x * Variable(mask).")
-    with ck.case(f"{name}(p) in evaluation mode, and p = 0, give the input; p = 1 gives zeros"):
-        x = Variable(rng.uniform(1.0, 2.0, size=(30, 20)))
-        drop = ck.call(named(lambda: MyDropout(0.5), name))
-        ck.call(drop.eval)
-        out = ck.call(drop, x)
-        ck.close(getattr(out, "data", out), x.data, what="output in eval mode",
-                 hint="In evaluation mode (self.training is False) return the input unchanged: "
-                      "no mask and no scaling.")
-        out = ck.call(ck.call(named(lambda: MyDropout(0.0), name)), x)
-        ck.close(getattr(out, "data", out), x.data, what="output with p = 0",
-                 hint="With p = 0 nothing is dropped: return the input.")
-        out = ck.call(ck.call(named(lambda: MyDropout(1.0), name)), x)
-        ck.close(getattr(out, "data", out), np.zeros(x.shape), what="output with p = 1",
-                 hint="With p = 1 everything is dropped (and 1/(1 - p) would divide by zero): "
-                      "return x * 0.0.")
     ck.done()
 
 

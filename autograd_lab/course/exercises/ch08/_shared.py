@@ -12,10 +12,11 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from .._common import Checker, format_value
+from .._common import Checker, format_value, library
 from .._observe import Case, Observations, Observer, Raised, raise_learner_error, raised
 
-__all__ = ["Stop", "case", "call", "Seen", "seen", "expect_raised", "put_class_name", "class_name"]
+__all__ = ["Stop", "case", "call", "Seen", "seen", "expect_raised", "put_class_name", "class_name",
+           "variable_class"]
 
 
 class Stop(Exception):
@@ -101,3 +102,15 @@ def class_name(ck: Checker, obs: Observations, default: str) -> str:
     name = obs.case(ck, CLASS_CASE).get("name")
     return name if isinstance(name, str) and name.isidentifier() and len(name) < 80 \
         else default
+
+
+def variable_class(layer_class: type[Any]) -> Any:
+    """The Variable class of the library a learner's layer class was written with (kernel side:
+    sets the stage)."""
+    import sys
+    module = sys.modules.get(layer_class.__module__)
+    found = getattr(module, "Variable", None)
+    if found is None:
+        import __main__
+        found = getattr(__main__, "Variable", None)
+    return found if found is not None else library().Variable

@@ -29,4 +29,20 @@ HINTS: dict[str, str] = {
     "seq.len": "__len__ returns len(self._modules).",
     "seq.index": "__getitem__(i) returns list(self._modules.values())[i], so that negative "
                  "indices count from the end as for a list.",
+    # ch08-dropout
+    "drop.recipe": "keep = generator.random(x.shape) >= p; return x * Variable(keep / (1 - p)) "
+                   "(in x's dtype), so that autograd records the product.",
+    "drop.keep-prob": "The mask keeps an element with probability 1 - p: keep = "
+                      "generator.random(x.shape) >= p (with < p you keep a fraction p).",
+    "drop.scale-missing": "Scale what is kept by 1/(1 - p), so that the expected output equals "
+                          "the input and evaluation mode needs no rescaling. ",
+    "drop.scale-wrong": "Scale by 1/(1 - p), not by p or 1 - p. ",
+    "drop.graph": "Multiply the Variable x by a Variable mask; do not compute on x.data.",
+    "drop.grad": "The gradient is the mask times 1/(1 - p): build the output as "
+                 "x * Variable(mask).",
+    "drop.eval": "In evaluation mode (self.training is False) return the input unchanged: no "
+                 "mask and no scaling.",
+    "drop.p0": "With p = 0 nothing is dropped: return the input.",
+    "drop.p1": "With p = 1 everything is dropped (and 1/(1 - p) would divide by zero): "
+               "return x * 0.0.",
 }
