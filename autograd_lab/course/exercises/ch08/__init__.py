@@ -7,11 +7,10 @@ are one module each, listed in ``EXERCISES``; the others, and the loader's check
 from __future__ import annotations
 
 from .._exercise import checker
-from . import dropout, sequential, training_loop
-from ._checks import (ch08_adam, ch08_linear, ch08_module,
-                      ch08_sgd_momentum, mygrad_nn, mygrad_optim)
+from . import adam, dropout, sequential, sgd_momentum, training_loop
+from ._checks import ch08_linear, ch08_module, mygrad_nn, mygrad_optim
 
-EXERCISES = (sequential, dropout, training_loop)
+EXERCISES = (sequential, dropout, sgd_momentum, adam, training_loop)
 """The chapter's exercise modules written as ``observe`` and ``judge``, in the notebook's order."""
 
 __all__ = ["ch08_module", "ch08_sequential", "ch08_dropout", "ch08_linear", "ch08_sgd_momentum",
@@ -19,6 +18,8 @@ __all__ = ["ch08_module", "ch08_sequential", "ch08_dropout", "ch08_linear", "ch0
 
 ch08_sequential = checker(sequential)
 ch08_dropout = checker(dropout)
+ch08_sgd_momentum = checker(sgd_momentum)
+ch08_adam = checker(adam)
 ch08_training_loop = checker(training_loop)
 
 PARTS = {m.ID: m.PARTS for m in EXERCISES if m.PARTS}

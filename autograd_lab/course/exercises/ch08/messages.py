@@ -45,4 +45,44 @@ HINTS: dict[str, str] = {
     "drop.p0": "With p = 0 nothing is dropped: return the input.",
     "drop.p1": "With p = 1 everything is dropped (and 1/(1 - p) would divide by zero): "
                "return x * 0.0.",
+    # the optimizers (ch08-sgd-momentum, ch08-adam)
+    "optim.unchanged": "Update the parameter's data in place, under al.no_grad(): "
+                       "p -= lr * d_p (or p.data -= ...). Rebinding p = p - ... changes only "
+                       "your local name. If params came from a generator, keep list(params): a "
+                       "generator can be walked only once.",
+    "optim.replaced": "Keep the Parameter objects; change their data in place.",
+    "optim.leaf": "Do the update under al.no_grad() (or on p.data), so it is not recorded.",
+    "optim.zero-grad": "for p in self.params: p.grad = None (the default in PyTorch 2).",
+    # ch08-sgd-momentum
+    "sgd.recipe": "Per parameter p with a gradient: d = p.grad.data + weight_decay * p.data; if "
+                  "momentum: b = d.copy() on the first step, else b = momentum * b + d, and "
+                  "d = b; then p.data -= lr * d. Skip parameters whose grad is None.",
+    "sgd.init": "The constructor is {name}(params, lr, momentum=0.0, weight_decay=0.0); keep "
+                "params as a list.",
+    "sgd.skip": "Skip a parameter whose .grad is None (no update, its buffer unchanged); its "
+                "first step with a gradient starts its buffer. ",
+    "sgd.ema": "This is an average, b = mu * b + (1 - mu) * g. PyTorch's momentum adds the "
+               "whole gradient: b = mu * b + g.",
+    "sgd.no-memory": "The velocity does not carry over between steps: keep one buffer per "
+                     "parameter in the optimizer (e.g. self.buffers) and update it in place.",
+    "sgd.wd-after": "Weight decay belongs in the gradient, before the buffer: "
+                    "g = g + weight_decay * p, then b = mu * b + g.",
+    "sgd.no-wd": "weight_decay is ignored: add weight_decay * p to the gradient first.",
+    # ch08-adam
+    "adam.recipe": "Per parameter with a gradient g: t += 1; m = beta1 * m + (1 - beta1) * g; "
+                   "v = beta2 * v + (1 - beta2) * g * g; m_hat = m / (1 - beta1**t); "
+                   "v_hat = v / (1 - beta2**t); p.data -= lr * m_hat / (sqrt(v_hat) + eps). "
+                   "m and v start at zeros, one pair (and one t) per parameter.",
+    "adam.init": "The constructor is {name}(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8); "
+                 "keep params as a list.",
+    "adam.no-correction": "The bias correction is missing: divide m by (1 - beta1**t) and v by "
+                          "(1 - beta2**t); without it the first steps are far too small.",
+    "adam.eps-inside": "eps belongs outside the square root: sqrt(v_hat) + eps.",
+    "adam.global-t": "Count steps per parameter: a parameter skipped in a step (grad None) does "
+                     "not advance its own t. Keep t in that parameter's state.",
+    "adam.first-only": "Both moments need their correction: m_hat = m / (1 - beta1**t) and "
+                       "v_hat = v / (1 - beta2**t).",
+    "adam.t-plus-one": "The bias correction is one step ahead: on a parameter's first step t is "
+                       "1, so m_hat = m / (1 - beta1**1). Start t at 0 and add 1 before the "
+                       "correction, once per step.",
 }
