@@ -7,15 +7,16 @@ are one module each, listed in ``EXERCISES``; the others, and the loader's check
 from __future__ import annotations
 
 from .._exercise import checker
-from . import adam, dropout, sequential, sgd_momentum, training_loop
-from ._checks import ch08_linear, ch08_module, mygrad_nn, mygrad_optim
+from . import adam, dropout, module, sequential, sgd_momentum, training_loop
+from ._checks import ch08_linear, mygrad_nn, mygrad_optim
 
-EXERCISES = (sequential, dropout, sgd_momentum, adam, training_loop)
+EXERCISES = (module, sequential, dropout, sgd_momentum, adam, training_loop)
 """The chapter's exercise modules written as ``observe`` and ``judge``, in the notebook's order."""
 
 __all__ = ["ch08_module", "ch08_sequential", "ch08_dropout", "ch08_linear", "ch08_sgd_momentum",
            "ch08_adam", "ch08_training_loop", "mygrad_nn", "mygrad_optim"]
 
+ch08_module = checker(module)
 ch08_sequential = checker(sequential)
 ch08_dropout = checker(dropout)
 ch08_sgd_momentum = checker(sgd_momentum)

@@ -85,4 +85,59 @@ HINTS: dict[str, str] = {
     "adam.t-plus-one": "The bias correction is one step ahead: on a parameter's first step t is "
                        "1, so m_hat = m / (1 - beta1**1). Start t at 0 and add 1 before the "
                        "correction, once per step.",
+    # ch08-module
+    "module.init": "Call super().__init__() first; __setattr__ must store the value too "
+                   "(object.__setattr__(self, name, value)).",
+    "module.walk": "named_parameters walks named_modules(prefix) and, for each module, yields "
+                   "its own _parameters under f\"{module_name}.{param_name}\" (just the "
+                   "parameter name for the top module).",
+    "module.prefix": "The names lack the module's prefix: a child's parameter is named "
+                     "'body.p0', not 'p0'. ",
+    "module.children": "Only the top module's own parameters are listed: recurse into the "
+                       "child modules registered in _modules. ",
+    "module.twice": "A parameter appears twice: keep a set of the ids already yielded and skip "
+                    "a parameter seen before (a shared layer is one parameter). ",
+    "module.order": "The order differs: registration keeps assignment order (a dict does), and "
+                    "the walk goes depth first: a module's own parameters, then each child's in "
+                    "the order the children were assigned.",
+    "module.objects": "Yield the Parameter objects themselves, not copies or their data.",
+    "module.parameters": "parameters() is named_parameters() without the names.",
+    "module.store": "__setattr__ ends with object.__setattr__(self, name, value) for every "
+                    "value.",
+    "module.named-modules": "yield prefix, self; then for each child in _modules: yield from "
+                            "child.named_modules(prefix + '.' + name, or just name at the top).",
+    "module.unregister": "A name holds one thing at a time: when a name is assigned a value "
+                         "that is not a Parameter, remove it from _parameters (and from _modules "
+                         "when it is not a Module); a new Parameter or Module under an old name "
+                         "keeps its place.",
+    "module.zero-none": "Set p.grad = None, not zeros (PyTorch 2's default: backward then "
+                        "starts a fresh gradient). ",
+    "module.zero-walk": "Walk self.parameters(), so that children's parameters are reached "
+                        "too. ",
+    "module.zero": "for p in self.parameters(): p.grad = None.",
+    "module.train-walk": "Walk self.modules() (the model and everything inside it) and set "
+                         "m.training = mode on each, not only on self.",
+    "module.train-self": "End train() with `return self`, so that model = Net().train() works.",
+    "module.train-back": "train(mode=True): the default switches back to training mode.",
+    "module.state-dict": "state_dict returns {dotted name: p.data.copy()} over "
+                         "named_parameters().",
+    "module.state-names": "Build the dict from self.named_parameters(): {name: p.data.copy()}.",
+    "module.state-arrays": "Store p.data.copy(), the numpy array, not the Parameter itself.",
+    "module.snapshot": "Save copies (p.data.copy()): a state_dict is a snapshot, and the "
+                       "optimizer changes p.data in place at every step.",
+    "module.load": "load_state_dict(state) copies state[name] into each parameter: "
+                   "p.data[...] = state[name].",
+    "module.load-values": "Copy each state[name] into the parameter of that name.",
+    "module.load-in-place": "Copy in place, p.data[...] = state[name]: an optimizer built "
+                            "before the load holds these arrays' owners, and "
+                            "p.data = state[name] would also tie the model to the dict, so "
+                            "training would change the saved state.",
+    "module.load-tied": "Copy the values in (p.data[...] = state[name]); do not keep the dict's "
+                        "arrays.",
+    "module.load-keys": "Compare the names first: when set(state) differs from the model's "
+                        "parameter names, raise KeyError naming both, so that a state_dict of "
+                        "another architecture is refused.",
+    "module.load-shapes": "Check each array's shape against the parameter's and raise "
+                          "ValueError naming both: numpy would broadcast some wrong shapes into "
+                          "the parameter without a word.",
 }
