@@ -1,5 +1,4 @@
-"""Chapter 08's exercises written as data (see ``tests/course/exercise_data.py``); the others
-are still tested by ``tests/course/test_exercises_ch07_ch08.py`` and its neighbours."""
+"""Chapter 08's exercises, from their declared data (see ``tests/course/exercise_data.py``)."""
 from __future__ import annotations
 
 from tests.course.exercise_data import Chapter, chapter_tests
@@ -7,26 +6,23 @@ from tests.course.exercise_data import Chapter, chapter_tests
 from . import _key
 
 
-class _Converted(Chapter):
-    """The chapter, restricted to the exercises already written as ``observe`` and ``judge``."""
-
+class _Chapter(Chapter):
     def graded(self) -> dict[str, str]:
-        done = {m.ID for m in self.module.EXERCISES}
-        return {k: _hidden_first(v) for k, v in super().graded().items() if k in done}
+        return {k: _hidden_first(v) for k, v in super().graded().items()}
 
 
 def _hidden_first(source: str) -> str:
     """The graded cell with its hidden block moved to the front: ``exercise_data.arguments``
     reads the visible call after ``### END HIDDEN TESTS``, and chapter 08's cells end with it."""
     start, end = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-    if start not in source or source.rstrip().endswith(end) is False:
+    if start not in source or not source.rstrip().endswith(end):
         return source
     head, _, rest = source.partition(start)
     hidden, _, tail = rest.partition(end)
     return f"{start}{hidden}{end}\n{head}{tail}"
 
 
-CHAPTER = _Converted("08_modules_optimizers.ipynb", "ch08", keep=_key.keep,
-                     namespace=_key.namespace)
+CHAPTER = _Chapter("08_modules_optimizers.ipynb", "ch08", keep=_key.keep,
+                   namespace=_key.namespace)
 
 globals().update(chapter_tests(CHAPTER))

@@ -140,4 +140,31 @@ HINTS: dict[str, str] = {
     "module.load-shapes": "Check each array's shape against the parameter's and raise "
                           "ValueError naming both: numpy would broadcast some wrong shapes into "
                           "the parameter without a word.",
+    # ch08-linear
+    "linear.init-call": "Call super().__init__() first, then assign Parameter objects to "
+                        "self.weight and self.bias (or self.bias = None when bias=False).",
+    "linear.module": "Write `class {name}(Module):`.",
+    "linear.names": "Only nn.Parameter values are registered: self.weight = "
+                    "nn.Parameter(array), assigned in this order, after super().__init__().",
+    "linear.shape": "weight is (out_features, in_features), as in PyTorch, so that forward is "
+                    "x @ weight.T; bias is (out_features,).",
+    "linear.requires-grad": "nn.Parameter(...) requires grad by default; do not pass "
+                            "requires_grad=False.",
+    "linear.no-bias": "With bias=False register no bias: self.bias = None.",
+    "linear.forward": "forward returns x @ self.weight.T + self.bias.",
+    "linear.transpose": "Use weight.T: weight is (out, in).",
+    "linear.graph": "Compute with Variables (x @ self.weight.T + self.bias), not with their "
+                    "numpy .data, so that the graph is recorded.",
+    "linear.weight-grad": "Let autograd do it: build the output from self.weight with Variable "
+                          "operations.",
+    "linear.init": "Draw both from rng.uniform(-k, k, size=...) with k = 1 / sqrt(in_features)",
+    "linear.normal": "A normal distribution has no bound: use a uniform one. ",
+    "linear.centred": "U(0, 1) only gives positive weights. ",
+    "linear.fan-in": "k uses fan_in, the number of inputs (in_features), not out_features. ",
+    "linear.bias": "PyTorch draws the bias from the same U(-k, k) (zeros would also train, but "
+                   "this exercise follows PyTorch).",
+    "linear.seed-mine": "Draw weight and bias with init_uniform, from the module's generator "
+                        "(which manual_seed resets), not from a new default_rng() or np.random.",
+    "linear.seed-given": "Make one generator per layer, rng = np.random.default_rng(seed), and "
+                         "draw weight and bias from it.",
 }
