@@ -1,0 +1,25 @@
+"""Checkers for chapter 11, Higher-order gradients: one module per exercise written as
+``observe`` and ``judge`` (:mod:`autograd_lab.course.exercises._exercise`), the test functions
+with their exact Hessians (:mod:`.problems`), and, still as single checkers, ch11-grad,
+ch11-tanh-function and the loader's check of ``mygrad/higher.py`` (``_checks``)."""
+from __future__ import annotations
+
+from .._exercise import checker
+from . import hessian, hvp, newton_step
+from ._checks import ch11_grad, ch11_tanh_function, mygrad_higher
+from .problems import (Problem, exp_minus_linear, linear_plus_lse, lse_quartic, quadratic,
+                       rosenbrock, tanh_net)
+
+EXERCISES = (hvp, hessian, newton_step)
+"""The chapter's exercise modules written as ``observe`` and ``judge``, in the notebook's order."""
+
+__all__ = ["Problem", "quadratic", "linear_plus_lse", "lse_quartic", "tanh_net", "rosenbrock",
+           "exp_minus_linear", "ch11_grad", "ch11_hvp", "ch11_hessian", "ch11_newton_step",
+           "ch11_tanh_function", "mygrad_higher"]
+
+ch11_hvp = checker(hvp)
+ch11_hessian = checker(hessian)
+ch11_newton_step = checker(newton_step)
+
+PARTS = {m.ID: m.PARTS for m in EXERCISES if m.PARTS}
+"""Exercises made of independent parts (none in this chapter)."""

@@ -1,0 +1,47 @@
+"""Every hint the chapter 11 checks written as data give, by id: reviewed, counted and
+translated here."""
+from __future__ import annotations
+
+HINTS: dict[str, str] = {
+    "return": "Did you forget the `return` statement?",
+    # ch11-hvp
+    "hvp.recipe": "Compute the gradient with create_graph=True, so that it is itself a Variable "
+                  "with a history: g, = grad(f(xv), xv, create_graph=True); then differentiate "
+                  "the scalar (g * v).sum() with respect to xv once more: "
+                  "hv, = grad((g * Variable(v)).sum(), xv).",
+    "hvp.approx": "Your H v is close to the exact product but not equal to it, as an "
+                  "approximation is: finite differences of the gradient, "
+                  "(∇f(x + εv) − ∇f(x − εv)) / 2ε, lose digits to rounding and to the step ε "
+                  "(or the arithmetic ran in float32). The exercise asks for the exact product: "
+                  "differentiate twice with grad, the first time with create_graph=True.",
+    "hvp.gradient": "You returned the gradient of f, not the Hessian times v: differentiate "
+                    "(g * v).sum() once more.",
+    "hvp.accumulated": "You returned gradient + H v: x.grad still held the first gradient when "
+                       "the second backward added into it. Use grad (which leaves .grad alone), "
+                       "or set x.grad = None between the two backward calls.",
+    "hvp.g-times-v": "You returned g * v; its gradient with respect to x is H v.",
+    "hvp.in-place": "Make a new Variable from a copy of x (Variable(np.array(x), "
+                    "requires_grad=True)) and leave the caller's arrays alone.",
+    "hvp.fd": "(∇f(x + εv) − ∇f(x − εv)) / 2ε should be close to your H v.",
+    "hvp.fresh": "Nothing may carry over between calls: make a fresh Variable each time.",
+    # ch11-hessian
+    "hessian.recipe": "Column i of the Hessian is H eᵢ, where eᵢ is 1 at position i and 0 "
+                      "elsewhere: call hvp(f, x, e) for each i and stack the results with "
+                      "np.stack(columns, axis=1).",
+    "hessian.outer": "That is the outer product of the gradient with itself (ggᵀ), not the "
+                     "matrix of second derivatives.",
+    "hessian.diagonal": "Only the diagonal is filled in: column i is H eᵢ, a whole vector.",
+    "hessian.rows": "Every row is the gradient: differentiate the gradient once more for each "
+                    "column.",
+    "hessian.symmetric": "A Hessian of a smooth function is symmetric.",
+    # ch11-newton-step
+    "newton.recipe": "The Newton step solves H d = ∇f(x) and returns x − d: "
+                     "np.linalg.solve(hessian(f, x), gradient) with the gradient from grad.",
+    "newton.in-place": "Return a new array x − d; leave the caller's x alone.",
+    "newton.gd": "That is a gradient-descent step with step size 1; Newton's step divides by the "
+                 "curvature: solve H d = g.",
+    "newton.uphill": "The step points uphill: subtract the solution d of H d = g.",
+    "newton.times-h": "You multiplied the gradient by H; Newton's step multiplies by H⁻¹ "
+                      "(np.linalg.solve(H, g)).",
+    "newton.diagonal": "You divided by the diagonal of H only; use the whole matrix.",
+}
