@@ -1,16 +1,16 @@
 """Checkers for chapter 11, Higher-order gradients: one module per exercise written as
 ``observe`` and ``judge`` (:mod:`autograd_lab.course.exercises._exercise`), the test functions
-with their exact Hessians (:mod:`.problems`), and, still as single checkers, ch11-grad,
-ch11-tanh-function and the loader's check of ``mygrad/higher.py`` (``_checks``)."""
+with their exact Hessians (:mod:`.problems`), and, still as single checkers, ch11-grad and the
+loader's check of ``mygrad/higher.py`` (``_checks``)."""
 from __future__ import annotations
 
 from .._exercise import checker
-from . import hessian, hvp, newton_step
-from ._checks import ch11_grad, ch11_tanh_function, mygrad_higher
+from . import hessian, hvp, newton_step, tanh_function
+from ._checks import ch11_grad, mygrad_higher
 from .problems import (Problem, exp_minus_linear, linear_plus_lse, lse_quartic, quadratic,
                        rosenbrock, tanh_net)
 
-EXERCISES = (hvp, hessian, newton_step)
+EXERCISES = (hvp, hessian, newton_step, tanh_function)
 """The chapter's exercise modules written as ``observe`` and ``judge``, in the notebook's order."""
 
 __all__ = ["Problem", "quadratic", "linear_plus_lse", "lse_quartic", "tanh_net", "rosenbrock",
@@ -20,6 +20,7 @@ __all__ = ["Problem", "quadratic", "linear_plus_lse", "lse_quartic", "tanh_net",
 ch11_hvp = checker(hvp)
 ch11_hessian = checker(hessian)
 ch11_newton_step = checker(newton_step)
+ch11_tanh_function = checker(tanh_function)
 
 PARTS = {m.ID: m.PARTS for m in EXERCISES if m.PARTS}
 """Exercises made of independent parts (none in this chapter)."""

@@ -1,5 +1,5 @@
-"""Chapter 11's checkers not yet written as ``observe`` and ``judge`` (ch11-grad,
-ch11-tanh-function) and the loader's check of the learner's ``mygrad/higher.py``."""
+"""Chapter 11's checker not yet written as ``observe`` and ``judge`` (ch11-grad) and the
+loader's check of the learner's ``mygrad/higher.py``."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -7,133 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from autograd_lab import (BackwardError, Function, GradcheckError, Variable, grad, gradcheck,
-                          gradgradcheck, tensor)
 
 from .._common import Checker, data_of, named
-from .problems import quadratic, tanh_net
+from .problems import quadratic
 
-__all__ = ["ch11_grad", "ch11_tanh_function", "mygrad_higher"]
-
-
-def _dx(output: Variable, x: Variable, **kwargs: Any) -> np.ndarray:
-    """d output / d x with the library's ``grad`` (which raises rather than leave x without one)."""
-    dx = grad(output, x, **kwargs)[0]
-    assert dx is not None, "grad gave no gradient for x"
-    return dx.data
-
-
-# -- ch11-tanh-function ------------------------------------------------------------------------
-def _function_class(ck: Checker, cls: Any) -> None:
-    ck.check(isinstance(cls, type) and issubclass(cls, Function), "MyTanh is not a subclass of al.Function.",
-             expected="class MyTanh(al.Function)", received=cls,
-             hint="Pass the class itself (not an instance, not .apply).")
-
-
-_VARIABLE_OPS = ("Write backward with Variable operations on Variables (grad_output * (1 - y * y), "
-                 "with y from ctx.saved_tensors), not with numpy arrays (.data, np.tanh): only "
-                 "Variable operations are recorded when create_graph=True.")
-
-
-def _saved_copy_hint(MyTanh: type[Any], data: np.ndarray) -> str | None:
-    """If forward saved a new Variable holding tanh(x) instead of its output y, say so.
-
-    Such a copy is a leaf with no grad_fn: the first derivative is right, but under
-    create_graph=True the second backward cannot reach x through it.
-    """
-    try:
-        x = tensor(data, requires_grad=True)
-        y = MyTanh.apply(x)
-        saved = tuple(y.grad_fn.saved_tensors)
-    except Exception:  # noqa: BLE001 - only a diagnosis; the cases report the failure itself
-        return None
-    for s in saved:
-        if (isinstance(s, Variable) and s is not x and s is not y and s.grad_fn is None
-                and s.shape == y.shape and np.allclose(s.data, y.data)):
-            return ("forward saved a new Variable holding tanh(x) (e.g. "
-                    "ctx.save_for_backward(al.Variable(y_np))), not the output it returns. That copy "
-                    "is a new leaf with no grad_fn, cut off from the graph, so a second derivative "
-                    "loses the path through y back to x. Save the very Variable that forward "
-                    "returns; under create_graph=True it comes back with MyTanh's node as grad_fn.")
-    return None
-
-
-def ch11_tanh_function(MyTanh: type[Any], *, seed: int = 0, hidden: bool = False) -> None:
-    """Check ``MyTanh``: forward gives tanh(x); backward is written with Variable operations,
-    so that gradients of gradients are right (gradgradcheck passes)."""
-    ck = Checker("ch11-tanh-function", seed=seed, hidden=hidden)
-    rng = ck.rng
-    _function_class(ck, MyTanh)
-    shapes = [(5,), (3, 4)] + ([(2, 3, 2)] if hidden else [])
-    for shape in shapes:
-        with ck.case(f"forward and first derivative on a {shape} input"):
-            data = np.round(rng.normal(size=shape), 4)
-            x = tensor(data, requires_grad=True)
-            y = ck.call(MyTanh.apply, x)
-            ck.check(isinstance(y, Variable) and y.grad_fn is not None,
-                     "apply did not return a Variable recorded in the graph.", received=y,
-                     hint="forward returns a new Variable, e.g. al.Variable(np.tanh(x.data)).")
-            ck.close(y.data, np.tanh(data), what="output", hint="forward computes tanh(x).")
-            gy = np.round(rng.uniform(0.5, 2.0, size=shape), 3)
-            g = ck.call(grad, y, x, tensor(gy), hint=_VARIABLE_OPS)[0]
-            ck.close(g.data if g is not None else None, gy * (1 - np.tanh(data) ** 2),
-                     what="gradient of x", hint="d tanh(x)/dx = 1 − tanh²(x); multiply by grad_output.",
-                     mistakes=[(1 - np.tanh(data) ** 2, "Multiply by grad_output (the chain rule)."),
-                               (gy * (1 - np.tanh(data)), "d tanh/dx is 1 − tanh², not 1 − tanh.")])
-    with ck.case("gradcheck passes"):
-        x = tensor(rng.normal(size=(2, 3)), requires_grad=True)
-        ok = ck.call(gradcheck, MyTanh.apply, (x,), hint="The first derivative disagrees with central "
-                     "differences; the message above names the numbers.")
-        ck.check(ok is True, "gradcheck did not pass.", expected=True, received=ok)
-    cut_hint = _saved_copy_hint(MyTanh, np.linspace(-1.5, 1.5, 4))
-    with ck.case("with create_graph=True the gradient has a history"):
-        x = tensor(np.round(rng.normal(size=4), 4), requires_grad=True)
-        g = ck.call(grad, ck.call(MyTanh.apply, x).sum(), x, create_graph=True)[0]
-        node = type(g.grad_fn).__name__ if g.grad_fn is not None else None
-        ck.check(node != "_DelayedErrorBackward", "backward is decorated with @once_differentiable.",
-                 hint="Remove @al.once_differentiable: that decorator promises the backward is NOT "
-                      "differentiable. " + _VARIABLE_OPS)
-        ck.check(g.requires_grad and node is not None, "the gradient computed with create_graph=True "
-                 "has no grad_fn, so it cannot be differentiated again.", expected="a grad_fn",
-                 received=node, hint=cut_hint or _VARIABLE_OPS)
-    with ck.case("second derivative: d²/dx² tanh(x) = -2 tanh(x) (1 - tanh²(x))"):
-        data = np.round(rng.uniform(-2, 2, size=5), 4)
-        x = tensor(data, requires_grad=True)
-        g = ck.call(grad, ck.call(MyTanh.apply, x).sum(), x, create_graph=True)[0]
-        try:
-            gg = grad(g.sum(), x, allow_unused=True)[0]
-        except BackwardError as err:
-            raise ck.error(f"the second backward raised: {err}", hint=_VARIABLE_OPS) from err
-        t = np.tanh(data)
-        ck.close(np.zeros(5) if gg is None else gg.data, -2 * t * (1 - t ** 2), atol=1e-9,
-                 what="second derivative",
-                 mistakes=[(np.zeros(5), cut_hint or "The second derivative came out as 0: the first "
-                                         "gradient was computed outside the graph. " + _VARIABLE_OPS)],
-                 hint=cut_hint or "If backward uses the saved output y, the second derivative also flows through y "
-                      "(y has MyTanh's node as grad_fn); use y from ctx.saved_tensors, not a copy.")
-    n_checks = 2 if hidden else 1
-    for k in range(n_checks):
-        with ck.case("gradgradcheck passes" + (f" (random grad_outputs, seed {k})" if k else "")):
-            x = tensor(rng.normal(size=(3, 2)), requires_grad=True)
-            try:
-                ok = gradgradcheck(MyTanh.apply, (x,), seed=int(rng.integers(1000)))
-            except (GradcheckError, BackwardError) as err:
-                raise ck.error(f"gradgradcheck failed: {err}", hint=cut_hint or _VARIABLE_OPS) from err
-            except NotImplementedError as err:
-                raise ck._not_done(err) from None
-            ck.check(ok is True, "gradgradcheck did not pass.", expected=True, received=ok)
-    if hidden:
-        with ck.case("inside a larger function: Hessian of sum(MyTanh(Wx + c))"):
-            W, c = np.round(rng.normal(size=(3, 2)), 3), np.round(rng.normal(size=3), 3)
-            ref = tanh_net(W, c)
-            xd = np.round(rng.normal(size=2), 3)
-            x = tensor(xd, requires_grad=True)
-            z = tensor(W) @ x + tensor(c)
-            g = ck.call(grad, ck.call(MyTanh.apply, z).sum(), x, create_graph=True)[0]
-            rows = [_dx(g[i], x, retain_graph=True) for i in range(2)]
-            ck.close(np.stack(rows), ref.hessian(xd), atol=1e-9, what="Hessian",
-                     hint=cut_hint or _VARIABLE_OPS)
-    ck.done()
+__all__ = ["ch11_grad", "mygrad_higher"]
 
 
 # -- the learner's mygrad/higher.py -----------------------------------------------------------

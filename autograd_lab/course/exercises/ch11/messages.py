@@ -44,4 +44,30 @@ HINTS: dict[str, str] = {
     "newton.times-h": "You multiplied the gradient by H; Newton's step multiplies by H⁻¹ "
                       "(np.linalg.solve(H, g)).",
     "newton.diagonal": "You divided by the diagonal of H only; use the whole matrix.",
+    # ch11-tanh-function
+    "tanh.class": "Pass the class itself (not an instance, not .apply).",
+    "tanh.variable-ops": "Write backward with Variable operations on Variables "
+                         "(grad_output * (1 - y * y), with y from ctx.saved_tensors), not with "
+                         "numpy arrays (.data, np.tanh): only Variable operations are recorded "
+                         "when create_graph=True.",
+    "tanh.recorded": "forward returns a new Variable, e.g. al.Variable(np.tanh(x.data)).",
+    "tanh.forward": "forward computes tanh(x).",
+    "tanh.derivative": "d tanh(x)/dx = 1 − tanh²(x); multiply by grad_output.",
+    "tanh.chain": "Multiply by grad_output (the chain rule).",
+    "tanh.square": "d tanh/dx is 1 − tanh², not 1 − tanh.",
+    "tanh.gradcheck": "The first derivative disagrees with central differences; the message "
+                      "above names the numbers.",
+    "tanh.once": "Remove @al.once_differentiable: that decorator promises the backward is NOT "
+                 "differentiable. ",
+    "tanh.saved-copy": "forward saved a new Variable holding tanh(x) (e.g. "
+                       "ctx.save_for_backward(al.Variable(y_np))), not the output it returns. "
+                       "That copy is a new leaf with no grad_fn, cut off from the graph, so a "
+                       "second derivative loses the path through y back to x. Save the very "
+                       "Variable that forward returns; under create_graph=True it comes back "
+                       "with MyTanh's node as grad_fn.",
+    "tanh.second-zero": "The second derivative came out as 0: the first gradient was computed "
+                        "outside the graph. ",
+    "tanh.second": "If backward uses the saved output y, the second derivative also flows "
+                   "through y (y has MyTanh's node as grad_fn); use y from ctx.saved_tensors, "
+                   "not a copy.",
 }
