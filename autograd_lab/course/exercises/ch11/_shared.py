@@ -12,9 +12,11 @@ import numpy as np
 import autograd_lab as al
 
 from .._common import Checker, data_of, swapped_names
+from .._observe import Observer, Raised, raise_learner_error, raised
 from .messages import HINTS
 
-__all__ = ["course_hvp", "course_hessian", "course_names", "result_array", "expect_result"]
+__all__ = ["course_hvp", "course_hessian", "course_names", "result_array", "expect_result",
+           "Stop", "observed_case", "learner_call", "reraise"]
 
 
 def course_hvp(f: Callable[[Any], Any], x: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -54,3 +56,34 @@ def expect_result(ck: Checker, got: Any, what: str, shape: tuple[int, ...]) -> A
         ck.fail(f"the {what} is None.", expected=f"an array of shape {shape}",
                 hint=HINTS["return"])
     return got
+
+
+class Stop(Exception):
+    """Ends an observed case after a learner's call raised (kept under its key)."""
+
+
+@contextlib.contextmanager
+def observed_case(ob: Observer, name: str) -> Iterator[None]:
+    with ob.case(name):
+        try:
+            yield
+        except Stop:
+            pass
+
+
+def learner_call(ob: Observer, key: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)``; when it raises, keep the exception under ``key`` and stop."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as err:  # noqa: BLE001 - the learner's code may raise anything
+        ob.put(key, raised(err))
+        raise Stop from None
+
+
+def reraise(ck: Checker, seen: Any, key: str, what: str, hint: str | None = None) -> None:
+    """Judge side: raise, the checker's way, what the call kept under ``key`` raised."""
+    err = seen.get(key)
+    if err is not None:
+        if not isinstance(err, Raised):
+            ck.fail("the observation of this case is not readable.")
+        raise_learner_error(ck, err, what, hint)

@@ -2,8 +2,6 @@
 so that gradients of gradients are right (gradgradcheck passes)."""
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -12,8 +10,9 @@ from autograd_lab import Function, Variable, grad, gradcheck, gradgradcheck, ten
 
 from .._common import Checker
 from .._exercise import Mistake
-from .._observe import Observations, Observer, Raised, raise_learner_error, raised
+from .._observe import Observations, Observer, Raised, raise_learner_error
 from .messages import HINTS
+from ._shared import Stop, learner_call, observed_case, reraise
 from .problems import tanh_net
 
 ID = "ch11-tanh-function"
@@ -81,31 +80,9 @@ def _saved(ob: Observer, MyTanh: Any) -> None:
         ob.put("y", None)
 
 
-class _Stop(Exception):
-    """Ends an observed case after a learner's call raised (kept under its key)."""
-
-
-@contextlib.contextmanager
-def _case(ob: Observer, name: str) -> Iterator[None]:
-    with ob.case(name):
-        try:
-            yield
-        except _Stop:
-            pass
-
-
-def _call(ob: Observer, key: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """``fn(*args, **kwargs)``; when it raises, keep the exception under ``key`` and stop."""
-    try:
-        return fn(*args, **kwargs)
-    except Exception as err:  # noqa: BLE001 - the learner's code may raise anything
-        ob.put(key, raised(err))
-        raise _Stop from None
-
-
 def _first_grad(ob: Observer, MyTanh: Any, x: Any) -> Any:
-    y = _call(ob, "apply raised", MyTanh.apply, x)
-    return _call(ob, "grad raised", grad, y.sum(), x, create_graph=True)[0]
+    y = learner_call(ob, "apply raised", MyTanh.apply, x)
+    return learner_call(ob, "grad raised", grad, y.sum(), x, create_graph=True)[0]
 
 
 def observe(ob: Observer, MyTanh: type[Any], *, seed: int, hidden: bool) -> None:
@@ -119,55 +96,47 @@ def observe(ob: Observer, MyTanh: type[Any], *, seed: int, hidden: bool) -> None
     if not is_function:
         return
     for shape, data, gy in inputs["shapes"]:
-        with _case(ob, _shape_title(shape)):
+        with observed_case(ob, _shape_title(shape)):
             x = tensor(data, requires_grad=True)
-            y = _call(ob, "apply raised", MyTanh.apply, x)
+            y = learner_call(ob, "apply raised", MyTanh.apply, x)
             recorded = isinstance(y, Variable) and y.grad_fn is not None
             ob.put("recorded", recorded)
             if not recorded:
                 ob.put("y", y)
-                raise _Stop
+                raise Stop
             ob.put("output", y.data)
-            g = _call(ob, "grad raised", grad, y, x, tensor(gy))[0]
+            g = learner_call(ob, "grad raised", grad, y, x, tensor(gy))[0]
             ob.put("gradient", g.data if g is not None else None)
-    with _case(ob, C_GRADCHECK):
+    with observed_case(ob, C_GRADCHECK):
         x = tensor(inputs["gradcheck"], requires_grad=True)
-        ob.put("ok", _call(ob, "gradcheck raised", gradcheck, MyTanh.apply, (x,)) is True)
-    with _case(ob, C_HISTORY):
+        ob.put("ok", learner_call(ob, "gradcheck raised", gradcheck, MyTanh.apply, (x,)) is True)
+    with observed_case(ob, C_HISTORY):
         x = tensor(inputs["history"], requires_grad=True)
         g = _first_grad(ob, MyTanh, x)
         ob.put("node", type(g.grad_fn).__name__ if g.grad_fn is not None else None)
         ob.put("requires grad", bool(g.requires_grad))
-    with _case(ob, C_SECOND):
+    with observed_case(ob, C_SECOND):
         x = tensor(inputs["second"], requires_grad=True)
         g = _first_grad(ob, MyTanh, x)
         gg = ob.attempt("second raised", lambda: grad(g.sum(), x, allow_unused=True)[0])
         ob.put("second", None if gg is None else gg.data)
     for k, (data, s) in enumerate(inputs["gradgrad"]):
-        with _case(ob, _gradgrad_title(k)):
+        with observed_case(ob, _gradgrad_title(k)):
             ok = ob.attempt("raised", gradgradcheck, MyTanh.apply,
                             (tensor(data, requires_grad=True),), seed=s)
             ob.put("ok", ok is True)
     if "hessian" in inputs:
         W, c, xd = inputs["hessian"]
-        with _case(ob, C_HESSIAN):
+        with observed_case(ob, C_HESSIAN):
             x = tensor(xd, requires_grad=True)
             z = tensor(W) @ x + tensor(c)
-            g = _call(ob, "grad raised", grad, _call(ob, "apply raised", MyTanh.apply, z).sum(),
+            g = learner_call(ob, "grad raised", grad, learner_call(ob, "apply raised", MyTanh.apply, z).sum(),
                       x, create_graph=True)[0]
             rows = []
             for i in range(2):
                 dx = grad(g[i], x, retain_graph=True)[0]
                 rows.append(None if dx is None else dx.data)
             ob.put("rows", rows)
-
-
-def _reraise(ck: Checker, seen: Any, key: str, what: str, hint: str | None = None) -> None:
-    err = seen.get(key)
-    if err is not None:
-        if not isinstance(err, Raised):
-            ck.fail("the observation of this case is not readable.")
-        raise_learner_error(ck, err, what, hint)
 
 
 def _cut_hint(ck: Checker, obs: Observations) -> str | None:
@@ -190,12 +159,12 @@ def judge(ck: Checker, obs: Observations) -> None:
         title = _shape_title(shape)
         with ck.case(title):
             got = obs.case(ck, title)
-            _reraise(ck, got, "apply raised", "your apply")
+            reraise(ck, got, "apply raised", "your apply")
             ck.check(got["recorded"] is True,
                      "apply did not return a Variable recorded in the graph.",
                      received=got.get("y"), hint=HINTS["tanh.recorded"])
             ck.close(got["output"], np.tanh(data), what="output", hint=HINTS["tanh.forward"])
-            _reraise(ck, got, "grad raised", "your grad", ops)
+            reraise(ck, got, "grad raised", "your grad", ops)
             t = np.tanh(data)
             ck.close(got["gradient"], gy * (1 - t ** 2), what="gradient of x",
                      hint=HINTS["tanh.derivative"],
@@ -203,13 +172,13 @@ def judge(ck: Checker, obs: Observations) -> None:
                                (gy * (1 - t), HINTS["tanh.square"])])
     with ck.case(C_GRADCHECK):
         got = obs.case(ck, C_GRADCHECK)
-        _reraise(ck, got, "gradcheck raised", "your gradcheck", HINTS["tanh.gradcheck"])
+        reraise(ck, got, "gradcheck raised", "your gradcheck", HINTS["tanh.gradcheck"])
         ck.check(got["ok"] is True, "gradcheck did not pass.", expected=True, received=False)
     cut = _cut_hint(ck, obs)
     with ck.case(C_HISTORY):
         got = obs.case(ck, C_HISTORY)
-        _reraise(ck, got, "apply raised", "your apply")
-        _reraise(ck, got, "grad raised", "your grad")
+        reraise(ck, got, "apply raised", "your apply")
+        reraise(ck, got, "grad raised", "your grad")
         node = got["node"]
         ck.check(node != "_DelayedErrorBackward", "backward is decorated with "
                  "@once_differentiable.", hint=HINTS["tanh.once"] + ops)
@@ -225,8 +194,8 @@ def _judge_second(ck: Checker, obs: Observations, inputs: dict[str, Any],
     ops = HINTS["tanh.variable-ops"]
     with ck.case(C_SECOND):
         got = obs.case(ck, C_SECOND)
-        _reraise(ck, got, "apply raised", "your apply")
-        _reraise(ck, got, "grad raised", "your grad")
+        reraise(ck, got, "apply raised", "your apply")
+        reraise(ck, got, "grad raised", "your grad")
         err = got["second raised"]
         if isinstance(err, Raised):
             if err.name == "BackwardError":
@@ -253,8 +222,8 @@ def _judge_second(ck: Checker, obs: Observations, inputs: dict[str, Any],
         W, c, xd = inputs["hessian"]
         with ck.case(C_HESSIAN):
             got = obs.case(ck, C_HESSIAN, what="the Hessian's rows")
-            _reraise(ck, got, "apply raised", "your apply")
-            _reraise(ck, got, "grad raised", "your grad")
+            reraise(ck, got, "apply raised", "your apply")
+            reraise(ck, got, "grad raised", "your grad")
             rows = got["rows"]
             ck.close(None if any(r is None for r in rows) else np.stack(rows),
                      tanh_net(W, c).hessian(xd), atol=1e-9, what="Hessian", hint=cut or ops)
