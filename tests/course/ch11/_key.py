@@ -56,6 +56,7 @@ def namespace(sources: list[str]) -> dict[str, Any]:
     module = types.ModuleType(f"ch11_key_{next(_count)}")
     sys.modules[module.__name__] = module
     ns = module.__dict__
+    CORE_NAMES["GradMode"].enabled = True   # a mistake of ch11-grad may have left it off
     ns.update(CORE_NAMES, np=np, al=al)
     for source in sources:
         code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line

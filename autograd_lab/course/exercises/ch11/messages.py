@@ -70,4 +70,28 @@ HINTS: dict[str, str] = {
     "tanh.second": "If backward uses the saved output y, the second derivative also flows "
                    "through y (y has MyTanh's node as grad_fn); use y from ctx.saved_tensors, "
                    "not a copy.",
+    # ch11-grad
+    "grad.walk": "Walk the graph from the outputs in _walk_order (each Variable after all its "
+                 "users); pop its complete gradient, keep it if it is an input, call its node's "
+                 "backward and ADD each input's share into the dict of gradients.",
+    "grad.tuple": "Return tuple(found): one gradient per input, as torch.autograd.grad.",
+    "grad.restore-first": "Save GradMode.enabled before the walk and restore it in a finally: "
+                          "block at its end.",
+    "grad.paths": "Only one of the two paths through x arrived: when a gradient for a Variable "
+                  "is already in the dict, add the new share to it instead of replacing it.",
+    "grad.dot-grad": "grad returns the gradients and leaves .grad alone: do not call "
+                     "backward(); keep the gradients in your own dict.",
+    "grad.no-history": "Record the backward only when create_graph is True: set "
+                       "GradMode.enabled = bool(create_graph) during the walk.",
+    "grad.record": "Turn recording ON during the walk when create_graph is True: enabled, "
+                   "GradMode.enabled = GradMode.enabled, bool(create_graph), and call the "
+                   "backward of each node on Variables, so that the engine records it.",
+    "grad.second": "The second grad differentiates the recorded first one: keep the graph "
+                   "(retain_graph follows create_graph) and record with Variable operations "
+                   "only.",
+    "grad.restore": "Restore GradMode.enabled to its old value in a finally: block at the end "
+                    "of the walk.",
+    "grad.finally": "Restore GradMode.enabled in a finally: block, so that an error inside the "
+                    "walk cannot leave recording switched off.",
+    "grad.unused": "An input the walk never reached keeps None in found.",
 }
