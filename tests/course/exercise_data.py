@@ -48,6 +48,9 @@ class Chapter:
     package: str
     keep: Callable[[dict], bool] = field(default=lambda cell: True)
     namespace: Callable[[list[str]], dict[str, Any]] | None = None
+    depends: dict[str, set[str]] = field(default_factory=dict)
+    """Exercise id -> the exercises whose learner's code it runs, as the notebook builds it
+    (hvp on the learner's grad): a mistake in one of those may cost it points."""
 
     @property
     def module(self) -> Any:
@@ -94,20 +97,34 @@ def _without_magics(source: str) -> str:
                      for line in source.splitlines())
 
 
-def arguments(source: str, exercise: str, ns: dict[str, Any]) -> list[Any]:
-    """The objects the graded cell passes to its checker, looked up in ``ns``."""
+class Objects(list):
+    """The objects a graded cell passes to its checker: positional ones, and ``named``."""
+
+    named: dict[str, Any]
+
+
+def arguments(source: str, exercise: str, ns: dict[str, Any]) -> Objects:
+    """The objects the graded cell's visible call passes to its checker, looked up in ``ns``
+    (keyword objects such as ``Module=Module`` too; ``seed`` and ``hidden`` are the test's)."""
     name = exercise.replace("-", "_")
     visible = re.sub(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", "", source, flags=re.S)
     match = re.search(rf"check\.{name}\(([^)]*)\)", visible)
     assert match, f"the graded cell of {exercise} does not call check.{name}"
-    names = [a.strip() for a in match.group(1).split(",") if a.strip() and "=" not in a]
-    return [ns[n] for n in names]
+    found = Objects()
+    found.named = {}
+    for arg in (a.strip() for a in match.group(1).split(",") if a.strip()):
+        key, _, value = arg.partition("=")
+        if not value:
+            found.append(ns[key])
+        elif key.strip() not in ("seed", "hidden"):
+            found.named[key.strip()] = ns[value.strip()]
+    return found
 
 
 def verdict(module: Any, objects: list[Any], seed: int, hidden: bool) -> tuple[set[str], str]:
     """The parts the judge fails (after the JSON round trip) and its message."""
     ob = Observer(module.ID, seed, hidden)
-    module.observe(ob, *objects, seed=seed, hidden=hidden)
+    module.observe(ob, *objects, seed=seed, hidden=hidden, **getattr(objects, "named", {}))
     try:
         judge_record(module, ob.record())
     except PartsFailed as err:
@@ -163,7 +180,7 @@ def chapter_tests(chapter: Chapter) -> dict[str, Callable[..., None]]:
         ns = chapter.run_key(mistake, exercise_id)
         graded = chapter.graded()
         for other_id, module in exercises.items():
-            if other_id == exercise_id:
+            if other_id == exercise_id or exercise_id in chapter.depends.get(other_id, ()):
                 continue
             failed, message = verdict(module, arguments(graded[other_id], other_id, ns), 11,
                                       True)

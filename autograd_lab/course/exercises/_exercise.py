@@ -62,9 +62,9 @@ def judge_record(module: types.ModuleType, record: dict[str, Any]) -> Checker:
 def checker(module: types.ModuleType) -> Callable[..., None]:
     """The function ``check.chNN_x`` for an exercise module: observe, then judge (or, in the
     grader's sandbox, observe and show the record)."""
-    def check(*objects: Any, seed: int = 0, hidden: bool = False) -> None:
+    def check(*objects: Any, seed: int = 0, hidden: bool = False, **named: Any) -> None:
         ob = Observer(module.ID, seed, hidden)
-        module.observe(ob, *objects, seed=seed, hidden=hidden)
+        module.observe(ob, *objects, seed=seed, hidden=hidden, **named)
         record = ob.record()
         if observe_only():
             show_record(record)
