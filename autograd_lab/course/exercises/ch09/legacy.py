@@ -1,4 +1,5 @@
-"""Checkers for chapter 09, Training on real digits."""
+"""Chapter 09's checkers not yet written as ``observe`` and ``judge`` (each still decides in the
+kernel), and the loader's checks of ``mygrad/functional.py`` and ``mygrad/data.py``."""
 from __future__ import annotations
 
 import types
@@ -7,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Checker, data_of, library, named
+from .._common import Checker, data_of, library, named
+from .shift_pixels import move_of
 
-__all__ = ["ch09_log_softmax", "ch09_class_indices", "ch09_cross_entropy", "ch09_batches",
-           "ch09_dataloader", "ch09_train_step", "ch09_fit", "ch09_shift_pixels",
-           "mygrad_functional", "mygrad_data"]
+__all__ = ["ch09_log_softmax", "ch09_class_indices", "ch09_cross_entropy", "ch09_dataloader",
+           "ch09_train_step", "ch09_fit", "mygrad_functional", "mygrad_data"]
 
 
 def _log_softmax_ref(x: np.ndarray) -> np.ndarray:
@@ -399,196 +400,6 @@ def ch09_dataloader(DataLoader: type[Any], *, seed: int = 0, hidden: bool = Fals
                          f"the inputs of batch {k} are not transform(xb).",
                          hint="yield Variable(self.transform(xb)), yb: the transform changes "
                               "the inputs only, never the labels.")
-    ck.done()
-
-
-# -- ch09-shift-pixels --------------------------------------------------------------------
-def _shifts(img: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
-    """The nine one-pixel moves (dy, dx) of one image, zeros shifted in."""
-    h, w = img.shape
-    padded = np.pad(img, 1)
-    return {(dy, dx): padded[1 - dy:1 - dy + h, 1 - dx:1 - dx + w]
-            for dy in (-1, 0, 1) for dx in (-1, 0, 1)}
-
-
-def _move_of(got: np.ndarray, img: np.ndarray) -> tuple[int, int] | None:
-    for move, moved in _shifts(img).items():
-        if np.array_equal(got, moved):
-            return move
-    return None
-
-
-def _rolled(got: np.ndarray, img: np.ndarray) -> bool:
-    return any(np.array_equal(got, np.roll(img, (dy, dx), axis=(0, 1)))
-               for dy in (-1, 0, 1) for dx in (-1, 0, 1) if (dy, dx) != (0, 0))
-
-
-def ch09_shift_pixels(shift_pixels: Callable[..., Any], *, seed: int = 0,
-                      hidden: bool = False) -> None:
-    """Check ``shift_pixels(images, rng, fraction=0.25)`` for images of shape (N, H, W): a new
-    array in which each image, with probability ``fraction``, is moved by (dy, dx), each of dy
-    and dx drawn from -1, 0, 1, with zeros moved in at the edge it leaves; the other images are
-    unchanged; every random number comes from ``rng``; the input is left alone."""
-    ck = Checker("ch09-shift-pixels", seed=seed, hidden=hidden)
-    rng = ck.rng
-    shapes = [(400, 8, 8)] + ([(300, 5, 7)] if hidden else [])
-    for shape in shapes:
-        n = shape[0]
-        images = rng.integers(1, 17, size=shape).astype(np.float64) / 16.0
-        for fraction in (0.25, 1.0, 0.0):
-            with ck.case(f"{n} images of {shape[1]}x{shape[2]}, fraction={fraction}"):
-                before = images.copy()
-                out = ck.call(shift_pixels, images, np.random.default_rng(seed + 5),
-                              fraction=fraction)
-                ck.check(np.array_equal(images, before), "your shift_pixels changed the "
-                         "images it was given.", hint="Work on a copy (out = images.copy()) "
-                         "and return it: the loader's samples must stay as they are.")
-                out = np.asarray(out)
-                ck.check(out.shape == images.shape, f"the result has shape {out.shape}, "
-                         f"expected {images.shape}.", hint="Return all the images, in their "
-                         "order, each of shape (H, W): moved or not.")
-                moves = [_move_of(o, i) for o, i in zip(out, images)]
-                bad = [k for k, m in enumerate(moves) if m is None]
-                if bad:
-                    k = bad[0]
-                    wrapped = _rolled(out[k], images[k])
-                    ck.fail(f"image {k} is not a one-pixel move of the image given.",
-                            expected=images[k], received=out[k], hint=(
-                                "np.roll wraps around: the row (or column) that leaves one "
-                                "edge comes back in at the other. Fill the edge the image "
-                                "leaves with zeros, e.g. take the slice of "
-                                "np.pad(image, 1) that starts at (1 - dy, 1 - dx)."
-                                if wrapped else "Move the whole image by dy rows and dx "
-                                "columns (each -1, 0 or 1), with zeros moved in."))
-                if n * fraction / 9 >= 10:      # each move expected 10 times or more
-                    seen = {m for m in moves if m is not None}
-                    missing = sorted(set(_shifts(images[0])) - seen)
-                    ck.check(not missing, f"no image moved by {missing[0] if missing else ''} "
-                             "(dy, dx).", received=sorted(seen), hint="Draw dy and dx "
-                             "separately, each from -1, 0, 1 (rng.integers(-1, 2, size=2)): "
-                             "up, down, left, right and the four diagonals all occur.")
-                moved = sum(m != (0, 0) for m in moves)
-                expected_moved = fraction * 8 / 9 * n
-                if fraction == 0.0:
-                    ck.check(moved == 0, f"with fraction=0, {moved} images moved.",
-                             hint="Choose each image with probability fraction, e.g. "
-                                  "rng.random(n) < fraction; fraction=0 moves none.")
-                else:
-                    low, high = expected_moved * 0.75, min(n, expected_moved * 1.25 + 3)
-                    ck.check(low <= moved <= high, f"{moved} of {n} images moved; with "
-                             f"fraction={fraction} about {expected_moved:.0f} should (a chosen "
-                             "image may draw dy = dx = 0 and stay).",
-                             expected=f"{low:.0f} to {high:.0f}", received=moved,
-                             hint=("Move only the chosen images: each with probability "
-                                   "fraction (rng.random(n) < fraction)." if moved > high else
-                                   "Choose each image with probability fraction and draw its "
-                                   "dy and dx from -1, 0, 1."))
-                if fraction == 1.0:
-                    again = np.asarray(ck.call(shift_pixels, images,
-                                               np.random.default_rng(seed + 5), fraction=1.0))
-                    ck.check(np.array_equal(again, out), "the same generator state gave "
-                             "different moves.", hint="Draw every random number from the rng "
-                             "argument (rng.random, rng.integers), never from np.random, so "
-                             "that a seed repeats a run.")
-    ck.done()
-
-
-# -- ch09-batches -------------------------------------------------------------------------
-_ORDER_HINT = ("Make the order once: np.arange(n), or with shuffle "
-               "np.random.default_rng(seed).permutation(n); then slice it into pieces of "
-               "batch_size and index x and y with each piece.")
-
-
-def _collect(ck: Checker, batches: Callable[..., Any], x: np.ndarray, y: np.ndarray,
-             **kwargs: Any) -> list[tuple[np.ndarray, np.ndarray]]:
-    def run() -> Any:
-        return list(batches(x, y, **kwargs))
-    out = ck.call(named(run, "batches"))
-    result = []
-    for k, item in enumerate(out):
-        ck.check(isinstance(item, (tuple, list)) and len(item) == 2,
-                 f"batch {k} is not a pair (xb, yb).", received=item,
-                 hint="yield xb, yb: the inputs and the labels of the same samples.")
-        xb, yb = (np.asarray(data_of(v)) for v in item)
-        ck.check(len(xb) == len(yb), f"batch {k} has {len(xb)} inputs but {len(yb)} labels.",
-                 hint="Index x and y with the same indices.")
-        result.append((xb, yb))
-    return result
-
-
-def _ids(ck: Checker, got: list[tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray:
-    """The sample ids in the order they came (x[i] holds 100 * i + col, y[i] holds i)."""
-    seen = np.concatenate([yb for _, yb in got]) if got else np.zeros(0, dtype=int)
-    for k, (xb, yb) in enumerate(got):
-        ck.check(xb.ndim == 2 and np.array_equal(xb[:, 0] // 100, yb),
-                 f"in batch {k} the inputs and labels do not belong together.",
-                 hint="Use the SAME index array for x and y, e.g. idx = order[i:i + batch_size]; "
-                      "yield x[idx], y[idx]. Shuffling x and y separately breaks the pairs.")
-    return seen
-
-
-def _data(n: int) -> tuple[np.ndarray, np.ndarray]:
-    ids = np.arange(n)
-    x = (100 * ids[:, None] + np.arange(3)[None, :]).astype(np.float64)
-    return x, ids.copy()
-
-
-def ch09_batches(batches: Callable[..., Any], *, seed: int = 0, hidden: bool = False) -> None:
-    """Check ``batches(x, y, batch_size, shuffle=False, seed=None, drop_last=False)``: yields
-    pairs (x[idx], y[idx]) that cover every sample once (the last batch may be smaller unless
-    ``drop_last``), in order without shuffle, in a seeded random order with it."""
-    ck = Checker("ch09-batches", seed=seed, hidden=hidden)
-    rng = ck.rng
-    configs = [(10, 4), (12, 4), (7, 10)]
-    if hidden:
-        configs += [(int(rng.integers(20, 60)), int(rng.integers(2, 9))) for _ in range(2)]
-    for n, bs in configs:
-        x, y = _data(n)
-        sizes = [bs] * (n // bs) + ([n % bs] if n % bs else [])
-        with ck.case(f"{n} samples, batch_size={bs}, no shuffle: in order"):
-            got = _collect(ck, batches, x, y, batch_size=bs)
-            got_sizes = [len(yb) for _, yb in got]
-            ck.check(got_sizes == sizes, "the batch sizes are wrong.", expected=sizes,
-                     received=got_sizes, hint="All batches have batch_size samples, except the "
-                     "last one, which gets what is left (and there is no empty batch).")
-            ids = _ids(ck, got, n)
-            ck.check(np.array_equal(ids, np.arange(n)), "without shuffle the samples should "
-                     "come in their order 0, 1, 2, ...", expected=np.arange(n), received=ids,
-                     hint=_ORDER_HINT)
-        with ck.case(f"{n} samples, batch_size={bs}, drop_last=True"):
-            got = _collect(ck, batches, x, y, batch_size=bs, drop_last=True)
-            got_sizes = [len(yb) for _, yb in got]
-            ck.check(got_sizes == [bs] * (n // bs), "drop_last should skip a last batch that "
-                     "is smaller than batch_size (and only that one).", expected=[bs] * (n // bs),
-                     received=got_sizes, hint="Stop at n - n % batch_size when drop_last is "
-                     "True.")
-        with ck.case(f"{n} samples, batch_size={bs}, shuffled with a seed"):
-            x_before, y_before = x.copy(), y.copy()
-            got = _collect(ck, batches, x, y, batch_size=bs, shuffle=True, seed=3)
-            ck.check(np.array_equal(x, x_before) and np.array_equal(y, y_before),
-                     "batches changed the x or y it was given.",
-                     hint="Shuffle an index array (a permutation), not the data in place "
-                          "(np.random.shuffle(x) changes the caller's array).")
-            got_sizes = [len(yb) for _, yb in got]
-            ck.check(got_sizes == sizes, "the batch sizes are wrong.", expected=sizes,
-                     received=got_sizes, hint="Shuffling changes the order, not the sizes.")
-            ids = _ids(ck, got, n)
-            ck.check(np.array_equal(np.sort(ids), np.arange(n)), "not every sample came "
-                     "exactly once.", expected=f"each of 0..{n - 1} once",
-                     received=ids, hint="Draw a permutation of all n indices (no repeats, none "
-                     "missing), e.g. rng.permutation(n), instead of rng.integers(...).")
-            again = _ids(ck, _collect(ck, batches, x, y, batch_size=bs, shuffle=True, seed=3), n)
-            ck.check(np.array_equal(ids, again), "the same seed gave a different order.",
-                     expected=ids, received=again, hint="Make the generator from the seed "
-                     "inside batches: rng = np.random.default_rng(seed).")
-            others = [_ids(ck, _collect(ck, batches, x, y, batch_size=bs, shuffle=True, seed=s), n)
-                      for s in (4, 5, 6)]
-            ck.check(not np.array_equal(ids, np.arange(n)) or n < 3,
-                     "with shuffle=True the samples still came in order.", received=ids,
-                     hint=_ORDER_HINT)
-            ck.check(any(not np.array_equal(ids, o) for o in others),
-                     "different seeds gave the same order.",
-                     hint="Use the seed argument: np.random.default_rng(seed).")
     ck.done()
 
 
@@ -1019,7 +830,7 @@ def mygrad_data(pkg: Any) -> None:
     with ck.case("shift_pixels, the loader's transform and fit's lr_schedule"):
         images = np.arange(1, 2 * 16 + 1, dtype=np.float64).reshape(2, 4, 4)
         moved = ck.call(pkg.shift_pixels, images, np.random.default_rng(0), fraction=1.0)
-        ck.check(all(_move_of(m, i) is not None for m, i in zip(np.asarray(moved), images)),
+        ck.check(all(move_of(m, i) is not None for m, i in zip(np.asarray(moved), images)),
                  "shift_pixels does not move images by one pixel with zeros moved in.",
                  hint="Run chapter 09's ch09-shift-pixels cell again.")
         loader = ck.call(pkg.DataLoader, x, y, batch_size=5, shuffle=False,

@@ -1,0 +1,44 @@
+"""Every hint the chapter 09 checks written as ``observe`` and ``judge`` give, by id."""
+from __future__ import annotations
+
+HINTS: dict[str, str] = {
+    # ch09-batches
+    "batches.order": "Make the order once: np.arange(n), or with shuffle "
+                     "np.random.default_rng(seed).permutation(n); then slice it into pieces of "
+                     "batch_size and index x and y with each piece.",
+    "batches.pair": "yield xb, yb: the inputs and the labels of the same samples.",
+    "batches.same-length": "Index x and y with the same indices.",
+    "batches.together": "Use the SAME index array for x and y, e.g. idx = order[i:i + "
+                        "batch_size]; yield x[idx], y[idx]. Shuffling x and y separately breaks "
+                        "the pairs.",
+    "batches.sizes": "All batches have batch_size samples, except the last one, which gets what "
+                     "is left (and there is no empty batch).",
+    "batches.drop-last": "Stop at n - n % batch_size when drop_last is True.",
+    "batches.in-place": "Shuffle an index array (a permutation), not the data in place "
+                        "(np.random.shuffle(x) changes the caller's array).",
+    "batches.shuffled-sizes": "Shuffling changes the order, not the sizes.",
+    "batches.permutation": "Draw a permutation of all n indices (no repeats, none missing), e.g. "
+                           "rng.permutation(n), instead of rng.integers(...).",
+    "batches.same-seed": "Make the generator from the seed inside batches: rng = "
+                         "np.random.default_rng(seed).",
+    "batches.seed": "Use the seed argument: np.random.default_rng(seed).",
+    # ch09-shift-pixels
+    "shift.copy": "Work on a copy (out = images.copy()) and return it: the loader's samples must "
+                  "stay as they are.",
+    "shift.shape": "Return all the images, in their order, each of shape (H, W): moved or not.",
+    "shift.roll": "np.roll wraps around: the row (or column) that leaves one edge comes back in "
+                  "at the other. Fill the edge the image leaves with zeros, e.g. take the slice "
+                  "of np.pad(image, 1) that starts at (1 - dy, 1 - dx).",
+    "shift.move": "Move the whole image by dy rows and dx columns (each -1, 0 or 1), with zeros "
+                  "moved in.",
+    "shift.all-moves": "Draw dy and dx separately, each from -1, 0, 1 (rng.integers(-1, 2, "
+                       "size=2)): up, down, left, right and the four diagonals all occur.",
+    "shift.none": "Choose each image with probability fraction, e.g. rng.random(n) < fraction; "
+                  "fraction=0 moves none.",
+    "shift.too-many": "Move only the chosen images: each with probability fraction "
+                      "(rng.random(n) < fraction).",
+    "shift.too-few": "Choose each image with probability fraction and draw its dy and dx from "
+                     "-1, 0, 1.",
+    "shift.rng": "Draw every random number from the rng argument (rng.random, rng.integers), "
+                 "never from np.random, so that a seed repeats a run.",
+}
