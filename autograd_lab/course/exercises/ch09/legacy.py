@@ -11,33 +11,13 @@ import numpy as np
 from .._common import Checker, data_of, library, named
 from .shift_pixels import move_of
 
-__all__ = ["ch09_log_softmax", "ch09_class_indices", "ch09_cross_entropy", "ch09_dataloader",
+__all__ = ["ch09_class_indices", "ch09_cross_entropy", "ch09_dataloader",
            "ch09_train_step", "ch09_fit", "mygrad_functional", "mygrad_data"]
 
 
 def _log_softmax_ref(x: np.ndarray) -> np.ndarray:
     z = x - x.max(axis=-1, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
-
-
-_STABLE = ("Subtract each row's maximum first: z = x - max(x), then log_softmax = z - "
-           "log(sum(exp(z))). exp(z) is at most 1, so nothing overflows.")
-_AXIS0 = ("You normalised along axis 0 (over the batch): the sum of exp was taken down each "
-          "column. Each row is one sample: take the maximum and the sum along axis -1 (the "
-          "classes), with keepdims=True.")
-_GLOBAL_MAX = ("You subtracted one maximum for the whole batch (x.max() without an axis): in a "
-               "row whose logits all lie far below it, every exp underflows to 0 and log(0) is "
-               "-inf. Subtract each row's own maximum: x.data.max(axis=-1, keepdims=True).")
-
-
-def _global_shift_fails(got: np.ndarray, x: np.ndarray) -> bool:
-    """True if ``got`` is inf or nan exactly where log_softmax shifted by the maximum of the
-    whole batch (instead of each row's) is."""
-    with np.errstate(all="ignore"):
-        z = x - x.max()
-        shifted = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
-    bad = ~np.isfinite(shifted)
-    return bool(bad.any() and np.array_equal(bad, ~np.isfinite(got)))
 
 
 _VARIABLE = ("Use Variable operations (x - m, .exp(), .sum(axis=..., keepdims=True), .log()) "
@@ -78,74 +58,6 @@ def _shadowed_log_softmax(fn: Any) -> bool:
         return False
     found = names.get("log_softmax")
     return callable(found) and not _takes_dim(found)
-
-
-# -- ch09-log-softmax ---------------------------------------------------------------------
-def ch09_log_softmax(log_softmax: Callable[[Any], Any], *, seed: int = 0,
-                     hidden: bool = False) -> None:
-    """Check ``log_softmax(x)`` for a Variable x of shape (N, C): log-probabilities along the
-    last axis, finite for huge logits, built from Variable operations so that backward works."""
-    ck = Checker("ch09-log-softmax", seed=seed, hidden=hidden)
-    al = library()
-    rng = ck.rng
-    cases = [
-        ("a (3, 5) batch of logits", np.round(rng.normal(size=(3, 5)), 3)),
-        ("a single row (1, 10)", np.round(2 * rng.normal(size=(1, 10)), 3)),
-        ("logits around 1000", np.round(1000 + 5 * rng.normal(size=(2, 4)), 3)),
-        ("logits [1000, 0, -1000]", np.array([[1000.0, 0.0, -1000.0], [0.0, 0.0, 0.0]])),
-    ]
-    if hidden:
-        cases += [("logits around -1000", np.round(-1000 + 3 * rng.normal(size=(4, 3)), 3)),
-                  ("a (6, 10) batch, scale 30", 30 * rng.normal(size=(6, 10)))]
-    for name, data in cases:
-        with ck.case(name):
-            x = al.Variable(data.copy(), requires_grad=True)
-            with np.errstate(all="ignore"):
-                out = ck.call(log_softmax, x)
-            _needs_variable(ck, out, "log_softmax")
-            ck.check(np.array_equal(x.data, data), "your log_softmax changed its input x.",
-                     hint="Compute new Variables (x - m); do not write into x or x.data.")
-            got = np.asarray(data_of(out), dtype=np.float64)
-            expected = _log_softmax_ref(data)
-            ck.check(got.shape == expected.shape, f"the result has shape {got.shape}, expected "
-                     f"{expected.shape}.", hint="Reduce with keepdims=True so that the row "
-                     "values broadcast back against x: one log-probability per logit.")
-            ck.check(bool(np.all(np.isfinite(got))), "the result has inf or nan in it.",
-                     received=got, hint=_GLOBAL_MAX if _global_shift_fails(got, data)
-                     else _STABLE)
-            with np.errstate(all="ignore"):
-                columns = np.exp(got).sum(axis=0)
-                rows = np.exp(got).sum(axis=-1)
-            ck.check(not (data.shape[0] > 1 and np.allclose(columns, 1.0, atol=1e-9)
-                          and not np.allclose(rows, 1.0, atol=1e-9)),
-                     "exp of your result sums to 1 down each column, not along each row.",
-                     hint=_AXIS0)
-            wrong_axis = data - np.log(np.exp(data - data.max(axis=0, keepdims=True)).sum(
-                axis=0, keepdims=True)) - data.max(axis=0, keepdims=True)
-            ck.close(got, expected, atol=1e-7, what="log-probabilities", hint=_STABLE,
-                     mistakes=[(wrong_axis, _AXIS0),
-                               (data - data.max(axis=-1, keepdims=True),
-                                "You returned x - max(x) without subtracting "
-                                "log(sum(exp(x - max(x))))."),
-                               (np.exp(expected), "These are probabilities (softmax); "
-                                "return their logarithm.")])
-            g = np.round(rng.normal(size=data.shape), 3)
-            ck.call(named(lambda: out.backward(al.Variable(g)), "backward"), hint=_VARIABLE)
-            ck.check(x.grad is not None, "x.grad is None after backward.", hint=_VARIABLE)
-            p = np.exp(expected)
-            ck.close(data_of(x.grad), g - p * g.sum(axis=-1, keepdims=True), atol=1e-7,
-                     what="gradient of x", hint=_VARIABLE)
-    with ck.case("gradcheck on a (2, 4) float64 input"):
-        x = al.Variable(rng.normal(size=(2, 4)), requires_grad=True)
-        ck.call(named(lambda: al.gradcheck(log_softmax, (x,)), "gradcheck"), hint=_VARIABLE)
-    ck.done()
-    names = getattr(log_softmax, "__globals__", None)
-    if (isinstance(names, dict) and "USE_KERNELS" in names
-            and names.get("log_softmax") is log_softmax and not _takes_dim(log_softmax)):
-        print("Note: this cell ran after section 3's `%%mygrad functional activations` cell "
-              "and replaced its `log_softmax(x, dim=-1)` in this notebook; the cells of "
-              "section 3 call it with dim. Run the `%%mygrad functional activations` cell "
-              "again before going on.")
 
 
 # -- ch09-cross-entropy -------------------------------------------------------------------

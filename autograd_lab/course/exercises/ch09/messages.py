@@ -41,4 +41,24 @@ HINTS: dict[str, str] = {
                      "-1, 0, 1.",
     "shift.rng": "Draw every random number from the rng argument (rng.random, rng.integers), "
                  "never from np.random, so that a seed repeats a run.",
+    # ch09-log-softmax
+    "logsoftmax.stable": "Subtract each row's maximum first: z = x - max(x), then log_softmax = "
+                         "z - log(sum(exp(z))). exp(z) is at most 1, so nothing overflows.",
+    "logsoftmax.axis0": "You normalised along axis 0 (over the batch): the sum of exp was taken "
+                        "down each column. Each row is one sample: take the maximum and the sum "
+                        "along axis -1 (the classes), with keepdims=True.",
+    "logsoftmax.global-max": "You subtracted one maximum for the whole batch (x.max() without an "
+                             "axis): in a row whose logits all lie far below it, every exp "
+                             "underflows to 0 and log(0) is -inf. Subtract each row's own "
+                             "maximum: x.data.max(axis=-1, keepdims=True).",
+    "logsoftmax.variable": "Use Variable operations (x - m, .exp(), .sum(axis=..., "
+                           "keepdims=True), .log()) so that the result has a grad_fn and "
+                           "backward works; do not go through x.data or numpy for the part that "
+                           "depends on x.",
+    "logsoftmax.return": "Did you forget the `return` statement?",
+    "logsoftmax.input": "Compute new Variables (x - m); do not write into x or x.data.",
+    "logsoftmax.keepdims": "Reduce with keepdims=True so that the row values broadcast back "
+                           "against x: one log-probability per logit.",
+    "logsoftmax.no-lse": "You returned x - max(x) without subtracting log(sum(exp(x - max(x)))).",
+    "logsoftmax.softmax": "These are probabilities (softmax); return their logarithm.",
 }
