@@ -5,11 +5,11 @@ still in :mod:`.legacy`, with the loader's checks of ``mygrad/functional.py`` an
 from __future__ import annotations
 
 from .._exercise import checker
-from . import batches, log_softmax, shift_pixels
+from . import batches, log_softmax, shift_pixels, train_step
 from .legacy import ch09_class_indices, ch09_cross_entropy, ch09_dataloader, ch09_fit, \
-    ch09_train_step, mygrad_data, mygrad_functional
+    mygrad_data, mygrad_functional
 
-EXERCISES = (batches, log_softmax, shift_pixels)
+EXERCISES = (batches, log_softmax, train_step, shift_pixels)
 """The chapter's exercise modules written as observe and judge, in the notebook's order."""
 
 __all__ = ["ch09_log_softmax", "ch09_class_indices", "ch09_cross_entropy", "ch09_batches",
@@ -18,6 +18,7 @@ __all__ = ["ch09_log_softmax", "ch09_class_indices", "ch09_cross_entropy", "ch09
 
 ch09_batches = checker(batches)
 ch09_log_softmax = checker(log_softmax)
+ch09_train_step = checker(train_step)
 ch09_shift_pixels = checker(shift_pixels)
 
 PARTS = {m.ID: m.PARTS for m in EXERCISES if m.PARTS}

@@ -12,7 +12,7 @@ from .._common import Checker, data_of, library, named
 from .shift_pixels import move_of
 
 __all__ = ["ch09_class_indices", "ch09_cross_entropy", "ch09_dataloader",
-           "ch09_train_step", "ch09_fit", "mygrad_functional", "mygrad_data"]
+           "ch09_fit", "mygrad_functional", "mygrad_data"]
 
 
 def _log_softmax_ref(x: np.ndarray) -> np.ndarray:
@@ -312,77 +312,6 @@ def ch09_dataloader(DataLoader: type[Any], *, seed: int = 0, hidden: bool = Fals
                          f"the inputs of batch {k} are not transform(xb).",
                          hint="yield Variable(self.transform(xb)), yb: the transform changes "
                               "the inputs only, never the labels.")
-    ck.done()
-
-
-# -- ch09-train-step ----------------------------------------------------------------------
-def _model(al: Any, seed: int) -> Any:
-    import autograd_lab.nn as nn
-    g = al.Generator(seed)
-    return nn.Sequential(nn.Linear(6, 8, generator=g, dtype=np.float64), nn.ReLU(),
-                         nn.Linear(8, 3, generator=g, dtype=np.float64))
-
-
-def _params(model: Any) -> list[np.ndarray]:
-    return [p.data.copy() for p in model.parameters()]
-
-
-def ch09_train_step(train_step: Callable[..., float], *, seed: int = 0,
-                    hidden: bool = False) -> None:
-    """Check ``train_step(model, loss_fn, optimizer, x, y) -> float``: forward, loss,
-    ``loss.backward()``, ``optimizer.step()``, with ``optimizer.zero_grad()`` anywhere before
-    ``backward``; returns the loss of this batch (before the update) as a Python float."""
-    ck = Checker("ch09-train-step", seed=seed, hidden=hidden)
-    al = library()
-    import autograd_lab.nn as nn
-    from autograd_lab.optim import SGD, Adam
-    rng = ck.rng
-    configs: list[tuple[str, Callable[[Any], Any], int]] = [
-        ("SGD with momentum", lambda ps: SGD(ps, lr=0.1, momentum=0.9), 4)]
-    if hidden:
-        configs += [("Adam", lambda ps: Adam(ps, lr=0.01), 5),
-                    ("plain SGD", lambda ps: SGD(ps, lr=0.3), 3)]
-    order = ("out = model(x); loss = loss_fn(out, y); loss.backward(); optimizer.step() in "
-             "this order, with optimizer.zero_grad() anywhere before loss.backward(); then "
-             "return loss.item().")
-    for name, make_opt, steps in configs:
-        model_seed = int(rng.integers(0, 1000))
-        mine, ref = _model(al, model_seed), _model(al, model_seed)
-        opt_mine, opt_ref = make_opt(mine.parameters()), make_opt(ref.parameters())
-        loss_fn = nn.CrossEntropyLoss()
-        xs = [al.Variable(rng.normal(size=(5, 6))) for _ in range(steps)]
-        ys = [al.Variable(rng.integers(0, 3, size=5)) for _ in range(steps)]
-        def one_step(step: int) -> None:
-            start = _params(mine)
-            got = ck.call(train_step, mine, loss_fn, opt_mine, xs[step], ys[step], hint=order)
-            loss = loss_fn(ref(xs[step]), ys[step])
-            opt_ref.zero_grad()
-            loss.backward()
-            opt_ref.step()
-            ck.check(got is not None, "train_step returned None.", expected=float(loss.item()),
-                     hint="Return the batch's loss as a float: loss.item().")
-            ck.check(isinstance(got, (float, np.floating)), "train_step should return a Python "
-                     "float.", expected="a float", received=type(got).__name__,
-                     hint="Return loss.item(), not the loss Variable (keeping Variables alive "
-                          "would keep their whole graphs in memory).")
-            ck.close(float(got), float(loss.item()), atol=1e-10, what=f"loss of step {step + 1}",
-                     hint="Return the loss computed in this step, before the update.")
-            ck.check(any(not np.array_equal(a, b) for a, b in zip(start, _params(mine))),
-                     f"step {step + 1} did not change the parameters.",
-                     hint="optimizer.step() found no gradients: it must come after "
-                          "loss.backward(), and optimizer.zero_grad() must not come between "
-                          "them (it would clear what backward just computed). " + order)
-            for (pname, p), r in zip(mine.named_parameters(), ref.parameters()):
-                ck.close(p.data, r.data, atol=1e-10, what=f"{pname} after step {step + 1}",
-                         hint=("Gradients add up in .grad across backward calls: call "
-                               "optimizer.zero_grad() every step, before loss.backward(). "
-                               if step else "") + order)
-
-        with ck.case(f"{name}: one step"):
-            one_step(0)
-        with ck.case(f"{name}: {steps - 1} more steps"):
-            for step in range(1, steps):
-                one_step(step)
     ck.done()
 
 

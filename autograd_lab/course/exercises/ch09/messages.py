@@ -61,4 +61,17 @@ HINTS: dict[str, str] = {
                            "against x: one log-probability per logit.",
     "logsoftmax.no-lse": "You returned x - max(x) without subtracting log(sum(exp(x - max(x)))).",
     "logsoftmax.softmax": "These are probabilities (softmax); return their logarithm.",
+    # ch09-train-step
+    "step.order": "out = model(x); loss = loss_fn(out, y); loss.backward(); optimizer.step() in "
+                  "this order, with optimizer.zero_grad() anywhere before loss.backward(); then "
+                  "return loss.item().",
+    "step.none": "Return the batch's loss as a float: loss.item().",
+    "step.float": "Return loss.item(), not the loss Variable (keeping Variables alive would keep "
+                  "their whole graphs in memory).",
+    "step.loss": "Return the loss computed in this step, before the update.",
+    "step.unchanged": "optimizer.step() found no gradients: it must come after loss.backward(), "
+                      "and optimizer.zero_grad() must not come between them (it would clear what "
+                      "backward just computed). ",
+    "step.zero-grad": "Gradients add up in .grad across backward calls: call "
+                      "optimizer.zero_grad() every step, before loss.backward(). ",
 }
