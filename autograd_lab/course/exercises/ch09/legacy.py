@@ -11,7 +11,7 @@ import numpy as np
 from .._common import Checker, data_of, library, named
 from .shift_pixels import move_of
 
-__all__ = ["ch09_class_indices", "ch09_cross_entropy", "ch09_dataloader",
+__all__ = ["ch09_cross_entropy", "ch09_dataloader",
            "ch09_fit", "mygrad_functional", "mygrad_data"]
 
 
@@ -112,78 +112,6 @@ def ch09_cross_entropy(cross_entropy: Callable[[Any, np.ndarray], Any], *, seed:
                      what="gradient of the logits",
                      hint="It should be (softmax(logits) - onehot(targets)) / N; build the loss "
                           "from Variable operations only.")
-    ck.done()
-
-
-# -- ch09-class-indices ---------------------------------------------------------------------
-def ch09_class_indices(class_indices: Callable[[Any, Any], Any], *, seed: int = 0,
-                       hidden: bool = False, Variable: type[Any] | None = None) -> None:
-    """Check ``_class_indices(targets, logits)``: for logits of shape (N, C) and targets (an
-    array, a list or a Variable) of shape (N,) holding whole numbers in 0..C-1, return them as
-    an integer array; anything else raises ``ValueError`` saying what was expected: logits that
-    are not 2-d, targets of another shape, and values that are negative, >= C or not whole."""
-    ck = Checker("ch09-class-indices", seed=seed, hidden=hidden)
-    Var = Variable if Variable is not None else library().Variable
-    rng = ck.rng
-    n, c = (5, 4) if not hidden else (7, 10)
-    logits = Var(rng.normal(size=(n, c)))
-    targets = rng.integers(0, c, size=n)
-    with ck.case(f"targets of shape ({n},) in 0..{c - 1}, as ints, floats and a Variable"):
-        for given, what in ((targets, "an int array"), (targets.astype(np.float64),
-                                                        "a float array of whole numbers"),
-                            (Var(targets.astype(np.float64)), "a Variable"),
-                            (list(targets), "a list")):
-            got = ck.call(class_indices, given, logits,
-                          hint="Read the values with np.asarray(getattr(targets, 'data', "
-                               "targets)), check them, return them as an int array.")
-            got = np.asarray(got)
-            ck.check(np.issubdtype(got.dtype, np.integer), f"for {what}, the result has dtype "
-                     f"{got.dtype}; indices have to be ints.", expected="an integer dtype",
-                     received=got.dtype, hint="Return t.astype(np.intp): numpy indexes only "
-                                              "with integers.")
-            ck.check(got.shape == (n,) and np.array_equal(got, targets),
-                     f"for {what}, the result is not the targets as ints.",
-                     expected=targets, received=got,
-                     hint="Return the same values in the same order, converted with "
-                          ".astype(np.intp).")
-
-    def rejects(why: str, t: Any, lg: Any, hint: str) -> None:
-        err = ck.raises(ValueError, class_indices, t, lg, hint=hint)
-        ck.check(len(str(err)) > 20, f"the ValueError for {why} has no message.",
-                 received=str(err), hint="Say what was expected and what came, e.g. "
-                                         "f'targets must be class indices in 0..{C - 1}, got ...'.")
-
-    with ck.case("logits that are not (N, C) raise ValueError"):
-        rejects("1-d logits", targets, Var(rng.normal(size=(c,))),
-                hint="cross_entropy takes a batch: check logits.ndim == 2 first and raise "
-                     "ValueError otherwise.")
-        rejects("3-d logits", targets, Var(rng.normal(size=(n, c, 2))),
-                hint="cross_entropy takes a batch: check logits.ndim == 2 first and raise "
-                     "ValueError otherwise.")
-    with ck.case(f"targets not of shape ({n},) raise ValueError"):
-        rejects("targets of shape (N, 1)", targets.reshape(n, 1), logits,
-                hint=f"Targets of shape ({n}, 1) would broadcast against arange(N) into an "
-                     f"({n}, {n}) pick of log-probabilities: require t.shape == (N,), N = "
-                     "logits.shape[0], and raise ValueError otherwise.")
-        rejects("one target too many", np.append(targets, 0), logits,
-                hint="One class index per row of the logits: require t.shape == "
-                     "(logits.shape[0],).")
-    with ck.case(f"values outside 0..{c - 1}, or not whole, raise ValueError"):
-        bad = targets.copy()
-        bad[1] = -1
-        rejects("a target of -1", bad, logits,
-                hint="A negative index would silently pick the LAST class (numpy counts from "
-                     "the end): raise ValueError when t.min() < 0.")
-        bad = targets.copy()
-        bad[0] = c
-        rejects(f"a target of {c} (= C)", bad, logits,
-                hint=f"The classes are 0..C-1, so {c} is out of range for C = {c}: raise "
-                     "ValueError when t.max() >= logits.shape[1].")
-        bad = targets.astype(np.float64)
-        bad[-1] = 1.5
-        rejects("a target of 1.5", bad, logits,
-                hint="astype(int) would truncate 1.5 to class 1 without a word: raise "
-                     "ValueError when np.any(t != np.round(t)).")
     ck.done()
 
 

@@ -74,4 +74,24 @@ HINTS: dict[str, str] = {
                       "backward just computed). ",
     "step.zero-grad": "Gradients add up in .grad across backward calls: call "
                       "optimizer.zero_grad() every step, before loss.backward(). ",
+    # ch09-class-indices
+    "indices.read": "Read the values with np.asarray(getattr(targets, 'data', targets)), check "
+                    "them, return them as an int array.",
+    "indices.int": "Return t.astype(np.intp): numpy indexes only with integers.",
+    "indices.same": "Return the same values in the same order, converted with .astype(np.intp).",
+    "indices.message": "Say what was expected and what came, e.g. f'targets must be class "
+                       "indices in 0..{C - 1}, got ...'.",
+    "indices.ndim": "cross_entropy takes a batch: check logits.ndim == 2 first and raise "
+                    "ValueError otherwise.",
+    "indices.column": "Targets of shape (N, 1) would broadcast against arange(N) into an (N, N) "
+                      "pick of log-probabilities: require t.shape == (N,), N = logits.shape[0], "
+                      "and raise ValueError otherwise.",
+    "indices.count": "One class index per row of the logits: require t.shape == "
+                     "(logits.shape[0],).",
+    "indices.negative": "A negative index would silently pick the LAST class (numpy counts from "
+                        "the end): raise ValueError when t.min() < 0.",
+    "indices.too-big": "The classes are 0..C-1, so C is out of range: raise ValueError when "
+                       "t.max() >= logits.shape[1].",
+    "indices.whole": "astype(int) would truncate 1.5 to class 1 without a word: raise ValueError "
+                     "when np.any(t != np.round(t)).",
 }
