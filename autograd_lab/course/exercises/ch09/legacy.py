@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from .._common import Checker, data_of, library, named
+from .._common import Checker, library, named
 from .shift_pixels import move_of
 
-__all__ = ["ch09_cross_entropy", "ch09_dataloader",
+__all__ = ["ch09_dataloader",
            "ch09_fit", "mygrad_functional", "mygrad_data"]
 
 
@@ -58,61 +58,6 @@ def _shadowed_log_softmax(fn: Any) -> bool:
         return False
     found = names.get("log_softmax")
     return callable(found) and not _takes_dim(found)
-
-
-# -- ch09-cross-entropy -------------------------------------------------------------------
-def ch09_cross_entropy(cross_entropy: Callable[[Any, np.ndarray], Any], *, seed: int = 0,
-                       hidden: bool = False, Variable: type[Any] | None = None) -> None:
-    """Check ``cross_entropy(logits, targets)``: the mean over the batch of -log p[target] for
-    logits (N, C) and integer targets (N,), equal to ``F.cross_entropy`` in value and gradient,
-    also for logits in the thousands. ``Variable`` is the class the logits are made of (the
-    learner's ``mygrad.Variable``; by default ``autograd_lab``'s)."""
-    ck = Checker("ch09-cross-entropy", seed=seed, hidden=hidden)
-    al = library()
-    Var = Variable if Variable is not None else al.Variable
-    import autograd_lab.functional as F
-    rng = ck.rng
-    cases = [("4 samples, 3 classes", 4, 3, 1.0), ("8 samples, 10 classes", 8, 10, 2.0),
-             ("logits in the thousands", 3, 5, 1000.0)]
-    if hidden:
-        cases += [("1 sample, 10 classes", 1, 10, 1.0), ("16 samples, 10 classes, scale 50",
-                                                         16, 10, 50.0)]
-    for name, n, c, scale in cases:
-        with ck.case(name):
-            data = np.round(scale * rng.normal(size=(n, c)), 3)
-            targets = rng.integers(0, c, size=n)
-            logits = Var(data.copy(), requires_grad=True)
-            with np.errstate(all="ignore"):
-                loss = ck.call(cross_entropy, logits, targets,
-                               hint=_SHADOW if _shadowed_log_softmax(cross_entropy) else None)
-            _needs_variable(ck, loss, "cross_entropy")
-            ref_logits = al.Variable(data.copy(), requires_grad=True)
-            ref = F.cross_entropy(ref_logits, targets)
-            ref.backward()
-            expected = float(ref.item())
-            got = np.asarray(data_of(loss), dtype=np.float64)
-            ck.check(got.size == 1, f"the loss has shape {got.shape}; it should be one number.",
-                     hint="Average the per-sample losses over the batch: .mean() or .sum() / N.")
-            per_sample = -_log_softmax_ref(data)[np.arange(n), targets]
-            ck.check(bool(np.isfinite(got.reshape(-1)[0])), "the loss is inf or nan.",
-                     expected=expected, received=float(got.reshape(-1)[0]),
-                     hint="Use a stable log_softmax (subtract the row maximum first) and pick "
-                          "the target's log-probability; never take log(softmax).")
-            ck.close(got.reshape(()), expected, atol=1e-7, what="loss",
-                     hint="loss = mean over samples of -log_softmax(logits)[i, targets[i]].",
-                     mistakes=[(per_sample.sum(), "You summed over the batch; take the mean."),
-                               (-expected, "The sign is wrong: the loss is MINUS the "
-                                "log-probability of the target."),
-                               (-_log_softmax_ref(data).mean(), "You averaged over all "
-                                "classes; pick only each sample's target class.")])
-            ck.call(named(lambda: loss.sum().backward(), "backward"), hint=_VARIABLE)
-            ck.check(logits.grad is not None, "logits.grad is None after backward.",
-                     hint=_VARIABLE)
-            ck.close(data_of(logits.grad), ref_logits.grad.data, atol=1e-7,
-                     what="gradient of the logits",
-                     hint="It should be (softmax(logits) - onehot(targets)) / N; build the loss "
-                          "from Variable operations only.")
-    ck.done()
 
 
 # -- ch09-dataloader ------------------------------------------------------------------------

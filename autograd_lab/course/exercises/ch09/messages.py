@@ -94,4 +94,20 @@ HINTS: dict[str, str] = {
                        "t.max() >= logits.shape[1].",
     "indices.whole": "astype(int) would truncate 1.5 to class 1 without a word: raise ValueError "
                      "when np.any(t != np.round(t)).",
+    # ch09-cross-entropy
+    "ce.shadow": "The notebook's `log_softmax` is now the one-argument function of exercise "
+                 "ch09-log-softmax: its cell ran again after section 3's `%%mygrad functional "
+                 "activations` cell, and replaced that cell's `log_softmax(x, dim=-1)`, which "
+                 "your library's code calls with `dim`. Run the `%%mygrad functional "
+                 "activations` cell again (or give your exercise function another name), then "
+                 "this cell.",
+    "ce.mean": "Average the per-sample losses over the batch: .mean() or .sum() / N.",
+    "ce.finite": "Use a stable log_softmax (subtract the row maximum first) and pick the "
+                 "target's log-probability; never take log(softmax).",
+    "ce.formula": "loss = mean over samples of -log_softmax(logits)[i, targets[i]].",
+    "ce.summed": "You summed over the batch; take the mean.",
+    "ce.sign": "The sign is wrong: the loss is MINUS the log-probability of the target.",
+    "ce.all-classes": "You averaged over all classes; pick only each sample's target class.",
+    "ce.gradient": "It should be (softmax(logits) - onehot(targets)) / N; build the loss from "
+                   "Variable operations only.",
 }
