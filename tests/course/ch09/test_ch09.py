@@ -38,7 +38,7 @@ def _as_variable(x: Any) -> Any:
 
 
 def _namespace(sources: list[str]) -> dict[str, Any]:
-    ns: dict[str, Any] = {"__name__": "__key__"}
+    ns: dict[str, Any] = {"__name__": "__key__", "Variable": al.Variable}
     for source in sources:
         exec(compile(_without_magics(source), "<key cell>", "exec"), ns)
     section_3 = {**ns, "log_softmax": F.log_softmax, "as_variable": _as_variable}

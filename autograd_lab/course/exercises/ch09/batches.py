@@ -33,6 +33,18 @@ MISTAKES = (
 )
 
 
+def course_batches(x: Any, y: Any, batch_size: int, shuffle: bool = False, seed: Any = None,
+                   drop_last: bool = False) -> Any:
+    """The course's batches (what the exercise asks for), for the checks of the exercises that
+    use it."""
+    n = len(x)
+    order = np.random.default_rng(seed).permutation(n) if shuffle else np.arange(n)
+    stop = n - n % batch_size if drop_last else n
+    for start in range(0, stop, batch_size):
+        idx = order[start:start + batch_size]
+        yield x[idx], y[idx]
+
+
 def cases(seed: int, hidden: bool) -> list[tuple[int, int]]:
     """(n, batch_size) of each configuration."""
     rng = np.random.default_rng(seed)

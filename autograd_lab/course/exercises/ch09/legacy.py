@@ -8,11 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from .._common import Checker, library, named
+from .._common import Checker, library
 from .shift_pixels import move_of
 
-__all__ = ["ch09_dataloader",
-           "ch09_fit", "mygrad_functional", "mygrad_data"]
+__all__ = ["ch09_fit", "mygrad_functional", "mygrad_data"]
 
 
 def _log_softmax_ref(x: np.ndarray) -> np.ndarray:
@@ -58,134 +57,6 @@ def _shadowed_log_softmax(fn: Any) -> bool:
         return False
     found = names.get("log_softmax")
     return callable(found) and not _takes_dim(found)
-
-
-# -- ch09-dataloader ------------------------------------------------------------------------
-def ch09_dataloader(DataLoader: type[Any], *, seed: int = 0, hidden: bool = False,
-                    Variable: type[Any] | None = None) -> None:
-    """Check ``DataLoader(X, y, batch_size, shuffle, seed, drop_last)``: ``len(loader)`` is the
-    number of batches an epoch yields (the last partial batch counts unless ``drop_last``);
-    iterating yields ``(Variable of inputs, array of labels)`` pairs that cover every sample once
-    per epoch (inputs and labels of the same samples); without shuffle in order; with shuffle a
-    new order every epoch, from one generator made from ``seed`` (so the same seed repeats the
-    whole sequence of epochs and another seed does not)."""
-    ck = Checker("ch09-dataloader", seed=seed, hidden=hidden)
-    rng = ck.rng
-    n, bs = (10, 4) if not hidden else (23, 5)
-    X = np.arange(n * 2, dtype=np.float64).reshape(n, 2) + rng.integers(0, 3)
-    y = np.arange(n) * 3
-    make_hint = ("In __init__ make ONE generator, self.rng = np.random.default_rng(seed), and "
-                 "pass it to batches(...) in __iter__, so each epoch draws a new order.")
-
-    def epoch(loader: Any) -> list[tuple[np.ndarray, np.ndarray]]:
-        out = []
-        for k, item in enumerate(ck.call(lambda: list(iter(loader)))):
-            ck.check(isinstance(item, (tuple, list)) and len(item) == 2,
-                     f"batch {k} is not a pair (xb, yb).", received=item,
-                     hint="yield Variable(xb), yb for each (xb, yb) that batches(...) yields.")
-            xb, yb = item
-            if Variable is not None:
-                ck.check(isinstance(xb, Variable), f"the inputs of batch {k} are a "
-                         f"{type(xb).__name__}, not a Variable.",
-                         hint="Wrap the inputs, Variable(xb), so that the model can take them; "
-                              "the labels stay a numpy array (the loss indexes with them).")
-            out.append((np.asarray(getattr(xb, "data", xb)), np.asarray(getattr(yb, "data", yb))))
-        return out
-
-    for drop_last in (False, True):
-        want = n // bs if drop_last else -(-n // bs)
-        with ck.case(f"{n} samples, batch_size={bs}, drop_last={drop_last}: {want} batches, "
-                     "in order without shuffle"):
-            loader = ck.call(named(lambda: DataLoader(X, y, batch_size=bs, shuffle=False,
-                                                      drop_last=drop_last), "DataLoader"))
-            for attr, value in (("X", X), ("y", y)):
-                ck.check(np.array_equal(np.asarray(getattr(loader, attr, None)), value),
-                         f"loader.{attr} does not hold the samples given.",
-                         hint="Store the arrays as self.X and self.y: fit and evaluate read "
-                              "loader.X and loader.y.")
-            got = ck.call(lambda: len(loader))
-            ck.check(got == want, f"len(loader) is {got}, expected {want}.", expected=want,
-                     received=got,
-                     hint=("The last, partial batch counts too unless drop_last: "
-                           "ceil(n / batch_size) = -(-n // batch_size)." if got == n // bs else
-                           "With drop_last the partial batch is left out: n // batch_size."
-                           if got == -(-n // bs) else "len is the number of batches of an "
-                           "epoch, not the number of samples."))
-            pairs = epoch(loader)
-            sizes = [len(yb) for _, yb in pairs]
-            expected_sizes = [bs] * (n // bs) + ([n % bs] if n % bs and not drop_last else [])
-            ck.check(sizes == expected_sizes, "the batches do not have the expected sizes.",
-                     expected=expected_sizes, received=sizes,
-                     hint="Pass batch_size and drop_last on to batches(...).")
-            ys = np.concatenate([yb for _, yb in pairs]) if pairs else np.array([])
-            ck.check(np.array_equal(ys, y[:len(ys)]), "without shuffle the samples do not come "
-                     "in order.", expected=y[:len(ys)], received=ys,
-                     hint="Pass shuffle on to batches(...).")
-    with ck.case("with shuffle: every sample once per epoch, a new order each epoch, the same "
-                 "sequence for the same seed"):
-        loader = ck.call(named(lambda: DataLoader(X, y, batch_size=bs, shuffle=True,
-                                                  seed=seed + 3), "DataLoader"))
-        first, second = epoch(loader), epoch(loader)
-        for pairs in (first, second):
-            xs = np.concatenate([xb for xb, _ in pairs])
-            ys = np.concatenate([yb for _, yb in pairs])
-            ck.check(sorted(ys.tolist()) == y.tolist(), "an epoch does not hold every sample "
-                     "exactly once.", hint="Shuffle a permutation of the indices, then slice "
-                     "it: batches(...) does that.")
-            ck.check(np.array_equal(xs, X[ys // 3]), "inputs and labels of a batch come from "
-                     "different samples.", hint="Index X and y with the same indices.")
-        order1 = np.concatenate([yb for _, yb in first])
-        order2 = np.concatenate([yb for _, yb in second])
-        ck.check(not np.array_equal(order1, order2), "two epochs come in the same order.",
-                 hint="The order is drawn afresh each epoch only if the generator lives on: "
-                      + make_hint + " Passing seed itself makes a new generator, with the same "
-                      "first draw, every epoch.")
-        again = ck.call(named(lambda: DataLoader(X, y, batch_size=bs, shuffle=True,
-                                                 seed=seed + 3), "DataLoader"))
-        a1, a2 = epoch(again), epoch(again)
-        same = all(np.array_equal(p[1], q[1]) for p, q in zip(first + second, a1 + a2))
-        ck.check(same, "two loaders made with the same seed give different epochs.",
-                 hint="Draw only from np.random.default_rng(seed), never from np.random or an "
-                      "unseeded generator. " + make_hint)
-        other = ck.call(named(lambda: DataLoader(X, y, batch_size=bs, shuffle=True,
-                                                 seed=seed + 4), "DataLoader"))
-        o1 = np.concatenate([yb for _, yb in epoch(other)])
-        ck.check(not np.array_equal(o1, order1), "another seed gives the same order.",
-                 hint="Make the generator from the seed argument: np.random.default_rng(seed).")
-    with ck.case("transform: applied to each batch's inputs as it is drawn, every epoch"):
-        calls: list[int] = []
-
-        def transform(xb: np.ndarray) -> np.ndarray:
-            calls.append(len(xb))
-            return np.asarray(xb) * 10.0 + len(calls)
-
-        loader = ck.call(named(lambda: DataLoader(X, y, batch_size=bs, shuffle=False,
-                                                  transform=transform), "DataLoader"),
-                         hint="DataLoader takes transform=None as its last argument and "
-                              "stores it (self.transform = transform).")
-        ck.check(np.array_equal(np.asarray(getattr(loader, "X", None)), X),
-                 "with a transform, loader.X no longer holds the samples given.",
-                 hint="Keep self.X as given; the transform runs on each batch in __iter__.")
-        done_before = len(calls)
-        first, second = epoch(loader), epoch(loader)
-        ck.check(done_before == 0, f"the transform ran {done_before} times while the loader "
-                 "was made.", hint="Apply the transform in __iter__, to each batch as it is "
-                 "drawn: run once on all of X in __init__, a random transform (a shift) would "
-                 "draw only once, and every epoch would see the same images.")
-        want = 2 * -(-n // bs)
-        ck.check(len(calls) == want, f"the transform ran {len(calls)} times in two epochs of "
-                 f"{want // 2} batches.", expected=want, received=len(calls),
-                 hint="Call self.transform(xb) on the inputs of every batch, in __iter__, when "
-                      "transform is not None.")
-        k = 0
-        for pairs in (first, second):
-            for xb, yb in pairs:
-                k += 1
-                ck.check(np.array_equal(xb, X[yb // 3] * 10.0 + k),
-                         f"the inputs of batch {k} are not transform(xb).",
-                         hint="yield Variable(self.transform(xb)), yb: the transform changes "
-                              "the inputs only, never the labels.")
-    ck.done()
 
 
 # -- ch09-fit ------------------------------------------------------------------------------

@@ -110,4 +110,41 @@ HINTS: dict[str, str] = {
     "ce.all-classes": "You averaged over all classes; pick only each sample's target class.",
     "ce.gradient": "It should be (softmax(logits) - onehot(targets)) / N; build the loss from "
                    "Variable operations only.",
+    # ch09-dataloader
+    "loader.generator": "In __init__ make ONE generator, self.rng = np.random.default_rng(seed), "
+                        "and pass it to batches(...) in __iter__, so each epoch draws a new "
+                        "order.",
+    "loader.pair": "yield Variable(xb), yb for each (xb, yb) that batches(...) yields.",
+    "loader.variable": "Wrap the inputs, Variable(xb), so that the model can take them; the "
+                       "labels stay a numpy array (the loss indexes with them).",
+    "loader.store": "Store the arrays as self.X and self.y: fit and evaluate read loader.X and "
+                    "loader.y.",
+    "loader.len-partial": "The last, partial batch counts too unless drop_last: ceil(n / "
+                          "batch_size) = -(-n // batch_size).",
+    "loader.len-drop": "With drop_last the partial batch is left out: n // batch_size.",
+    "loader.len": "len is the number of batches of an epoch, not the number of samples.",
+    "loader.sizes": "Pass batch_size and drop_last on to batches(...).",
+    "loader.order": "Pass shuffle on to batches(...).",
+    "loader.once": "Shuffle a permutation of the indices, then slice it: batches(...) does that.",
+    "loader.together": "Index X and y with the same indices.",
+    "loader.same-epochs": "The order is drawn afresh each epoch only if the generator lives on: "
+                          "In __init__ make ONE generator, self.rng = np.random.default_rng(seed),"
+                          " and pass it to batches(...) in __iter__, so each epoch draws a new "
+                          "order. Passing seed itself makes a new generator, with the same first "
+                          "draw, every epoch.",
+    "loader.same-seed": "Draw only from np.random.default_rng(seed), never from np.random or an "
+                        "unseeded generator. In __init__ make ONE generator, self.rng = "
+                        "np.random.default_rng(seed), and pass it to batches(...) in __iter__, so "
+                        "each epoch draws a new order.",
+    "loader.seed": "Make the generator from the seed argument: np.random.default_rng(seed).",
+    "loader.transform-arg": "DataLoader takes transform=None as its last argument and stores it "
+                            "(self.transform = transform).",
+    "loader.transform-X": "Keep self.X as given; the transform runs on each batch in __iter__.",
+    "loader.transform-early": "Apply the transform in __iter__, to each batch as it is drawn: run "
+                              "once on all of X in __init__, a random transform (a shift) would "
+                              "draw only once, and every epoch would see the same images.",
+    "loader.transform-count": "Call self.transform(xb) on the inputs of every batch, in __iter__, "
+                              "when transform is not None.",
+    "loader.transform-inputs": "yield Variable(self.transform(xb)), yb: the transform changes the "
+                               "inputs only, never the labels.",
 }
