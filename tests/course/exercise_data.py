@@ -48,6 +48,9 @@ class Chapter:
     package: str
     keep: Callable[[dict], bool] = field(default=lambda cell: True)
     namespace: Callable[[list[str]], dict[str, Any]] | None = None
+    keywords: bool = False
+    """Whether the checks get the graded call's keyword objects (``Module=Module``) from the
+    namespace; without, ``observe`` finds what it needs as the chapter's own tests arrange."""
     depends: dict[str, set[str]] = field(default_factory=dict)
     """Exercise id -> the exercises whose learner's code it runs, as the notebook builds it
     (hvp on the learner's grad): a mistake in one of those may cost it points."""
@@ -117,14 +120,15 @@ def arguments(source: str, exercise: str, ns: dict[str, Any]) -> Objects:
         if not value:
             found.append(ns[key])
         elif key.strip() not in ("seed", "hidden"):
-            found.named[key.strip()] = ns[value.strip()]
+            found.named[key.strip()] = ns.get(value.strip())
     return found
 
 
-def verdict(module: Any, objects: list[Any], seed: int, hidden: bool) -> tuple[set[str], str]:
+def verdict(module: Any, objects: list[Any], seed: int, hidden: bool,
+            named: dict[str, Any] | None = None) -> tuple[set[str], str]:
     """The parts the judge fails (after the JSON round trip) and its message."""
     ob = Observer(module.ID, seed, hidden)
-    module.observe(ob, *objects, seed=seed, hidden=hidden, **getattr(objects, "named", {}))
+    module.observe(ob, *objects, seed=seed, hidden=hidden, **(named or {}))
     try:
         judge_record(module, ob.record())
     except PartsFailed as err:
@@ -136,6 +140,13 @@ def verdict(module: Any, objects: list[Any], seed: int, hidden: bool) -> tuple[s
 
 def chapter_tests(chapter: Chapter) -> dict[str, Callable[..., None]]:
     """The parameterised tests of one chapter (see the module docstring)."""
+
+    def judged(exercise_id: str, ns: dict[str, Any], graded: dict[str, str], seed: int = 11,
+               hidden: bool = True) -> tuple[set[str], str]:
+        objects = arguments(graded[exercise_id], exercise_id, ns)
+        return verdict(exercises[exercise_id], objects, seed, hidden,
+                       objects.named if chapter.keywords else None)
+
     package = chapter.module
     exercises = {m.ID: m for m in package.EXERCISES}
     mistakes = [(m.ID, k) for m in package.EXERCISES for k in m.MISTAKES]
@@ -156,20 +167,15 @@ def chapter_tests(chapter: Chapter) -> dict[str, Callable[..., None]]:
     @pytest.mark.parametrize("seed,hidden", SEEDS)
     @pytest.mark.parametrize("exercise_id", sorted(exercises))
     def test_the_key_passes(exercise_id: str, seed: int, hidden: bool) -> None:
-        ns = chapter.run_key()
-        module = exercises[exercise_id]
-        failed, message = verdict(module, arguments(chapter.graded()[exercise_id], exercise_id,
-                                                    ns), seed, hidden)
+        failed, message = judged(exercise_id, chapter.run_key(), chapter.graded(), seed, hidden)
         assert not failed, message
 
     @pytest.mark.parametrize("exercise_id,mistake", mistakes,
                              ids=[f"{e}:{k.name}" for e, k in mistakes])
     def test_a_declared_mistake_fails_its_part_with_its_hint(exercise_id: str,
                                                              mistake: Mistake) -> None:
-        ns = chapter.run_key(mistake, exercise_id)
-        module = exercises[exercise_id]
-        failed, message = verdict(module, arguments(chapter.graded()[exercise_id], exercise_id,
-                                                    ns), 11, True)
+        failed, message = judged(exercise_id, chapter.run_key(mistake, exercise_id),
+                                 chapter.graded())
         assert failed == set(mistake.failed_parts), message
         assert hints[mistake.hint] in message, message
 
@@ -179,11 +185,10 @@ def chapter_tests(chapter: Chapter) -> dict[str, Callable[..., None]]:
                                                        mistake: Mistake) -> None:
         ns = chapter.run_key(mistake, exercise_id)
         graded = chapter.graded()
-        for other_id, module in exercises.items():
+        for other_id in exercises:
             if other_id == exercise_id or exercise_id in chapter.depends.get(other_id, ()):
                 continue
-            failed, message = verdict(module, arguments(graded[other_id], other_id, ns), 11,
-                                      True)
+            failed, message = judged(other_id, ns, graded)
             assert not failed, f"{mistake.name} in {exercise_id} costs {other_id}: {message}"
 
     return {f.__name__: f for f in (test_every_graded_cell_is_an_exercise_written_as_data,
