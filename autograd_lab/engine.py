@@ -206,7 +206,10 @@ def _walk(roots: Sequence[Variable], seeds: Sequence[Variable], retain_graph: bo
     order, buffers = _start(roots, seeds)
     keys = None if inputs is None else _keys(inputs)
     wanted = None if keys is None else dict(keys)
-    needed = None if wanted is None else _needed(order, {key[0] for key in wanted})
+    needed: set[int] = set()
+    if wanted is not None:  # only the nodes between the roots and the inputs run
+        needed = _needed(order, {key[0] for key in wanted})
+        order = [node for node in order if id(node) in needed]
     found: dict[tuple[int, int], Variable | None] = {}
     watch = _observer[0]
     sent: list | None = None if watch is None else []
@@ -214,11 +217,11 @@ def _walk(roots: Sequence[Variable], seeds: Sequence[Variable], retain_graph: bo
     try:
         for node in order:
             buf = buffers.pop(node, None)
-            if buf is None or (needed is not None and id(node) not in needed):
-                continue  # no gradient reached it, or nothing asked for lies below it
+            if buf is None:
+                continue  # no gradient reached it
             if node._hooks_by_output or node._retained:  # most nodes have neither
                 _arrived(node, buf, create_graph)
-            if wanted is not None and needed is not None:
+            if wanted is not None:
                 if _kept(node, buf, wanted, found, needed):
                     _run_node(node, buf, buffers, retain_graph, sent)
             elif type(node) is AccumulateGrad:

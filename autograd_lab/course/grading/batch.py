@@ -723,17 +723,14 @@ def select_stage(key: dict[str, Path], expected: list[str], students: list[str],
     and -- with ``regrade`` -- the earlier rows kept because none of the three changed."""
     refused = dict(refused or {})
     key_v = {n: key_version(read_notebook(key[n])) for n in expected}
-    collisions = name_collisions(students)
-    folder_refused = {s: collisions.get(s) or name_problem(s)
-                      or plain_problem(submissions / s, "folder") for s in students}
+    folder_refused = _refused_folders(students, submissions)
     sub_v = {(s, n): submission_version(submissions / s / f"{n}.ipynb",
                                         refused.get((s, n)) or folder_refused[s])
              for s in students for n in expected}
     old = read_grades(out) if regrade else {}
     check_v = {n: checker_version(n, settings) for n in expected}
-    kept = {pair: old[pair] for pair in sub_v if pair in old and all(
-        (r.key_version, r.submission_version, r.checker_version)
-        == (key_v[pair[1]], sub_v[pair], check_v[pair[1]]) for r in old[pair])}
+    kept = {pair: rows for pair, rows in old.items() if pair in sub_v
+            and _unchanged(rows, key_v[pair[1]], sub_v[pair], check_v[pair[1]])}
     todo = [pair for pair in sub_v if pair not in kept]
     if regrade:
         _log_regrade(old, key_v, check_v, len(todo), len(sub_v), len(kept), log)
@@ -743,6 +740,20 @@ def select_stage(key: dict[str, Path], expected: list[str], students: list[str],
     run_now = [n for n in expected if any(n == pair[1] for pair in todo)]
     return Selection(students, expected, key_v, sub_v, check_v, refused, folder_refused, old,
                      kept, todo, run_now, regrade)
+
+
+def _refused_folders(students: list[str], submissions: Path) -> dict[str, str | None]:
+    """Why each student folder is refused (a name that reads as another's, a bad name, not a
+    plain folder), or ``None``."""
+    collisions = name_collisions(students)
+    return {s: collisions.get(s) or name_problem(s) or plain_problem(submissions / s, "folder")
+            for s in students}
+
+
+def _unchanged(rows: list[Row], key_v: str, sub_v: str, check_v: str) -> bool:
+    """Whether earlier rows were graded with this key, submission and checker."""
+    return all((r.key_version, r.submission_version, r.checker_version) == (key_v, sub_v, check_v)
+               for r in rows)
 
 
 def _log_regrade(old: dict, key_v: dict, check_v: dict, todo: int, pairs: int, kept: int,
