@@ -4,7 +4,6 @@ finding the globals a class's code runs in, and running a class with the course'
 from __future__ import annotations
 
 import contextlib
-import io
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -13,7 +12,7 @@ import numpy as np
 from ._common import Checker, swapped_names
 
 __all__ = ["ReferenceOps", "StandInCtx", "course_apply", "course_ops", "data", "function_of",
-           "names", "note_apply", "own_apply_fails", "reference_apply", "sum_to"]
+           "names", "reference_apply", "sum_to"]
 
 
 def function_of(cls: Any, name: str) -> Any:
@@ -79,32 +78,6 @@ def reference_apply(cls: type[Any], ns: dict[str, Any]) -> Callable[..., Any]:
 
     apply.__name__ = f"{cls.__name__}.apply"
     return apply
-
-
-def own_apply_fails(Function: Any) -> bool:
-    """Whether the learner's ``Function.apply`` fails exercise ch03-own-apply: observed and
-    judged here, quietly (and in the grader's sandbox too, where a check would only show its
-    record instead of deciding)."""
-    if Function is None:
-        return False
-    from ._exercise import judge_record
-    from ._observe import Observer
-    from .ch03 import own_apply  # the exercise's public module
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            ob = Observer(own_apply.ID, 0, False)
-            own_apply.observe(ob, Function, seed=0, hidden=False)
-            judge_record(own_apply, ob.record())
-    except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
-        return True
-    return False
-
-
-def note_apply(ns: dict[str, Any]) -> None:
-    """One line when the learner's apply fails: this check does not use it."""
-    if own_apply_fails(ns.get("Function")):
-        print("note: exercise ch03-own-apply fails its own check; this check runs your "
-              "forward and backward with the course's apply instead.")
 
 
 @contextlib.contextmanager

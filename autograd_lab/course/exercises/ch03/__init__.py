@@ -14,6 +14,7 @@ from __future__ import annotations
 import types
 
 from .._exercise import checker
+from ._note import note_apply
 from . import clone_function, context, exp_function, find_the_bug, mul_function, \
     neg_function, own_apply, reductions, relu_function, sum_to
 
@@ -23,7 +24,7 @@ EXERCISES = (context, own_apply, sum_to, mul_function, neg_function, exp_functio
 
 __all__ = ["ch03_context", "ch03_own_apply", "ch03_sum_to", "ch03_mul_function",
            "ch03_neg_function", "ch03_exp_function", "ch03_relu_function", "ch03_reductions",
-           "ch03_find_the_bug", "ch03_clone_function", "mygrad_function"]
+           "ch03_find_the_bug", "ch03_clone_function", "mygrad_function", "note_apply"]
 
 ch03_context = checker(context)
 ch03_own_apply = checker(own_apply)

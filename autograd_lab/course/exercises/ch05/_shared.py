@@ -241,7 +241,7 @@ def isolated(*classes: Any, helpers: tuple[str, ...] = ()) -> Iterator[None]:
     from .._functions import course_apply as _course_apply
     from .._functions import course_ops as _course_ops
     from .._functions import function_of as _function_of
-    from .._functions import note_apply as _note_apply
+    from ..ch03 import note_apply as _note_apply  # the public note of chapter 03
     ns = getattr(_function_of(cls, "forward"), "__globals__", None)
     if ns is None or "Variable" not in ns or "Function" not in ns:
         yield                       # the check itself reports what is missing
