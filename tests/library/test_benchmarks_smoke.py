@@ -205,3 +205,42 @@ def test_the_step_profile_times_every_part_of_a_recorded_step():
     assert set(medians) | set(missing) == set(step_profile.CONTENDERS)
     table = step_profile.render(medians, missing)
     assert "| backward |" in table and "**sum**" in table
+
+
+def test_the_shared_mlp_holds_the_weights_it_is_given_in_every_library():
+    """benchmarks.models builds the peers' MLP once for every benchmark: the weights handed in
+    (x @ W1 + b1 layout) come back unchanged, in autograd_lab and in PyTorch (when installed)."""
+    import numpy as np
+
+    from benchmarks.models import mlp_weights, mlp_with_weights
+
+    rng = np.random.default_rng(0)
+    weights = [rng.standard_normal(s) for s in ((64, 128), (128,), (128, 10), (10,))]
+    libs = ["autograd_lab"] + (["torch"] if figures.torch is not None else [])
+    for lib in libs:
+        got = mlp_weights(mlp_with_weights(lib, weights))
+        assert all(np.array_equal(a, b) and a.dtype == np.float64 for a, b in zip(got, weights)), lib
+    with pytest.raises(ValueError, match="'autograd_lab' or 'torch'"):
+        mlp_with_weights("jax", weights)
+
+
+def test_the_shared_training_step_gives_the_same_weights_recorded_and_captured():
+    import numpy as np
+
+    import autograd_lab as al
+    from autograd_lab import functional as F
+    from benchmarks.models import mlp_weights, mlp_with_weights, training_step
+
+    rng = np.random.default_rng(1)
+    weights = [rng.standard_normal(s) * 0.1 for s in ((64, 128), (128,), (128, 10), (10,))]
+    x, y = al.tensor(rng.standard_normal((8, 64))), al.tensor(rng.integers(0, 10, 8))
+    results = []
+    for captured in (False, True):
+        model = mlp_with_weights("autograd_lab", weights)
+        step = training_step(lambda a, b, m=model: F.cross_entropy(m(a), b),
+                             al.optim.SGD(model.parameters(), lr=0.1), captured)
+        losses = [float(step(x, y).data) for _ in range(3)]
+        results.append((losses, mlp_weights(model)))
+    assert results[0][0] == results[1][0] and results[0][0][2] < results[0][0][0]
+    assert all(np.array_equal(a, b) for a, b in zip(results[0][1], results[1][1]))
+    assert not np.array_equal(results[0][1][0], weights[0])  # the steps changed the weights
