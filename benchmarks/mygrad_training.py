@@ -25,6 +25,7 @@ from autograd_lab.course.learner.export import MODULES, PACKAGE, REFERENCE_ROOT
 from autograd_lab.course.learner.loader import build_package
 from autograd_lab.data import load_digits
 
+from .models import digits_mlp, training_step
 from .training import _limit_threads, _torch
 
 LR, MOMENTUM, BATCH = 0.05, 0.9, 64
@@ -42,15 +43,13 @@ def _epoch(nn: Any, optim: Any, F: Any, tensor: Callable[[np.ndarray], Any],
            raw: Callable[[np.ndarray], Any] = lambda a: a) -> Callable[[], Any]:
     """A function that trains a fresh copy of the model for one epoch (the thing timed)."""
     def run() -> Any:
-        model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+        model = digits_mlp(nn)
         for p, value in zip(model.parameters(), init):
             p.data[...] = raw(value)
-        opt = optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
+        step = training_step(lambda xb, yb: F.cross_entropy(model(xb), yb),
+                             optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM))
         for idx in order:
-            loss = F.cross_entropy(model(tensor(x[idx])), tensor(y[idx]))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+            step(tensor(x[idx]), tensor(y[idx]))
         return model
     return run
 
@@ -64,8 +63,7 @@ def bench(repeats: int = 7, with_torch: bool = True) -> list[dict[str, Any]]:
     order = [idx for idx in np.array_split(np.random.default_rng(0).permutation(len(x)),
                                            range(BATCH, len(x), BATCH))]
     mygrad.manual_seed(0)
-    start = mygrad.nn.Sequential(mygrad.nn.Linear(64, 128), mygrad.nn.ReLU(),
-                                 mygrad.nn.Linear(128, 10))
+    start = digits_mlp(mygrad.nn)
     init = [p.data.copy() for p in start.parameters()]
     contenders = {
         "mygrad (the key's)": _epoch(mygrad.nn, mygrad.optim, mygrad.nn.functional,

@@ -31,7 +31,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-BATCH, HIDDEN, CLASSES, FEATURES, LR = 64, 128, 10, 64, 0.1
+from .models import CLASSES, FEATURES, HIDDEN, mlp_weights, mlp_with_weights, training_step
+
+BATCH, LR = 64, 0.1
 N_BATCHES, CHECK_STEPS = 8, 5
 CHAIN, CHAIN_FACTOR = 1000, 1.0001
 MICRO_BATCH = 2
@@ -92,64 +94,28 @@ def _import(module: str) -> Any:
 def autograd_lab_step(weights: list, batches: list, captured: bool = False) -> tuple[Step, Callable]:
     import autograd_lab as al
     from autograd_lab import functional as F
-    from autograd_lab import nn
 
-    model = nn.Sequential(nn.Linear(FEATURES, HIDDEN, dtype=np.float64), nn.ReLU(),
-                          nn.Linear(HIDDEN, CLASSES, dtype=np.float64))
-    first, last = model[0], model[2]
-    first.weight.data[...] = weights[0].T
-    first.bias.data[...] = weights[1]
-    last.weight.data[...] = weights[2].T
-    last.bias.data[...] = weights[3]
+    model = mlp_with_weights("autograd_lab", weights)
     opt = al.optim.SGD(model.parameters(), lr=LR)
     data = [(al.tensor(x), al.tensor(y)) for x, y in batches]
-
-    def loss_of(x: Any, y: Any) -> Any:
-        return F.cross_entropy(model(x), y)
-
-    replay = al.capture(loss_of) if captured else None
+    take = training_step(lambda x, y: F.cross_entropy(model(x), y), opt, captured)
 
     def step(i: int) -> float:
-        x, y = data[i % len(data)]
-        opt.zero_grad()
-        if replay is not None:
-            loss = replay(x, y)  # forward and backward
-        else:
-            loss = loss_of(x, y)
-            loss.backward()
-        opt.step()
-        return float(loss.data)
-
-    def now() -> list:
-        return [first.weight.data.T, first.bias.data, last.weight.data.T, last.bias.data]
-    return step, now
+        return float(take(*data[i % len(data)]).data)
+    return step, lambda: mlp_weights(model)
 
 
 def torch_step(weights: list, batches: list) -> tuple[Step, Callable]:
     import torch
-    model = torch.nn.Sequential(torch.nn.Linear(FEATURES, HIDDEN), torch.nn.ReLU(),
-                                torch.nn.Linear(HIDDEN, CLASSES)).double()
-    with torch.no_grad():
-        model[0].weight.copy_(torch.from_numpy(weights[0].T.copy()))
-        model[0].bias.copy_(torch.from_numpy(weights[1]))
-        model[2].weight.copy_(torch.from_numpy(weights[2].T.copy()))
-        model[2].bias.copy_(torch.from_numpy(weights[3]))
+    model = mlp_with_weights("torch", weights)
     opt = torch.optim.SGD(model.parameters(), lr=LR)
     data = [(torch.from_numpy(x.copy()), torch.from_numpy(y.copy())) for x, y in batches]
     loss_fn = torch.nn.functional.cross_entropy
+    take = training_step(lambda x, y: loss_fn(model(x), y), opt)
 
     def step(i: int) -> float:
-        x, y = data[i % len(data)]
-        opt.zero_grad()
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
-        return float(loss.item())
-
-    def now() -> list:
-        return [model[0].weight.detach().numpy().T, model[0].bias.detach().numpy(),
-                model[2].weight.detach().numpy().T, model[2].bias.detach().numpy()]
-    return step, now
+        return float(take(*data[i % len(data)]).item())
+    return step, lambda: mlp_weights(model)
 
 
 def jax_step(weights: list, batches: list) -> tuple[Step, Callable]:
@@ -181,17 +147,27 @@ def jax_step(weights: list, batches: list) -> tuple[Step, Callable]:
     return step, now
 
 
-def dezero_step(weights: list, batches: list) -> tuple[Step, Callable]:
+def dezero_mlp(weights: list, batches: list) -> tuple[list, list, Callable]:
+    """DeZero's parameters, its batches, and ``forward(x) -> logits`` of the digits MLP."""
     _import("dezero")
     import dezero
     import dezero.functions as DF
     params = [dezero.Parameter(w.copy()) for w in weights]
     data = [(dezero.Variable(x), y) for x, y in batches]
 
+    def forward(x: Any) -> Any:
+        w1, b1, w2, b2 = params
+        return DF.linear(DF.relu(DF.linear(x, w1, b1)), w2, b2)
+    return params, data, forward
+
+
+def dezero_step(weights: list, batches: list) -> tuple[Step, Callable]:
+    params, data, forward = dezero_mlp(weights, batches)  # imports DeZero, numpy 2 or not
+    import dezero.functions as DF
+
     def step(i: int) -> float:
         x, y = data[i % len(data)]
-        w1, b1, w2, b2 = params
-        loss = DF.softmax_cross_entropy(DF.linear(DF.relu(DF.linear(x, w1, b1)), w2, b2), y)
+        loss = DF.softmax_cross_entropy(forward(x), y)
         for p in params:
             p.cleargrad()
         loss.backward()

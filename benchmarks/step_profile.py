@@ -19,9 +19,8 @@ import statistics
 import time
 from typing import Callable
 
-import numpy as np
-
-from .peers import FEATURES, HIDDEN, CLASSES, LR, _import, limit_threads, problem
+from .models import mlp_with_weights
+from .peers import LR, dezero_mlp, limit_threads, problem
 
 PARTS = ("zero_grad", "forward", "loss", "backward", "update", "loss as float")
 Parted = Callable[[int, dict], None]
@@ -31,13 +30,8 @@ Parted = Callable[[int, dict], None]
 def autograd_lab_parts(weights: list, batches: list) -> Parted:
     import autograd_lab as al
     from autograd_lab import functional as F
-    from autograd_lab import nn
 
-    model = nn.Sequential(nn.Linear(FEATURES, HIDDEN, dtype=np.float64), nn.ReLU(),
-                          nn.Linear(HIDDEN, CLASSES, dtype=np.float64))
-    for layer, w, b in ((model[0], weights[0], weights[1]), (model[2], weights[2], weights[3])):
-        layer.weight.data[...] = w.T
-        layer.bias.data[...] = b
+    model = mlp_with_weights("autograd_lab", weights)
     opt = al.optim.SGD(model.parameters(), lr=LR)
     data = [(al.tensor(x), al.tensor(y)) for x, y in batches]
 
@@ -51,12 +45,7 @@ def autograd_lab_parts(weights: list, batches: list) -> Parted:
 def torch_parts(weights: list, batches: list) -> Parted:
     import torch
 
-    model = torch.nn.Sequential(torch.nn.Linear(FEATURES, HIDDEN), torch.nn.ReLU(),
-                                torch.nn.Linear(HIDDEN, CLASSES)).double()
-    with torch.no_grad():
-        for layer, w, b in ((model[0], weights[0], weights[1]), (model[2], weights[2], weights[3])):
-            layer.weight.copy_(torch.from_numpy(w.T.copy()))
-            layer.bias.copy_(torch.from_numpy(b))
+    model = mlp_with_weights("torch", weights)
     opt = torch.optim.SGD(model.parameters(), lr=LR)
     data = [(torch.from_numpy(x.copy()), torch.from_numpy(y.copy())) for x, y in batches]
     loss_fn = torch.nn.functional.cross_entropy
@@ -69,12 +58,8 @@ def torch_parts(weights: list, batches: list) -> Parted:
 
 
 def dezero_parts(weights: list, batches: list) -> Parted:
-    _import("dezero")
-    import dezero
+    params, data, forward = dezero_mlp(weights, batches)  # imports DeZero, numpy 2 or not
     import dezero.functions as DF
-
-    params = [dezero.Parameter(w.copy()) for w in weights]
-    data = [(dezero.Variable(x), y) for x, y in batches]
 
     def clear() -> None:
         for p in params:
@@ -86,10 +71,8 @@ def dezero_parts(weights: list, batches: list) -> Parted:
 
     def step(i: int, times: dict) -> None:
         x, y = data[i % len(data)]
-        w1, b1, w2, b2 = params
-        _timed(times, clear, lambda: DF.linear(DF.relu(DF.linear(x, w1, b1)), w2, b2),
-               lambda out: DF.softmax_cross_entropy(out, y), lambda loss: loss.backward(), update,
-               lambda loss: float(loss.data))
+        _timed(times, clear, lambda: forward(x), lambda out: DF.softmax_cross_entropy(out, y),
+               lambda loss: loss.backward(), update, lambda loss: float(loss.data))
     return step
 
 

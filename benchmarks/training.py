@@ -23,6 +23,8 @@ from autograd_lab.data import load_digits
 from autograd_lab.optim import SGD
 from autograd_lab.train import DEFAULT_BATCH, DEFAULT_LR, make_model
 
+from .models import training_step
+
 MOMENTUM = 0.9
 LR = DEFAULT_LR["mlp"]
 BATCH = DEFAULT_BATCH["mlp"]
@@ -42,18 +44,12 @@ def train_ours(model: nn.Module, x: np.ndarray, y: np.ndarray, order: list, lr: 
                capture: bool = False) -> nn.Module:
     """SGD with momentum over ``order``; ``capture=True`` runs forward and backward as an
     ``al.capture`` step (captured once per batch shape, then replayed: the same weights)."""
-    opt = SGD(model.parameters(), lr=lr, momentum=MOMENTUM)
     loss_fn = nn.CrossEntropyLoss()
-    step = al.capture(lambda xb, yb: loss_fn(model(xb), yb)) if capture else None
+    step = training_step(lambda xb, yb: loss_fn(model(xb), yb),
+                         SGD(model.parameters(), lr=lr, momentum=MOMENTUM), capture)
     for epoch in order:
         for idx in epoch:
-            xb, yb = al.Variable._make(x[idx]), al.Variable._make(y[idx])
-            opt.zero_grad()
-            if step is not None:
-                step(xb, yb)
-            else:
-                loss_fn(model(xb), yb).backward()
-            opt.step()
+            step(al.Variable._make(x[idx]), al.Variable._make(y[idx]))
     return model
 
 
@@ -88,15 +84,13 @@ def train_torch(net: Any, x: np.ndarray, y: np.ndarray, order: list, lr: float =
     import torch
 
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
-    opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=MOMENTUM)
     loss_fn = torch.nn.CrossEntropyLoss()
+    step = training_step(lambda xb, yb: loss_fn(net(xb), yb),
+                         torch.optim.SGD(net.parameters(), lr=lr, momentum=MOMENTUM))
     for epoch in order:
         for idx in epoch:
             i = torch.from_numpy(idx)
-            loss = loss_fn(net(xt[i]), yt[i])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+            step(xt[i], yt[i])
     return net
 
 

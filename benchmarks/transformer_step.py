@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .models import training_step
 from .peers import limit_threads
 from .timing import compare
 
@@ -83,13 +84,13 @@ def torch_step(data: list) -> tuple[Step, dict]:
     positions = torch.arange(SEQ)
     tensors = [(torch.from_numpy(x), torch.from_numpy(y).reshape(-1)) for x, y in data]
 
+    def loss_of(x: Any, y: Any) -> Any:
+        return torch.nn.functional.cross_entropy(model(x, mask, positions).reshape(-1, VOCAB), y)
+
+    take = training_step(loss_of, opt)
+
     def step(i: int) -> float:
-        x, y = tensors[i % len(tensors)]
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(model(x, mask, positions).reshape(-1, VOCAB), y)
-        loss.backward()
-        opt.step()
-        return loss.item()
+        return take(*tensors[i % len(tensors)]).item()
     return step, {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
 
 
@@ -105,18 +106,10 @@ def autograd_lab_step(data: list, weights: dict, captured: bool = False) -> Step
     def loss_of(x: Any, y: Any) -> Any:
         return al.functional.cross_entropy(model(x, mask, positions).reshape((-1, VOCAB)), y)
 
-    replay = al.capture(loss_of) if captured else None
+    take = training_step(loss_of, opt, captured)
 
     def step(i: int) -> float:
-        x, y = tensors[i % len(tensors)]
-        opt.zero_grad()
-        if replay is not None:
-            loss = replay(x, y)  # forward and backward
-        else:
-            loss = loss_of(x, y)
-            loss.backward()
-        opt.step()
-        return float(loss.data)
+        return float(take(*tensors[i % len(tensors)]).data)
     return step
 
 

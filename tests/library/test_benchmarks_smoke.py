@@ -75,46 +75,6 @@ def test_the_engine_profile_takes_each_item_out_and_puts_it_back():
                       elementwise.Mul.__dict__["forward"], elementwise.Mul.__dict__["backward"])
 
 
-def test_every_rung_of_the_protocol_ladder_computes_the_chains_gradient(capsys):
-    """The ladder's minimal autograds time the chain only if they compute it: each rung, the
-    library (recorded and captured) and PyTorch give d(sum of x * c**n)/dx = c**n."""
-    ladder = pytest.importorskip("benchmarks.protocol_ladder")
-    n = 30
-    want = ladder.C ** n
-    for name, run in ladder.contenders(n).items():
-        if run is None:
-            continue
-        got = run()
-        assert got.shape == ladder.X0.shape, name
-        assert all(math.isclose(float(g), want, rel_tol=1e-12) for g in got), (name, got)
-    # --threads 0: the tests after this one keep their thread counts
-    assert ladder.main(["--repeats", "1", "--length", "20", "--epochs", "1", "--threads", "0"]) == 0
-    table = capsys.readouterr().out
-    for name in list(ladder.RUNGS) + ["+ differentiable, replayed", "numpy (hand backprop)"]:
-        assert f"| {name} |" in table
-
-
-def test_the_mlp_floor_trains_exactly_as_the_hand_written_numpy_step():
-    """The ladder's MLP step on its last rung runs the hand-written numpy lines as Functions,
-    recorded or replayed: after an epoch its weights equal the hand-written step's bit for bit,
-    and the library's (other kernels, same arithmetic) agree to float32 rounding."""
-    import numpy as np
-
-    ladder = pytest.importorskip("benchmarks.protocol_ladder")
-    runs, steps = ladder.mlp_contenders(1)
-    assert steps > 10
-    want = runs["numpy (hand backprop)"]()
-    for name in ("+ differentiable", "+ differentiable, replayed"):
-        floor = runs[name]()
-        assert all(np.array_equal(a, b) for a, b in zip(want, floor)), name
-    for name in ("autograd_lab, recorded", "autograd_lab, captured"):
-        got = [p.data for p in runs[name]().parameters()]
-        for a, b in zip(want, got):
-            np.testing.assert_allclose(b, a, rtol=0, atol=1e-5, err_msg=name)
-    untrained = ladder.mlp_contenders(0)[0]["numpy (hand backprop)"]()  # no epoch: the initial weights
-    assert not np.array_equal(want[0], untrained[0])
-
-
 def test_the_wakeup_benchmark_times_every_kernel_on_each_thread_count():
     """`python -m benchmarks.thread_wakeup` (PROFILE.md section 16 quotes it): every kernel's
     forward and backward on one thread and on two, numpy's composite beside them, and numba's
@@ -245,3 +205,42 @@ def test_the_step_profile_times_every_part_of_a_recorded_step():
     assert set(medians) | set(missing) == set(step_profile.CONTENDERS)
     table = step_profile.render(medians, missing)
     assert "| backward |" in table and "**sum**" in table
+
+
+def test_the_shared_mlp_holds_the_weights_it_is_given_in_every_library():
+    """benchmarks.models builds the peers' MLP once for every benchmark: the weights handed in
+    (x @ W1 + b1 layout) come back unchanged, in autograd_lab and in PyTorch (when installed)."""
+    import numpy as np
+
+    from benchmarks.models import mlp_weights, mlp_with_weights
+
+    rng = np.random.default_rng(0)
+    weights = [rng.standard_normal(s) for s in ((64, 128), (128,), (128, 10), (10,))]
+    libs = ["autograd_lab"] + (["torch"] if figures.torch is not None else [])
+    for lib in libs:
+        got = mlp_weights(mlp_with_weights(lib, weights))
+        assert all(np.array_equal(a, b) and a.dtype == np.float64 for a, b in zip(got, weights)), lib
+    with pytest.raises(ValueError, match="'autograd_lab' or 'torch'"):
+        mlp_with_weights("jax", weights)
+
+
+def test_the_shared_training_step_gives_the_same_weights_recorded_and_captured():
+    import numpy as np
+
+    import autograd_lab as al
+    from autograd_lab import functional as F
+    from benchmarks.models import mlp_weights, mlp_with_weights, training_step
+
+    rng = np.random.default_rng(1)
+    weights = [rng.standard_normal(s) * 0.1 for s in ((64, 128), (128,), (128, 10), (10,))]
+    x, y = al.tensor(rng.standard_normal((8, 64))), al.tensor(rng.integers(0, 10, 8))
+    results = []
+    for captured in (False, True):
+        model = mlp_with_weights("autograd_lab", weights)
+        step = training_step(lambda a, b, m=model: F.cross_entropy(m(a), b),
+                             al.optim.SGD(model.parameters(), lr=0.1), captured)
+        losses = [float(step(x, y).data) for _ in range(3)]
+        results.append((losses, mlp_weights(model)))
+    assert results[0][0] == results[1][0] and results[0][0][2] < results[0][0][0]
+    assert all(np.array_equal(a, b) for a, b in zip(results[0][1], results[1][1]))
+    assert not np.array_equal(results[0][1][0], weights[0])  # the steps changed the weights

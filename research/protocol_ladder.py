@@ -1,6 +1,6 @@
 """What each part of a PyTorch-style Function protocol costs per op, rung by rung.
 
-    python -m benchmarks.protocol_ladder [--repeats 15] [--part chain|mlp|both] [--epochs 10] [--threads 1]
+    python -m research.protocol_ladder [--repeats 15] [--part chain|mlp|both] [--epochs 10] [--threads 1]
 
 Issue 14 asks the recorded 1000-op chain of ``figures.engine_chain`` (``y = y * 1.0001`` on a
 (4,) vector, then ``y.sum().backward()``) to run in 0.8x PyTorch's time. This module times the
@@ -28,8 +28,8 @@ The second part does the same for the digits MLP step of ``benchmarks.training``
 hand-written numpy backprop; the same numpy lines as Functions on the last rung, recorded as a
 graph each step, and replayed in a fixed order on ctx objects made once (the leaves' ``.grad``
 updated as the optimizer does; both come out with the hand-written weights bit for bit); then
-the library, captured and recorded, and PyTorch. ``benchmarks/PROFILE.md`` (section 6) quotes
-both tables.
+the library, captured and recorded, and PyTorch. ``benchmarks/PROFILE.md`` keeps what the two
+tables showed.
 """
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ import numpy as np
 
 import autograd_lab as al
 
-from .figures import captured_chain
-from .timing import compare
+from benchmarks.figures import captured_chain
+from benchmarks.timing import compare
 
 try:
     import torch
@@ -474,7 +474,7 @@ class _DCrossEntropy:
 
 def _momentum_update(leaves: list, bufs: list, lr: float) -> None:
     """The hand-written step's SGD with momentum, from each leaf's ``.grad``."""
-    from .training import MOMENTUM
+    from benchmarks.training import MOMENTUM
 
     for k, p in enumerate(leaves):
         if bufs[k] is None:
@@ -600,7 +600,7 @@ def mlp_contenders(epochs: int) -> tuple[dict[str, Callable[[], Any] | None], in
     from autograd_lab.data import load_digits
     from autograd_lab.train import make_model
 
-    from .training import LR, _batches, to_torch, train_numpy_mlp, train_ours, train_torch
+    from benchmarks.training import LR, _batches, to_torch, train_numpy_mlp, train_ours, train_torch
 
     x, y, _, _ = load_digits()
     order = _batches(len(x), epochs, 0)
@@ -644,7 +644,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="cap BLAS/numba/torch threads (default 1, as the issue's one-thread "
                              "figures; 0 leaves each library's default)")
     args = parser.parse_args(argv)
-    from .training import _limit_threads
+    from benchmarks.training import _limit_threads
 
     _limit_threads(args.threads or None)
     if args.part in ("chain", "both"):
