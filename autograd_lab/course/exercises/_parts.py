@@ -21,17 +21,15 @@ untouched stub, or a part uses another exercise that is not done yet, that
 ``NotImplementedError`` is raised as before (the exercise is "not started" or waits for the
 other one).
 
-How the score follows (:func:`parts_score`, used by the grader and ``autograd-lab check``):
-``points × parts passed / parts``, rounded to two decimals (down, so a share is never
-rounded up into points not earned). The grader reads it from the graded cell's outputs, so
-only this evidence counts: the cell has exactly one error output, it is a ``PartsFailed``,
-nothing went to standard error, and its last line names a non-empty set of the parts that
-the exercise's chapter module declares (the grader imports that module itself; the count of
-parts is never read from the output). Anything else scores as before: 0 for a failed cell.
-A submission that prints or displays "all parts passed", raises its own ``PartsFailed`` inside
-a part, or shows an extra error, gains nothing: printing is not evidence, an exception inside
-a part fails that part, and two error outputs score 0. Only the checker's own exception,
-raised after every part ran, can name fewer failed parts than all.
+How the score follows: ``points × parts passed / parts``, rounded to two decimals (down, so a
+share is never rounded up into points not earned). The grader decides it in its own process,
+from the kernel's observations (:mod:`autograd_lab.course.exercises.verdict`, which reads
+``PartsFailed.failed`` of the judge it runs itself). :func:`parts_score` reads the same share from
+a cell's outputs, for ``autograd-lab check`` in the learner's own kernel and for an exercise not
+written as ``observe`` and ``judge``; there only this evidence counts: the cell has exactly one
+error output, it is a ``PartsFailed``, nothing went to standard error, and its last line names a
+non-empty set of the parts that the exercise declares (the count of parts is never read from the
+output). Anything else scores as before: 0 for a failed cell.
 """
 from __future__ import annotations
 
