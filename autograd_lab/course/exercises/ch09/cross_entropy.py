@@ -15,7 +15,7 @@ import numpy as np
 from .._common import Checker, data_of, library, swapped_names
 from .._exercise import Mistake
 from .._observe import Observations, Observer, raise_learner_error
-from .legacy import _shadowed_log_softmax
+from ._shared import shadowed_log_softmax
 from .log_softmax import log_softmax_ref
 from .messages import HINTS
 
@@ -73,7 +73,7 @@ def observe(ob: Observer, cross_entropy: Callable[..., Any], *, seed: int, hidde
             Variable: Any = None) -> None:
     Var = Variable if Variable is not None else library().Variable
     with ob.case(NAMES):
-        ob.put("shadowed", _shadowed_log_softmax(cross_entropy))
+        ob.put("shadowed", shadowed_log_softmax(cross_entropy))
     ns = _stage(cross_entropy)
     with swapped_names(ns, {"_class_indices": class_indices} if ns else {}):
         for name, data, targets in cases(seed, hidden):

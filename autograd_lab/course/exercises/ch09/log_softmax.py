@@ -90,10 +90,10 @@ def observe(ob: Observer, log_softmax: Callable[[Any], Any], *, seed: int, hidde
 
 
 def _note_shadowing(log_softmax: Any) -> None:
-    from .legacy import _takes_dim
+    from ._shared import takes_dim
     names = getattr(log_softmax, "__globals__", None)
     if (isinstance(names, dict) and "USE_KERNELS" in names
-            and names.get("log_softmax") is log_softmax and not _takes_dim(log_softmax)):
+            and names.get("log_softmax") is log_softmax and not takes_dim(log_softmax)):
         print("Note: this cell ran after section 3's `%%mygrad functional activations` cell "
               "and replaced its `log_softmax(x, dim=-1)` in this notebook; the cells of "
               "section 3 call it with dim. Run the `%%mygrad functional activations` cell "

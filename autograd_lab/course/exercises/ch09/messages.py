@@ -147,4 +147,48 @@ HINTS: dict[str, str] = {
                               "when transform is not None.",
     "loader.transform-inputs": "yield Variable(self.transform(xb)), yb: the transform changes the "
                                "inputs only, never the labels.",
+    # ch09-fit
+    "fit.callable": "Pass the function itself, without calling it.",
+    "fit.signature": "fit(model, loader, optimizer, epochs, loss_fn=cross_entropy, test=None, "
+                     "log_every=0, lr_schedule=None)",
+    "fit.pair": "return total / len(X), correct / len(X)",
+    "fit.call-model": "Call model(Variable(xb)) on each batch of X.",
+    "fit.eval-mode": "evaluate must put the model in evaluation mode (model.eval()) before its "
+                     "forward passes: in training mode Dropout would zero activations at random "
+                     "and the score would be noise.",
+    "fit.no-grad": "Run evaluate's forward passes inside `with no_grad():`: nothing is "
+                   "differentiated there, and a recorded graph only costs time and memory.",
+    "fit.batches": "Walk X in slices X[start:start + batch_size], each sample once.",
+    "fit.restore": "Remember the mode before (was_training = model.training) and put it back at "
+                   "the end with model.train(was_training): a model that came in evaluation "
+                   "mode stays in it, one that came in training mode goes back to training.",
+    "fit.mean-loss": "Add each batch's mean loss times its size, then divide by len(X).",
+    "fit.batch-means": "You averaged the batches' mean losses: the last batch is smaller, so "
+                       "weight each batch's loss by its size (loss.item() * len(yb)) and divide "
+                       "the total by len(X).",
+    "fit.loss-sum": "This is the sum over the samples; divide by len(X).",
+    "fit.accuracy": "Count the samples whose largest logit (out.data.argmax(axis=1)) is their "
+                    "label, and divide by len(X).",
+    "fit.accuracy-count": "This is the number of right answers; divide by len(X) to get the "
+                          "accuracy.",
+    "fit.steps": "Each epoch runs train_step on every batch of the loader, once.",
+    "fit.train-mode": "Call model.train() at the start of each epoch: the model may come in "
+                      "evaluation mode (evaluate, or a caller), and Dropout must be on while "
+                      "training.",
+    "fit.train-graph": "Only evaluate runs under no_grad; train_step must record the graph that "
+                       "loss.backward() walks.",
+    "fit.lr-number": "Set optimizer.lr to a number: the value lr_schedule(epoch) returns.",
+    "fit.from-zero": "Count the epochs from 0: the first epoch runs at lr_schedule(0).",
+    "fit.before": "Set the rate BEFORE the epoch's steps: optimizer.lr = lr_schedule(epoch), "
+                  "with epoch counted from 0.",
+    "fit.schedule": "At the start of each epoch, when lr_schedule is given, set optimizer.lr = "
+                    "lr_schedule(epoch) (epoch = 0, 1, ...).",
+    "fit.history": "return history",
+    "fit.per-epoch": "Append one value per epoch to each list.",
+    "fit.epoch-loss": "Each epoch's training loss is the mean of what train_step returned for "
+                      "its batches.",
+    "fit.evaluate": "After each epoch's steps, evaluate the model on loader.X, loader.y "
+                    "(accuracy) and on test (test_loss, test_accuracy).",
+    "fit.keep-lr": "Touch optimizer.lr only when lr_schedule is not None.",
+    "fit.no-test": "Evaluate on the test set only when test is given.",
 }

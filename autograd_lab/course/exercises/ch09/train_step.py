@@ -27,6 +27,17 @@ MISTAKES = (
 )
 
 
+def course_train_step(model: Any, loss_fn: Callable[..., Any], optimizer: Any, x: Any,
+                      y: Any) -> float:
+    """The course's train_step (what the exercise asks for), for the checks of the exercises
+    that use it."""
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return float(loss.item())
+
+
 def _optimizer(kind: str, params: Any) -> Any:
     from autograd_lab.optim import SGD, Adam
     if kind == "Adam":
