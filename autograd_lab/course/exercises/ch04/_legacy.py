@@ -19,10 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Checker, deeper_than_recursion, grad_data
+from .._common import Checker, deeper_than_recursion, grad_data
 
-__all__ = ["ch04_topological_sort", "ch04_backward", "ch04_reused_node", "ch04_second_backward",
-           "ch04_topological_order", "ch04_hooks", "ch04_engine_backward", "mygrad_engine"]
+__all__ = ["ch04_topological_sort", "ch04_backward", "ch04_topological_order", "ch04_hooks", "ch04_engine_backward", "mygrad_engine"]
 
 
 class _Scalar:
@@ -573,87 +572,6 @@ def _backward_cases(ck: Checker, backward: Callable[[Any], dict], hidden: bool) 
                     leaf.grad = round(float(ck.rng.uniform(-1, 1)), 2)
                     before[id(leaf)] = leaf.grad
                 _check_grads(ck, _run_backward(ck, backward, root), root, {}, before=before)
-
-
-# -- exercise 3: gradients through a reused node, by hand ---------------------------------------
-def _reused_expected(x: float, y: float) -> dict[str, float]:
-    h = x * y
-    a = h + x
-    d_a = h
-    d_h = a + h
-    return {"a": d_a, "h": d_h, "x": d_h * y + d_a, "y": d_h * x}
-
-
-def ch04_reused_node(reused_node_grads: Callable[[float, float], dict], *, seed: int = 0,
-                     hidden: bool = False) -> None:
-    """Check ``reused_node_grads(x, y)`` for h = x*y; a = h + x; out = h*a: a dict with the
-    gradients of out with respect to "a", "h", "x" and "y"."""
-    ck = Checker("ch04-reused-node", seed=seed, hidden=hidden)
-    points: list[tuple[float, ...]] = [(2.0, 3.0), (-1.0, 0.5), (0.5, -2.0)]
-    if hidden:
-        points += [tuple(round(float(v), 3) for v in ck.rng.uniform(-3, 3, size=2))
-                   for _ in range(4)]
-    for x, y in points:
-        with ck.case(f"x = {x:g}, y = {y:g}"):
-            got = ck.call(reused_node_grads, x, y)
-            ck.check(isinstance(got, dict), "reused_node_grads did not return a dict.",
-                     expected='a dict with keys "a", "h", "x", "y"', received=got,
-                     hint='Return {"a": ..., "h": ..., "x": ..., "y": ...}.')
-            want = _reused_expected(x, y)
-            for key in want:
-                ck.check(key in got, f"the dict has no key {key!r}.", expected=sorted(want),
-                         received=sorted(map(str, got)), hint="Use the keys 'a', 'h', 'x', 'y'.")
-            h, a = x * y, x * y + x
-            ck.close(got["a"], want["a"], what='gradient "a"',
-                     hint="out = h * a, so d out / d a = h.")
-            ck.close(got["h"], want["h"], what='gradient "h"',
-                     hint="h has two consumers: out = h * a directly (local gradient a) and "
-                          "a = h + x (local gradient 1, times d out / d a = h). Add both.",
-                     mistakes=[(a, "That is only the direct path out = h * a; h also reaches out "
-                                "through a = h + x. Add h * 1."),
-                               (h, "That is only the path through a; h is also a direct factor "
-                                "of out = h * a. Add a.")])
-            ck.close(got["x"], want["x"], what='gradient "x"',
-                     hint="x has two consumers as well: h = x * y (local gradient y) and a = h + x "
-                          "(local gradient 1). Use the complete gradients of h and a.",
-                     mistakes=[(want["h"] * y, "You followed x only through h; x also feeds "
-                                "a = h + x directly. Add d out / d a."),
-                               (a * y + h, "Your gradient of h misses one of its consumers; with "
-                                "the full d out / d h = a + h the rest follows.")])
-            ck.close(got["y"], want["y"], what='gradient "y"',
-                     hint="y only reaches out through h = x * y: d out / d y = (d out / d h) * x.",
-                     mistakes=[(a * x, "Your gradient of h misses the path through a: "
-                                "use d out / d h = a + h.")])
-    ck.done()
-
-
-# -- exercise 4: what a second backward does -----------------------------------------------------
-def ch04_second_backward(predict_x_grad: Callable[[float, int], float], *, seed: int = 0,
-                         hidden: bool = False) -> None:
-    """Check ``predict_x_grad(x0, calls)``: x.grad after ``calls`` backward calls (with
-    retain_graph=True) of out = 3 * (x * x) + x, starting from no gradient."""
-    ck = Checker("ch04-second-backward", seed=seed, hidden=hidden)
-    cases = [(2.0, 1), (2.0, 2), (-0.5, 3)]
-    if hidden:
-        cases += [(round(float(ck.rng.uniform(-3, 3)), 2), int(ck.rng.integers(1, 6)))
-                  for _ in range(4)]
-    for x0, calls in cases:
-        with ck.case(f"x0 = {x0:g}, {calls} call{'s' if calls > 1 else ''}"):
-            got = ck.call(predict_x_grad, x0, calls)
-            once = 6 * x0 + 1
-            ck.close(got, calls * once, what="predicted x.grad",
-                     hint="One backward gives d out / d x = 6 x0 + 1. Each further call adds the "
-                          "same amount into x.grad.",
-                     mistakes=[(once, "That is the gradient of one call: backward adds into "
-                                "x.grad, it does not overwrite it."),
-                               (calls * 6 * x0, "The + x term contributes 1 to the gradient too."),
-                               (calls * (3 * x0 * x0 + x0), "That is calls * out, not the "
-                                "gradient; d out / d x = 6 x0 + 1."),
-                               (once * 2 ** (calls - 1), "Each call adds one gradient; it "
-                                "does not double what is there.")])
-    ck.done()
-
-
 
 
 # -- exercises 5 and 6: the engine of mygrad, on the learner's Variables ----------------------

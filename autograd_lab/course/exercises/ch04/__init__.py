@@ -1,0 +1,22 @@
+"""Checkers for chapter 04, The engine: one module per exercise written as an ``observe`` and
+a ``judge`` (:mod:`autograd_lab.course.exercises._exercise`); the exercises on mygrad's
+Variables are still classic checkers, in ``_legacy``."""
+from __future__ import annotations
+
+from .._exercise import checker
+from . import reused_node, second_backward
+from ._legacy import (_leaf, _random_graph, _reference_grads, _reused_graph,  # noqa: F401
+                      ch04_backward, ch04_engine_backward, ch04_hooks, ch04_topological_order,
+                      ch04_topological_sort, mygrad_engine)
+
+EXERCISES = (reused_node, second_backward)
+"""The chapter's exercises written as data, in the notebook's order."""
+
+__all__ = ["ch04_topological_sort", "ch04_backward", "ch04_reused_node", "ch04_second_backward",
+           "ch04_topological_order", "ch04_hooks", "ch04_engine_backward", "mygrad_engine"]
+
+ch04_reused_node = checker(reused_node)
+ch04_second_backward = checker(second_backward)
+
+PARTS = {m.ID: m.PARTS for m in EXERCISES if m.PARTS}
+"""Exercises made of independent parts (none in this chapter)."""
