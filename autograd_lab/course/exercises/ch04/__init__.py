@@ -4,17 +4,19 @@ Variables are still classic checkers, in ``_legacy``."""
 from __future__ import annotations
 
 from .._exercise import checker
-from . import reused_node, second_backward
-from ._legacy import (_leaf, _random_graph, _reference_grads, _reused_graph,  # noqa: F401
-                      ch04_backward, ch04_engine_backward, ch04_hooks, ch04_topological_order,
-                      ch04_topological_sort, mygrad_engine)
+from ._scalars import _leaf, _random_graph, _reference_grads, _reused_graph  # noqa: F401
+from . import backward, reused_node, second_backward, topological_sort
+from ._legacy import (ch04_engine_backward, ch04_hooks, ch04_topological_order,
+                      mygrad_engine)
 
-EXERCISES = (reused_node, second_backward)
+EXERCISES = (topological_sort, backward, reused_node, second_backward)
 """The chapter's exercises written as data, in the notebook's order."""
 
 __all__ = ["ch04_topological_sort", "ch04_backward", "ch04_reused_node", "ch04_second_backward",
            "ch04_topological_order", "ch04_hooks", "ch04_engine_backward", "mygrad_engine"]
 
+ch04_topological_sort = checker(topological_sort)
+ch04_backward = checker(backward)
 ch04_reused_node = checker(reused_node)
 ch04_second_backward = checker(second_backward)
 

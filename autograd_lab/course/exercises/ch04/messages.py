@@ -29,4 +29,56 @@ HINTS: dict[str, str] = {
     "second.no-plus-x": "The + x term contributes 1 to the gradient too.",
     "second.out": "That is calls * out, not the gradient; d out / d x = 6 x0 + 1.",
     "second.doubles": "Each call adds one gradient; it does not double what is there.",
+    # ch04-topological-sort
+    "sort.none": "Did you forget the `return` statement?",
+    "sort.list": "Collect the nodes in a list and return it.",
+    "sort.not-node": "Put the nodes themselves in the list (not their data, labels or ids).",
+    "sort.duplicate": "A node that is used twice is reached along two paths. Keep a set of the "
+                      "nodes you have already visited and skip them the second time.",
+    "sort.missing": "Follow node.parents all the way down to the leaves; every node reachable "
+                    "from the root belongs in the list, leaves included.",
+    "sort.forward": "Backward runs from the output to the leaves: reverse your list.",
+    "sort.order": "Do a depth-first search that appends a node only after all its parents have "
+                  "been appended (post-order), then reverse the list: every node then comes "
+                  "before the nodes it was computed from. (A breadth-first order is not enough "
+                  "once a node is reused along paths of different lengths.)",
+    "sort.work": "It walks through a reused node once per path, and the number of paths grows "
+                 "exponentially. Expand each node only the first time you reach it (a `visited` "
+                 "set), even if you de-duplicate the list afterwards.",
+    "sort.twice": "Keep the visited set inside the function (a new one per call) instead of "
+                  "marking the nodes themselves.",
+    "sort.recursion": "A recursive function needs one Python frame per level, and Python stops "
+                      "at about 1,000 (RecursionError). Use an explicit stack (a list you append "
+                      "to and pop from) instead of recursion.",
+    "sort.recursion-short": "Use an explicit stack, not recursion.",
+    # ch04-backward
+    "backward.dict": "Keep the gradients in a dict local to the call and return it at the end.",
+    "backward.root": "d root / d root = 1: start with grads = {root: 1.0}.",
+    "backward.visits": "A node used by several consumers is reached along several paths. In "
+                       "topological_sort, keep a set of the nodes already visited and skip a "
+                       "node the second time you reach it, so that the order lists each node "
+                       "once.",
+    "backward.missing": "Start with grads = {root: 1.0} and give every parent an entry as you "
+                        "pass the gradient down to it.",
+    "backward.sum": "Every consumer adds local_grad * (its own gradient) to each parent: "
+                    "grads[p] = grads.get(p, 0.0) + local * grads[node].",
+    "backward.non-leaf": "Keep non-leaf gradients in the dict (the engine's buffers); only "
+                         "leaves add into .grad, as in PyTorch.",
+    "backward.leaf": "A leaf adds its gradient to what .grad already holds: "
+                     "leaf.grad += grads[leaf].",
+    "backward.overwritten": "That is this call's gradient alone: .grad must accumulate across "
+                            "calls (leaf.grad += ...), not be overwritten.",
+    "backward.same-parent": "1.5 is one of the two contributions: x is a parent of x*x twice, "
+                            "and the second one overwrote the first. Add: "
+                            "grads[p] = grads.get(p, 0.0) + local * g.",
+    "backward.h-square-only": "That is only the contribution of h*h; h also feeds the + "
+                              "directly. Sum over every consumer.",
+    "backward.h-plus-only": "That is only the contribution of the +; h also feeds h*h. Sum over "
+                            "every consumer.",
+    "backward.twice": "Each call must compute this call's gradients from scratch (a fresh dict) "
+                      "and add them to the leaves once. If non-leaf gradients live in .grad, "
+                      "the second call starts from the first call's leftovers.",
+    "backward.recursion": "Your backward (or the topological_sort it calls) must not recurse: "
+                          "use an explicit stack.",
+    "backward.chain": "The gradient of a chain is the product of its local gradients.",
 }
