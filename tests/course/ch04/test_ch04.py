@@ -1,12 +1,15 @@
 """Chapter 04's exercises written as data (see ``tests/course/exercise_data.py``).
 
-The graded cells of the Scalar engine (topological_sort, backward, reused_node,
-second_backward) run from the key's solution cells; the exercises on mygrad's Variables are
-still classic checkers (tests/course/test_exercises_ch04.py)."""
+The exercises still written as classic checkers (ch04-hooks, ch04-engine-backward) are tested
+in tests/course/test_exercises_ch04.py."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
+
+from autograd_lab.course.learner.export import PACKAGE, REFERENCE_ROOT
+from autograd_lab.course.learner.loader import build_package
 
 from tests.course.exercise_data import Chapter, chapter_tests
 
@@ -21,8 +24,29 @@ class _Chapter(Chapter):
                 for k, v in super().graded().items()}
 
 
+def _namespace(sources: list[str]) -> dict[str, Any]:
+    """The key's solution cells run: the Scalar ones as plain code, the ``%%mygrad engine``
+    ones in the namespace of a mygrad built from the course's variable, function and engine
+    modules (so that they replace the engine's functions, as the magic does)."""
+    pkg = build_package({name: REF / f"{name}.py" for name in ("variable", "function", "engine")})
+    engine = dict(vars(pkg.engine))
+    ns: dict[str, Any] = {"__name__": "__key__", "mygrad": pkg}
+    for source in sources:
+        lines = source.splitlines()
+        if lines and lines[0].startswith("%%mygrad"):
+            exec(compile("\n".join(lines[1:]), "<key cell>", "exec"), engine)
+        else:
+            exec(compile(source, "<key cell>", "exec"), ns)
+    ns.update({k: v for k, v in engine.items() if k in _ENGINE_NAMES})
+    return ns
+
+
+_ENGINE_NAMES = ("topological_order", "register_hook", "retain_grad", "_run_hooks")
+"""The engine's names the graded cells pass (its ``backward`` would hide the Scalar one)."""
+REF = REFERENCE_ROOT / PACKAGE
+
 CHAPTER = _Chapter("04_engine.ipynb", "ch04", keep=lambda cell: cell["metadata"].get(
-    "nbgrader", {}).get("solution", False) and "%%mygrad" not in "".join(cell["source"]))
+    "nbgrader", {}).get("solution", False), namespace=_namespace)
 
 _TESTS = chapter_tests(CHAPTER)
 globals().update({k: v for k, v in _TESTS.items()

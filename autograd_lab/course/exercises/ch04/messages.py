@@ -81,4 +81,24 @@ HINTS: dict[str, str] = {
     "backward.recursion": "Your backward (or the topological_sort it calls) must not recurse: "
                           "use an explicit stack.",
     "backward.chain": "The gradient of a chain is the product of its local gradients.",
+    # ch04-topological-order
+    "order.none": "Did you forget the `return` statement?",
+    "order.list": "Collect the Variables in a list; return it.",
+    "order.no-grad": "Follow v.grad_fn.inputs, and skip inputs that are not Variables or do not "
+                     "require grad (they get no gradient).",
+    "order.duplicate": "A Variable used by several operations is reached along several paths: "
+                       "keep a set of the Variables already visited (by id(v)) and skip them.",
+    "order.missing": "Follow grad_fn.inputs down to the leaves; leaves that require grad belong "
+                     "in the list too (that is where backward adds into .grad).",
+    "order.forward": "Append each Variable after its inputs (post-order), then reverse the list.",
+    "order.order": "Append a Variable only when all its inputs are done (post-order), then "
+                   "reverse: as in your topological_sort for Scalars.",
+    "order.twice": "Make a new visited set in every call.",
+    "order.leaf": "A leaf has no node (its grad_fn is None): it was computed from nothing, so it "
+                  "has no inputs to follow.",
+    "order.number": "One input of this node is the plain number 3.0, which has no requires_grad "
+                    "and no node: follow only the inputs that are Variables (isinstance) and "
+                    "require grad.",
+    "order.recursion": "Use an explicit stack, not recursion: Python stops at about 1,000 nested "
+                       "calls.",
 }
