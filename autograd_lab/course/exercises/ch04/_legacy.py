@@ -20,7 +20,7 @@ import numpy as np
 
 from .._common import Checker, deeper_than_recursion, grad_data
 
-__all__ = ["ch04_hooks", "ch04_engine_backward", "mygrad_engine"]
+__all__ = ["ch04_engine_backward", "mygrad_engine"]
 
 
 # -- exercises 5 and 6: the engine of mygrad, on the learner's Variables ----------------------
@@ -146,7 +146,7 @@ def _own_hooks_fail(ns: dict[str, Any], pkg: ModuleType) -> bool:
     """Whether the learner's hook functions in ``ns`` fail their own check (ch04-hooks)."""
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            ch04_hooks(ns.get("register_hook"), ns.get("retain_grad"), ns.get("_run_hooks"), pkg)
+            _hooks_check(ns.get("register_hook"), ns.get("retain_grad"), ns.get("_run_hooks"), pkg)
     except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
         return True
     return False
@@ -516,134 +516,11 @@ def _scaling_hook(pkg: ModuleType, factor: float, as_array: bool = False) -> Cal
     return scale
 
 
-def ch04_hooks(register_hook: Callable[..., Any] | None, retain_grad: Callable[[Any], Any] | None,
-               run_hooks: Callable[[Any, Any], Any] | None, mygrad: ModuleType | None = None, *,
-               seed: int = 0, hidden: bool = False) -> None:
-    """Check mygrad's ``register_hook(v, fn)`` (a list of hooks per Variable in ``v._hooks``, and
-    a handle whose ``remove()`` takes one off), ``retain_grad(v)`` (``v._retains_grad = True``)
-    and ``_run_hooks(v, grad)`` (the hooks in order; a result other than None replaces the
-    gradient). The learner's backward plays no part: the course's walk runs the graphs."""
-    ck = Checker("ch04-hooks", seed=seed, hidden=hidden)
-    pkg = _package(mygrad)
-    rng = ck.rng
-    with ck.case("_run_hooks of a Variable without hooks gives the gradient back"):
-        v = _mg(pkg, 1.0, True)
-        got = ck.call(run_hooks, v, _mg(pkg, 2.0))
-        ck.check(got is not None, "_run_hooks returned None for a Variable without hooks.",
-                 expected="the gradient it was given", received=got,
-                 hint="Return the gradient that flows on: with no hooks, the one you were given. "
-                      "Did you forget the `return` statement?")
-        ck.close(_values(got), 2.0, what="the gradient _run_hooks returned")
-    with ck.case("_run_hooks: hooks in order; a result replaces the gradient, None keeps it"):
-        start = float(np.round(rng.uniform(1.0, 3.0), 2))
-        v = _mg(pkg, 1.0, True)
-        seen: list[Any] = []
-        v._hooks = [_hook_recorder(seen), _scaling_hook(pkg, 2.0), _hook_recorder(seen),
-                    _scaling_hook(pkg, 3.0, as_array=True)]
-        got = ck.call(run_hooks, v, _mg(pkg, start))
-        ck.check(bool(seen), "_run_hooks called none of v's hooks.",
-                 expected="the hooks in v._hooks, each called with the gradient", received=seen,
-                 hint="register_hook keeps a Variable's hooks in its list v._hooks: call each "
-                      "of them, in that order (a Variable that never got a hook has no such "
-                      "attribute).")
-        ck.check(got is not None and None not in seen, "a hook that returned None took the "
-                 "gradient away.", expected=f"{start * 6:g} after the hooks", received=got,
-                 hint="A hook that returns None only watched: keep the gradient as it was. Only "
-                      "a result other than None replaces it.")
-        ck.check(hasattr(got, "grad_fn"), "_run_hooks returned something that is not a "
-                 "Variable.", received=type(got).__name__,
-                 hint="A hook may return a plain numpy array (the last hook here does): make "
-                      "its result a Variable (as_variable) before it flows on.")
-        ck.check(len(seen) == 2 and seen[0] == start, "the watching hooks were not called "
-                 "once each, in order.", expected=[start, 2 * start], received=seen,
-                 hint="Call the hooks in the order they were registered, each once.")
-        ck.close(_values(got), start * 6, what="the gradient _run_hooks returned",
-                 mistakes=[(start, "A value a hook returns replaces the gradient: your "
-                                   "_run_hooks ignored the results."),
-                           (start * 3, "Only the last hook's result counted: each result "
-                                       "replaces the gradient for the hooks after it.")])
-        ck.check(seen[1] == 2 * start, "the third hook did not see the gradient as the second "
-                 "hook left it.", expected=2 * start, received=seen[1],
-                 hint="When a hook returns a value, that value is the gradient from then on: "
-                      "for the next hook too, not only for what _run_hooks returns.")
-    with ck.case("register_hook on h: the hook sees h's complete gradient (13) once"):
-        g = _h_graph(pkg)
-        seen = []
-        handle = ck.call(register_hook, g["h"], _hook_recorder(seen))
-        ck.check(handle is not None and callable(getattr(handle, "remove", None)),
-                 "register_hook did not return a handle with a remove() method.",
-                 received=handle, hint="Return an object whose remove() takes this hook off "
-                                       "again (the given _HookHandle).")
-        _course_walk(ck, pkg, g["out"])
-        ck.check(seen != [] , "the hook on h was never called.", expected=[13.0], received=seen,
-                 hint="The engine calls the functions in v._hooks: register_hook must append "
-                      "the hook to that list (made the first time).")
-        ck.check(seen == [13.0], "the hook registered on h ran for other Variables too."
-                 if len(seen) > 1 else "the hook did not see h's gradient 13.",
-                 expected=[13.0], received=seen,
-                 hint=(f"The hook ran {len(seen)} times in one backward: the list is shared by "
-                       "all Variables (kept on the class, in a global or as a default "
-                       "argument). Give each Variable a list of its own, made the first time "
-                       "register_hook is called on it.") if len(seen) > 1 else None)
-    with ck.case("two hooks on h both run, in the order they were registered"):
-        g = _h_graph(pkg)
-        seen = []
-        ck.call(register_hook, g["h"], _hook_recorder(seen))
-        ck.call(register_hook, g["h"], _scaling_hook(pkg, 0.5))
-        ck.call(register_hook, g["h"], _hook_recorder(seen))
-        _course_walk(ck, pkg, g["out"])
-        ck.check(len(seen) == 2 and seen[0] == 13.0, "not every hook registered on h ran.",
-                 expected=[13.0, 6.5], received=seen,
-                 hint="Registering a hook dropped the ones before it: make h's list only the "
-                      "first time (when h has none yet), then append to it.")
-        ck.check(seen == [13.0, 6.5], "the hooks on h did not run in the order they were "
-                 "registered.", expected=[13.0, 6.5], received=seen,
-                 hint="Append each new hook at the end of the list.")
-    with ck.case("two hooks on h; remove() takes off only its own; removing twice is harmless"):
-        g = _h_graph(pkg)
-        seen = []
-        first = ck.call(register_hook, g["h"], _hook_recorder(seen))
-        ck.call(register_hook, g["h"], _scaling_hook(pkg, 0.5))
-        ck.call(first.remove, hint="remove() takes this handle's hook off the Variable's list.")
-        ck.call(first.remove, hint="remove() a second time must do nothing: the hook is off "
-                                   "already, so check that it is still in the list first.")
-        _course_walk(ck, pkg, g["out"])
-        ck.check(seen == [], "remove() left the hook in place: it still ran.", received=seen,
-                 hint="remove() must take the hook off the very list the Variable holds (the "
-                      "handle keeps that list, not a copy, and the Variable keeps appending to "
-                      "the same list).")
-        _grad_close(ck, g["x"], 19.5, "x.grad with the halving hook left on h",
-                    "The second hook (grad * 0.5) must still run after the first is removed.",
-                    mistakes=[(39.0, "The halving hook did not run: either registering a second "
-                                     "hook dropped the first list, or remove() took off more "
-                                     "than its own hook. Append to the Variable's list and "
-                                     "remove only the handle's hook.")])
-    with ck.case("retain_grad: h keeps its complete gradient 13; x and y as before"):
-        g = _h_graph(pkg)
-        ck.call(retain_grad, g["h"])
-        _course_walk(ck, pkg, g["out"])
-        _grad_close(ck, g["h"], 13.0, "h.grad after retain_grad",
-                    "retain_grad only leaves the note the engine reads: v._retains_grad = True "
-                    "(the walk then keeps v's complete gradient in v.grad).")
-        _grad_close(ck, g["x"], 39.0, "x.grad", "retain_grad must not change the gradients.")
-        ck.check(g["h"].requires_grad is True and g["h"].grad_fn is not None,
-                 "retain_grad changed h itself.", hint="Only set the note; h stays in its graph.")
-    if hidden:
-        with ck.case("a hook on the leaf x: x.grad is what the hook returns"):
-            g = _h_graph(pkg, float(np.round(rng.uniform(1, 2), 2)), 3.0)
-            ck.call(register_hook, g["x"], _scaling_hook(pkg, 0.0))
-            _course_walk(ck, pkg, g["out"])
-            _grad_close(ck, g["x"], 0.0, "x.grad", "The hook's result replaces the gradient "
-                        "before the leaf keeps it.")
-        with ck.case("a hook on one Variable leaves a fresh Variable without hooks"):
-            u, w = _mg(pkg, 1.0, True), _mg(pkg, 2.0, True)
-            seen = []
-            ck.call(register_hook, u, _hook_recorder(seen))
-            got = ck.call(run_hooks, w, _mg(pkg, 5.0))
-            ck.check(seen == [] and float(_values(got)) == 5.0, "a hook registered on one "
-                     "Variable ran for another.", received=seen,
-                     hint="Keep the hooks on the Variable itself (self._hooks), one list each.")
-    ck.done()
+def _hooks_check(*args: Any, **kwargs: Any) -> None:
+    """The check of ch04-hooks (its module imports this one's helpers)."""
+    from .._exercise import checker
+    from . import hooks
+    checker(hooks)(*args, **kwargs)
 
 
 def mygrad_engine(pkg: ModuleType) -> None:
@@ -651,6 +528,6 @@ def mygrad_engine(pkg: ModuleType) -> None:
     chapter): the chapter's three engine exercises on the package, quietly."""
     with contextlib.redirect_stdout(io.StringIO()):
         _order_check(pkg.topological_order, pkg)
-        ch04_hooks(pkg.register_hook, pkg.retain_grad, getattr(pkg.engine, "_run_hooks", None),
+        _hooks_check(pkg.register_hook, pkg.retain_grad, getattr(pkg.engine, "_run_hooks", None),
                    pkg)
         ch04_engine_backward(pkg.backward, pkg)

@@ -101,4 +101,49 @@ HINTS: dict[str, str] = {
                     "require grad.",
     "order.recursion": "Use an explicit stack, not recursion: Python stops at about 1,000 nested "
                        "calls.",
+    # ch04-hooks
+    "hooks.return": "Return the gradient that flows on: with no hooks, the one you were given. "
+                    "Did you forget the `return` statement?",
+    "hooks.none-called": "register_hook keeps a Variable's hooks in its list v._hooks: call each "
+                         "of them, in that order (a Variable that never got a hook has no such "
+                         "attribute).",
+    "hooks.none-kept": "A hook that returns None only watched: keep the gradient as it was. "
+                       "Only a result other than None replaces it.",
+    "hooks.variable": "A hook may return a plain numpy array (the last hook here does): make its "
+                      "result a Variable (as_variable) before it flows on.",
+    "hooks.once-each": "Call the hooks in the order they were registered, each once.",
+    "hooks.results-ignored": "A value a hook returns replaces the gradient: your _run_hooks "
+                             "ignored the results.",
+    "hooks.last-only": "Only the last hook's result counted: each result replaces the gradient "
+                       "for the hooks after it.",
+    "hooks.chain": "When a hook returns a value, that value is the gradient from then on: for "
+                   "the next hook too, not only for what _run_hooks returns.",
+    "hooks.handle": "Return an object whose remove() takes this hook off again (the given "
+                    "_HookHandle).",
+    "hooks.append": "The engine calls the functions in v._hooks: register_hook must append the "
+                    "hook to that list (made the first time).",
+    "hooks.shared": "The hook ran {count} times in one backward: the list is shared by all "
+                    "Variables (kept on the class, in a global or as a default argument). Give "
+                    "each Variable a list of its own, made the first time register_hook is "
+                    "called on it.",
+    "hooks.dropped": "Registering a hook dropped the ones before it: make h's list only the "
+                     "first time (when h has none yet), then append to it.",
+    "hooks.end": "Append each new hook at the end of the list.",
+    "hooks.remove": "remove() takes this handle's hook off the Variable's list.",
+    "hooks.remove-twice": "remove() a second time must do nothing: the hook is off already, so "
+                          "check that it is still in the list first.",
+    "hooks.remove-list": "remove() must take the hook off the very list the Variable holds (the "
+                         "handle keeps that list, not a copy, and the Variable keeps appending "
+                         "to the same list).",
+    "hooks.halving": "The second hook (grad * 0.5) must still run after the first is removed.",
+    "hooks.halving-lost": "The halving hook did not run: either registering a second hook "
+                          "dropped the first list, or remove() took off more than its own "
+                          "hook. Append to the Variable's list and remove only the handle's "
+                          "hook.",
+    "hooks.retain": "retain_grad only leaves the note the engine reads: v._retains_grad = True "
+                    "(the walk then keeps v's complete gradient in v.grad).",
+    "hooks.retain-same": "retain_grad must not change the gradients.",
+    "hooks.retain-h": "Only set the note; h stays in its graph.",
+    "hooks.leaf": "The hook's result replaces the gradient before the leaf keeps it.",
+    "hooks.own-list": "Keep the hooks on the Variable itself (self._hooks), one list each.",
 }
