@@ -1,7 +1,8 @@
 """Chapter 04's exercises written as data (see ``tests/course/exercise_data.py``).
 
-The exercises still written as classic checkers (ch04-hooks, ch04-engine-backward) are tested
-in tests/course/test_exercises_ch04.py."""
+ch04-engine-backward, still a classic checker, is tested in tests/course/test_exercises_ch04.py
+only; until it is converted, the test that every graded cell is an exercise written as data is
+replaced by one over the converted exercises."""
 from __future__ import annotations
 
 import re

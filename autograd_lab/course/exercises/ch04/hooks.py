@@ -17,7 +17,7 @@ import numpy as np
 from .._common import Checker
 from .._exercise import Mistake
 from .._observe import Observations, Observer, Raised, raise_learner_error
-from ._legacy import (_course_walk, _h_graph, _hook_recorder, _mg, _package, _scaling_hook,
+from ._variables import (_course_walk, _h_graph, _hook_recorder, _mg, _package, _scaling_hook,
                       _values)
 from .messages import HINTS
 

@@ -17,7 +17,7 @@ import numpy as np
 from .._common import Checker, deeper_than_recursion
 from .._exercise import Mistake
 from .._observe import Observations, Observer
-from ._legacy import _h_graph, _mg, _package, _scale_function, _seed_graph
+from ._variables import _h_graph, _mg, _package, _scale_function, _seed_graph
 from .messages import HINTS
 
 ID = "ch04-topological-order"
