@@ -27,7 +27,7 @@ from tests.fixtures import RUN_AS, course_nb, hostile_nb  # noqa: E402
 pytestmark = pytest.mark.notebooks
 TIMEOUT = 20
 LIMITS = Limits()  # the defaults: 2 GB of address space, so a 3 GB allocation fails
-CHECKER = PACKAGE / "course" / "exercises" / "ch00.py"
+CHECKER = PACKAGE / "course" / "exercises" / "ch00" / "__init__.py"
 
 
 def _digest(paths: list[Path]) -> dict[str, str]:
