@@ -23,3 +23,16 @@ def test_the_demonstration_passes_doubling_and_names_its_mistakes(capsys):
         with pytest.raises(AssertionError, match="ch00-demo-double") as info:
             check.ch00_demo_double(wrong)
         assert HINTS[mistake.hint] in str(info.value)
+
+
+@pytest.mark.parametrize("module,seed", [("center_rows", 20), ("pairwise_sq_dists", 79)])
+def test_a_repeated_hidden_shape_is_observed_twice(module, seed):
+    """At these seeds a random hidden shape repeats a case's title; each case keeps its own
+    observation, so the key passes and a wrong answer on the repeated case still fails."""
+    from autograd_lab.course.exercises import ch00
+    from tests.course.exercise_data import verdict
+    exercise = getattr(ch00, module)
+    titles = [case[0] for case in exercise.cases(seed, True)]
+    assert len(set(titles)) < len(titles)
+    ns = CHAPTER.run_key()
+    assert verdict(exercise, [ns[module]], seed, True) == (set(), "")

@@ -8,6 +8,7 @@ import numpy as np
 from .._common import Checker
 from .._exercise import Mistake
 from .._observe import Observations, Observer
+from ._shared import keyed
 from .messages import HINTS
 
 ID = "ch00-center-rows"
@@ -45,8 +46,9 @@ def cases(seed: int, hidden: bool) -> list[tuple[str, np.ndarray]]:
 
 def observe(ob: Observer, center_rows: Callable[[np.ndarray], np.ndarray], *, seed: int,
             hidden: bool) -> None:
-    for name, X in cases(seed, hidden):
-        with ob.case(name):
+    found = cases(seed, hidden)
+    for key, (_, X) in zip(keyed(name for name, _ in found), found):
+        with ob.case(key):
             got = center_rows(X)
             ob.put("result", got)
             ob.put("type", type(got).__name__)
@@ -55,9 +57,10 @@ def observe(ob: Observer, center_rows: Callable[[np.ndarray], np.ndarray], *, se
 
 
 def judge(ck: Checker, obs: Observations) -> None:
-    for name, X in cases(obs.seed, obs.hidden):
+    found = cases(obs.seed, obs.hidden)
+    for key, (name, X) in zip(keyed(name for name, _ in found), found):
         with ck.case(name):
-            seen = obs.case(ck, name, what="your center_rows")
+            seen = obs.case(ck, key, what="your center_rows")
             expected = X - X.mean(axis=1, keepdims=True)
             if name == INTEGERS:
                 ck.close(seen["result"], expected, atol=1e-12, what="result",

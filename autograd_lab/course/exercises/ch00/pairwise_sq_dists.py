@@ -8,6 +8,7 @@ import numpy as np
 from .._common import Checker
 from .._exercise import Mistake
 from .._observe import Observations, Observer
+from ._shared import keyed
 from .messages import HINTS
 
 ID = "ch00-pairwise-sq-dists"
@@ -46,17 +47,19 @@ def cases(seed: int, hidden: bool) -> list[tuple[str, np.ndarray, np.ndarray]]:
 
 def observe(ob: Observer, pairwise_sq_dists: Callable[[np.ndarray, np.ndarray], np.ndarray], *,
             seed: int, hidden: bool) -> None:
-    for name, A, B in cases(seed, hidden):
-        with ob.case(name):
+    found = cases(seed, hidden)
+    for key, (_, A, B) in zip(keyed(case[0] for case in found), found):
+        with ob.case(key):
             ob.put("result", pairwise_sq_dists(A, B))
             ob.put("A after the call", A)
             ob.put("B after the call", B)
 
 
 def judge(ck: Checker, obs: Observations) -> None:
-    for name, A, B in cases(obs.seed, obs.hidden):
+    found = cases(obs.seed, obs.hidden)
+    for key, (name, A, B) in zip(keyed(case[0] for case in found), found):
         with ck.case(name):
-            seen = obs.case(ck, name, what="your pairwise_sq_dists")
+            seen = obs.case(ck, key, what="your pairwise_sq_dists")
             got = seen["result"]
             after = (seen["A after the call"], seen["B after the call"])
             ck.check(all(isinstance(a, np.ndarray) for a in after)
