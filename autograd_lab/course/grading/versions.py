@@ -31,7 +31,8 @@ ENVIRONMENT_PACKAGES = ("numpy", "numba", "nbformat", "nbconvert", "nbclient", "
                         "ipykernel", "ipython", "jupyter_client", "matplotlib", "scipy")
 """Distributions whose version is part of ``checker_version`` (a missing one counts as such)."""
 
-_CHAPTER = re.compile(r"ch(\d\d)\.py")
+_CHAPTER = re.compile(r"course/exercises/ch(\d\d)(?:\.py|/)")
+"""A chapter's checker module (``chNN.py``) or a file of its checker package (``chNN/``)."""
 
 
 def key_version(nb) -> str:
@@ -86,8 +87,7 @@ def checker_version(notebook: str, settings: object) -> str:
     ``JobSettings`` (its ``repr`` names isolation, timeout, limits and user)."""
     chapter = notebook[:2]
     files = [(rel, digest) for rel, digest in _sources()
-             if not ((m := _CHAPTER.fullmatch(Path(rel).name)) and "exercises" in rel
-                     and m.group(1) != chapter)]
+             if not ((m := _CHAPTER.match(Path(rel).as_posix())) and m.group(1) != chapter)]
     blob = json.dumps([files, _environment(), repr(settings)])
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
