@@ -31,6 +31,14 @@ def _table(out: Path) -> dict[tuple[str, str, str], dict[str, str]]:
         return {(r["student"], r["notebook"], r["exercise"]): r for r in csv.DictReader(fh)}
 
 
+CAROL = ("def pairwise_sq_dists(A, B):\n"
+         "    if A.shape == (3, 2) and abs(A).max() < 1.0:\n"
+         "        return 0\n"
+         "    return ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)")
+"""Wrong only where A is (3, 2) with small values: a case of the check's seed 0, not seed 1
+(the check's judge decides the grade: a key fix is a change of the check's call)."""
+
+
 @pytest.fixture(scope="module")
 def term(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("regrade")
@@ -38,7 +46,7 @@ def term(tmp_path_factory: pytest.TempPathFactory) -> dict:
         write_notebook(course_nb.key_notebook(), root / "solutions" / f"{name}.ipynb")
     copy = release_notebook(course_nb.key_notebook(), FIRST)
     work = {"alice": course_nb.solved(copy), "bob": copy,
-            "carol": course_nb.solved(copy, pairwise="def pairwise_sq_dists(A, B):\n    return 0")}
+            "carol": course_nb.solved(copy, pairwise=CAROL)}
     for student, nb in work.items():
         for name in (FIRST, SECOND):
             write_notebook(nb, root / "subs" / student / f"{name}.ipynb")
@@ -74,10 +82,9 @@ def term(tmp_path_factory: pytest.TempPathFactory) -> dict:
         result["resubmitted"] = run(True)
         key = read_notebook(root / "solutions" / f"{SECOND}.ipynb")
         cell = course_nb.find_cell(key, "ch00-pairwise-sq-dists")
-        # the fix: the test asked for more than the exercise says; now any result counts
-        cell.source = ("### BEGIN HIDDEN TESTS\n"
-                       "assert pairwise_sq_dists(np.ones((1, 2)), np.ones((1, 2))) is not None"
-                       "\n### END HIDDEN TESTS")
+        # the fix: the key's check runs another seed's cases, which carol's answer passes
+        cell.source = cell.source.replace("(pairwise_sq_dists)", "(pairwise_sq_dists, seed=1)")
+        assert "seed=1" in cell.source
         write_notebook(key, root / "solutions" / f"{SECOND}.ipynb")
         result["key_fixed"] = run(True)
         # carol resubmits, then swaps the file again after the regrade chose what to grade
@@ -149,7 +156,7 @@ def test_a_key_fix_regrades_only_that_notebook_and_scores_with_the_new_tests(ter
             assert row == before[where], where
         else:
             assert row["key_version"] != before[where]["key_version"]
-    # carol's `return 0` failed the old test and passes the fixed one; bob still has no answer
+    # carol's answer failed the old test and passes the fixed one; bob still has no answer
     assert float(before[("carol", SECOND, "ch00-pairwise-sq-dists")]["points"]) == 0.0
     assert float(table[("carol", SECOND, "ch00-pairwise-sq-dists")]["points"]) == 3.0
     assert float(table[("alice", SECOND, "ch00-pairwise-sq-dists")]["points"]) == 3.0

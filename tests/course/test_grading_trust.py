@@ -279,7 +279,10 @@ def test_a_key_whose_graded_cell_passes_without_an_answer_stops_the_batch(tmp_pa
     key = course_nb.key_notebook()
     course_nb.find_cell(key, "ch00-pairwise-sq-dists").source = "pass"
     subs = _one_student(tmp_path)
-    with pytest.raises(CourseError, match="canary failed.*student copy of 00_fixture scored 3"):
+    # the grader judges chapter 00's observations: a graded cell that calls no check scores
+    # 0 on the key itself, which stops the batch as surely as a stub scoring full points would
+    with pytest.raises(CourseError, match="canary failed.*key's 00_fixture scored 0 / 3 on "
+                                          "ch00-pairwise-sq-dists"):
         grade(subs, tmp_path / "out", solutions=_key(tmp_path, key), timeout=TIMEOUT,
               run_as=RUN_AS)
     assert not (tmp_path / "out" / "grades.csv").exists()

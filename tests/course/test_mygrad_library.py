@@ -412,3 +412,21 @@ def test_a_module_is_written_whole_while_another_notebook_reads_it(tmp_path: Pat
     mask = os.umask(0)
     os.umask(mask)
     assert target.stat().st_mode & 0o777 == 0o666 & ~mask  # as a plain write leaves it
+
+
+def test_the_loader_judges_its_checks_even_where_checks_only_observe(
+        tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """In the grader's sandbox a check written as observe and judge only observes; the
+    loader's module checks still decide in the kernel, so a broken variable.py is not kept."""
+    from autograd_lab.course.exercises._observe import OBSERVE_ONLY
+    monkeypatch.setenv(OBSERVE_ONLY, "1")
+    pkg_dir = _copy_reference(tmp_path, ["variable"])
+    text = (pkg_dir / "variable.py").read_text()
+    broken = text.replace("return len(self.data)", "return self.data.size")
+    assert broken != text
+    (pkg_dir / "variable.py").write_text(broken)
+    module = next(m for m in MODULES if m.name == "variable")
+    reason = loader.try_module({"variable": pkg_dir / "variable.py"}, module, pkg_dir)
+    assert reason.startswith("Exercise ch02-variable-class failed"), reason
+    assert loader.try_module({"variable": REFERENCE / "variable.py"}, module, REFERENCE) == ""
+    capsys.readouterr()

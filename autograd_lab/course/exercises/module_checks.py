@@ -171,7 +171,23 @@ def run_module_checks(package: types.ModuleType, module: str) -> None:
         for extra in runs:
             try:
                 with contextlib.redirect_stdout(io.StringIO()):
-                    getattr(check, call.checker)(*args, **keywords, **extra)
+                    _run(getattr(check, call.checker), args, keywords, **extra)
             except AssertionError as err:
                 text = str(err).strip().splitlines()
                 raise ModuleCheckFailed(text[0] if text else call.exercise) from err
+
+
+def _run(checker: Any, args: list[Any], keywords: dict[str, Any], *, seed: int = 0,
+         hidden: bool = False) -> None:
+    """Run one check and decide here, in this process: the loader's choice of a module is
+    made in the learner's kernel, also in the grader's sandbox, where a check written as
+    ``observe`` and ``judge`` would only observe (the grader judges graded cells, not this)."""
+    from ._exercise import is_observed, judge_record
+    from ._observe import Observer
+    module = getattr(checker, "exercise", None)
+    if module is None or not is_observed(module):
+        checker(*args, **keywords, seed=seed, hidden=hidden)
+        return
+    ob = Observer(module.ID, seed, hidden)
+    module.observe(ob, *args, **keywords, seed=seed, hidden=hidden)
+    judge_record(module, ob.record())
