@@ -138,6 +138,19 @@ def test_plot_history_two_axes_with_curves():
     np.testing.assert_allclose(acc_ax.lines[0].get_ydata(), [0.5, 0.7, 0.8])
 
 
+def test_plot_history_reads_a_history_object_and_styles_its_panels():
+    class Run:
+        history = {"loss": [0.9], "val_accuracy": [0.4], "accuracy": [0.5]}
+
+    loss_ax, acc_ax = plot_history(Run()).axes
+    assert list(loss_ax.get_xticks()) == [1] and loss_ax.get_xlim() == (0.5, 1.5)  # one epoch
+    styles = {line.get_label(): line.get_linestyle() for line in acc_ax.lines}
+    assert styles == {"val_accuracy": "--", "accuracy": "-"}
+    assert acc_ax.get_ylim()[1] == 1.0  # fractions: the axis reaches 1
+    many = plot_history({"accuracy": list(np.linspace(10, 90, 40))}).axes[0]
+    assert many.get_ylim()[1] < 95 and many.lines[0].get_marker() in (None, "None")
+
+
 def test_plot_history_loss_only_and_errors():
     assert len(plot_history({"loss": [3.0, 2.0]}).axes) == 1
     with pytest.raises(TypeError, match="dict of lists"):
