@@ -88,6 +88,23 @@ def test_without_names_intermediates_show_shapes_and_layers_go_forward():
         assert y1 < y0
 
 
+def test_layout_layers_by_longest_path_and_spreads_each_row():
+    """The course example laid out: w2 and w3 sit just above their first use (not at the top),
+    every edge goes down at least one layer, and a row's nodes are at least one unit apart."""
+    from autograd_lab.graph_picture import PictureGraph, layout
+
+    loss, names = course_example()
+    graph = PictureGraph([loss], names, 200)
+    layers = layout(graph)
+    layer_of = {n.label.split("\n")[0]: n.layer for row in layers for n in row}
+    assert [layer_of[k] for k in ("input", "w1", "l1", "w2", "w3", "l2", "l3", "l4", "loss")] == \
+        [0, 0, 2, 2, 2, 4, 4, 6, 8]  # Functions take the odd layers
+    assert all(graph.nodes[dst].layer > graph.nodes[src].layer for src, dst, _ in graph.edges)
+    for row in layers:
+        xs = sorted(n.x for n in row)
+        assert all(b - a >= 1.0 - 1e-9 for a, b in zip(xs, xs[1:]))
+
+
 def test_small_mlp_and_reused_leaf():
     x = al.randn(5, 4, seed=0)
     W1 = al.randn(4, 6, seed=1, requires_grad=True)
