@@ -234,6 +234,10 @@ def _node_of(cls: Any, outs: tuple) -> Any:
 
 
 def _build_plan(trace: list, stand_ins: list, inputs: list, result: Any, key: tuple) -> tuple[_Plan, list]:
+    """The plan of a traced step: one entry per traced call (its arguments linked to value slots,
+    its node pruned to the edges that reach a parameter), the slots of the returned values, and
+    the engine's order from the loss; and the capture's values, slot by slot (the inputs: the
+    caller's). Refuses what a replay would skip or get wrong (``CaptureError``)."""
     slot_of = {id(s): k for k, s in enumerate(stand_ins)}
     vals: list = list(inputs)  # the capture's values, slot by slot (the inputs: the caller's)
     carries: list[bool] = [False] * len(stand_ins)  # does the slot carry a gradient to a parameter?
@@ -243,40 +247,9 @@ def _build_plan(trace: list, stand_ins: list, inputs: list, result: Any, key: tu
     for cls, args, kwargs, out, node, versions in trace:
         outs = out if isinstance(out, tuple) else (out,)
         changed = changed or _versions(outs) != versions
-        if changed or (node is not None and (node._dirty or node._hooks_by_output or node._retained)):
-            what = ("changes a Variable in place" if changed or node._dirty else "has a hook or retain_grad")
-            raise CaptureError(
-                f"the step {what} (at or after {cls.__name__}); a replay would skip it. Capture "
-                "a step that only computes its loss: register hooks on parameters, and write "
-                "in-place changes out of place (y = x + 1) or make them outside the step."
-            )
-        template, links, needs = list(args), [], []
-        for i, a in enumerate(args):
-            if not isinstance(a, Variable):
-                needs.append(False)
-                continue
-            k = slot_of.get(id(a))
-            if k is not None:
-                links.append((i, k))
-                template[i] = None
-                needs.append(carries[k])
-            elif a._requires_grad and a.grad_fn is not None:
-                raise CaptureError(
-                    f"the step reads a Variable of shape {a.shape} that was computed, with a graph, "
-                    "outside the step; every replay would backward through that old graph again. "
-                    "Compute it inside the step, pass it as an argument, or detach() it."
-                )
-            else:
-                needs.append(a._requires_grad)  # a parameter (a leaf), or a constant
-                if a._requires_grad:
-                    leaves[id(a)] = a
-        if node is not None and any(needs):
-            # prune: no edge into the stand-ins (or what only they computed), as on the
-            # ordinary path, where the inputs do not require grad
-            node.next_functions = tuple(e if n else NO_EDGE for e, n in zip(node.next_functions, needs))
-            node.needs_input_grad = tuple(needs)
-        else:
-            node = None
+        _refuse_what_a_replay_skips(cls, node, changed)
+        template, links, needs = _link_arguments(args, slot_of, carries, leaves)
+        node = _pruned(node, needs)
         for o in outs:
             slot_of[id(o)] = len(vals)
             vals.append(o)
@@ -285,20 +258,88 @@ def _build_plan(trace: list, stand_ins: list, inputs: list, result: Any, key: tu
                               isinstance(out, tuple), len(outs), _on_arrays(cls, args, kwargs, node, out)))
 
     _check_inputs_reach_the_trace(entries, stand_ins)
+    slots, is_tuple = _returned_slots(result, slot_of, len(stand_ins))
+    loss = vals[slots[0]]
+    _check_loss(loss, carries[slots[0]])
+    order = topological_order([loss.grad_fn])
+    plan = _Plan(key, entries, loss, (tuple(slots), is_tuple), order,
+                 [(v, v._data.shape, v._data.dtype) for v in leaves.values()])
+    vals = [v if k >= len(stand_ins) else inputs[k] for k, v in enumerate(vals)]
+    return plan, vals
+
+
+def _refuse_what_a_replay_skips(cls: Any, node: Any, changed: bool) -> None:
+    """A traced call after an in-place change, or whose node has a hook or a retained gradient,
+    would be skipped by a replay: refuse the step."""
+    if changed or (node is not None and (node._dirty or node._hooks_by_output or node._retained)):
+        what = ("changes a Variable in place" if changed or node._dirty else "has a hook or retain_grad")
+        raise CaptureError(
+            f"the step {what} (at or after {cls.__name__}); a replay would skip it. Capture "
+            "a step that only computes its loss: register hooks on parameters, and write "
+            "in-place changes out of place (y = x + 1) or make them outside the step."
+        )
+
+
+def _link_arguments(args: tuple, slot_of: dict, carries: list[bool],
+                    leaves: dict[int, Variable]) -> tuple[list, list[tuple[int, int]], list[bool]]:
+    """One traced call's arguments: the template (a linked position left None), the links
+    ``(position, slot)`` to the inputs and earlier outputs, and which arguments need a gradient.
+    The parameters it reads are added to ``leaves``; a Variable with a graph made outside the step
+    is refused."""
+    template, links, needs = list(args), [], []
+    for i, a in enumerate(args):
+        if not isinstance(a, Variable):
+            needs.append(False)
+            continue
+        k = slot_of.get(id(a))
+        if k is not None:
+            links.append((i, k))
+            template[i] = None
+            needs.append(carries[k])
+        elif a._requires_grad and a.grad_fn is not None:
+            raise CaptureError(
+                f"the step reads a Variable of shape {a.shape} that was computed, with a graph, "
+                "outside the step; every replay would backward through that old graph again. "
+                "Compute it inside the step, pass it as an argument, or detach() it."
+            )
+        else:
+            needs.append(a._requires_grad)  # a parameter (a leaf), or a constant
+            if a._requires_grad:
+                leaves[id(a)] = a
+    return template, links, needs
+
+
+def _pruned(node: Any, needs: list[bool]) -> Any:
+    """The call's node with no edge into the stand-ins (or what only they computed), as on the
+    ordinary path, where the inputs do not require grad; None when no argument needs a gradient."""
+    if node is None or not any(needs):
+        return None
+    node.next_functions = tuple(e if n else NO_EDGE for e, n in zip(node.next_functions, needs))
+    node.needs_input_grad = tuple(needs)
+    return node
+
+
+def _returned_slots(result: Any, slot_of: dict, n_inputs: int) -> tuple[list[int], bool]:
+    """The value slot of each value the step returned, and whether it returned a tuple; a value
+    that no recorded operation computed (a number, an input) is refused."""
     is_tuple = isinstance(result, tuple)
     returned = result if is_tuple else (result,)
     slots = []
     for j, r in enumerate(returned):
         k = slot_of.get(id(r)) if isinstance(r, Variable) else None
-        if k is None or k < len(stand_ins):
+        if k is None or k < n_inputs:
             raise CaptureError(
                 f"value {j} the step returned is not computed by a recorded operation from its "
                 f"inputs or parameters (got {type(r).__name__}); a replay could not compute it. "
                 "Return the loss (and other Variables the step computes), not numbers or inputs."
             )
         slots.append(k)
-    loss = vals[slots[0]]
-    if not carries[slots[0]]:
+    return slots, is_tuple
+
+
+def _check_loss(loss: Variable, carries: bool) -> None:
+    """The step's first value must reach a parameter and have one element: backward starts there."""
+    if not carries:
         raise CaptureError(
             "the step's loss does not depend on any Variable that requires grad, so there is no "
             "gradient to compute. Give the parameters requires_grad=True (nn modules do)."
@@ -308,11 +349,6 @@ def _build_plan(trace: list, stand_ins: list, inputs: list, result: Any, key: tu
             f"the step's loss has shape {loss.shape}; a captured step calls backward on it, which "
             "needs one element. Reduce it first (loss.mean() or loss.sum())."
         )
-    order = topological_order([loss.grad_fn])
-    plan = _Plan(key, entries, loss, (tuple(slots), is_tuple), order,
-                 [(v, v._data.shape, v._data.dtype) for v in leaves.values()])
-    vals = [v if k >= len(stand_ins) else inputs[k] for k, v in enumerate(vals)]
-    return plan, vals
 
 
 def _on_arrays(cls: Any, args: tuple, kwargs: dict, node: Any, out: Any) -> type | None:
