@@ -499,67 +499,90 @@ def _forward_source(plan: _Plan, n_inputs: int, names: _Names) -> list[str]:
 
 
 def _backward_source(plan: _Plan, names: _Names) -> list[str]:
+    """The source of ``backward(loss)``: every gradient slot starts empty, the loss's holds ones,
+    then each step of the engine's order in turn, a node's backward or a parameter's ``.grad``."""
     code = ["def backward(loss):"]
     others = [f"g{s}" for s in range(plan.n_slots) if s != plan.root_slot]
     for i in range(0, len(others), 16):
         code.append(f"    {' = '.join(others[i:i + 16])} = None")
     on_arrays = {id(e.node): e.arrays for e in plan.entries if e.arrays is not None}
-    writers: dict[int, list] = {}  # per gradient slot, for each edge that brings it a gradient:
-    for step in plan.steps:        # does its node's backward work on arrays?
-        for edge in (step[3] if step[0] is not None else ()):
-            writers.setdefault(edge[1], []).append(id(step[0]) in on_arrays)
-    # a slot holds an array when one backward on arrays writes it, or when it is the gradient of
-    # a loss whose backward works on arrays; the other slots hold Variables
-    arrays = {s for s, w in writers.items() if w == [True]}
+    writers, arrays = _gradient_writers(plan, on_arrays)
     ones = "ones(loss._data.shape, loss._data.dtype)"
     if id(plan.root_node) in on_arrays:
         arrays.add(plan.root_slot)
         code.append(f"    g{plan.root_slot} = {ones}")
     else:
         code.append(f"    g{plan.root_slot} = Variable._make({ones})")
-
-    def variable(s: int) -> str:  # slot s, known to hold a gradient, as a Variable
-        return f"Variable._make(g{s})" if s in arrays else f"g{s}"
-
     note = "  # freed at once: the next gradient can reuse the memory"
     for step in plan.steps:
         if step[0] is None:  # a parameter: its .grad
             _, var, s = step
-            code += [f"    if g{s} is not None:", f"        accumulate({names.of(var, 'p')}, {variable(s)}, False)",
+            code += [f"    if g{s} is not None:",
+                     f"        accumulate({names.of(var, 'p')}, {_as_variable(s, arrays)}, False)",
                      f"        g{s} = None"]
             continue
-        node, first, n_out, edges, n_in = step
-        ctx = names.of(node, "ctx")
-        cls = names.of(node._forward_cls, node._forward_cls.__name__)
-        on = on_arrays.get(id(node))
-        if on is not None:  # one output; its backward returns one array (or None) per input
-            g = f"g{first}"
-            got = g if first in arrays else f"{g}._data"
-            code += [f"    # {cls}'s backward, on arrays", f"    if {g} is not None:",
-                     f"        r = {names.of(on, on.__name__)}.backward({ctx}, {got})"]
-        elif n_out == 1:
-            g = f"g{first}"
-            code += [f"    # {cls}'s backward", f"    if {g} is not None:",
-                     f"        r = {cls}.backward({ctx}, {variable(first)})"]
-        else:  # one gradient per output; materialize makes zeros for those that got none
-            gs = [f"g{first + j}" for j in range(n_out)]
-            g = " = ".join(gs)
-            buf = ", ".join(f"None if {x} is None else Variable._make({x})" if first + j in arrays else x
-                            for j, x in enumerate(gs))
-            code += [f"    # {cls}'s backward", f"    if {' or '.join(f'{x} is not None' for x in gs)}:",
-                     f"        buf = [{buf}]", f"        materialize({ctx}, buf)",
-                     f"        r = {cls}.backward({ctx}, *buf)", "        buf = None"]
-        code.append(f"        {g} = None{note}")
+        code += _node_backward_source(step, names, on_arrays.get(id(step[0])), arrays, writers, note)
         note = ""
-        if on is None:
-            code.append(f"        if type(r) is not tuple or len(r) != {n_in}: r = results(r, {n_in}, {ctx})")
-        for i, s, shape, dtype in edges:
-            if on is not None:  # the arrays' own backward: shapes and dtypes are the inputs'
-                got = f"r[{i}]" if s in arrays else f"Variable._make(r[{i}])"
-            else:
-                got = f"checked(r[{i}], {ctx}, {i}, {shape!r}, {names.of(dtype, dtype.name)})"
-            code.append(f"        g{s} = {got}" if len(writers[s]) == 1 else f"        g{s} = total(g{s}, {got})")
     return code
+
+
+def _gradient_writers(plan: _Plan, on_arrays: dict) -> tuple[dict[int, list[bool]], set[int]]:
+    """Per gradient slot, for each edge that brings it a gradient, whether its node's backward
+    works on arrays; and the slots that hold arrays: those one backward on arrays writes (the
+    others hold Variables; ``_backward_source`` adds the loss's slot when its backward is on arrays)."""
+    writers: dict[int, list] = {}
+    for step in plan.steps:
+        for edge in (step[3] if step[0] is not None else ()):
+            writers.setdefault(edge[1], []).append(id(step[0]) in on_arrays)
+    return writers, {s for s, w in writers.items() if w == [True]}
+
+
+def _as_variable(s: int, arrays: set[int]) -> str:
+    """Gradient slot ``s``, known to hold a gradient, as a Variable."""
+    return f"Variable._make(g{s})" if s in arrays else f"g{s}"
+
+
+def _node_backward_source(step: tuple, names: _Names, on: Any, arrays: set[int],
+                          writers: dict[int, list[bool]], note: str) -> list[str]:
+    """One node's backward in the generated code: called when a gradient reached one of its
+    outputs, its gradients then let go of, and what it returned written (or added) into the
+    gradient slots of its inputs. ``on`` is its array form, or None (the backward on Variables)."""
+    node, first, n_out, edges, n_in = step
+    ctx = names.of(node, "ctx")
+    cls = names.of(node._forward_cls, node._forward_cls.__name__)
+    g, code = _backward_call_source(ctx, cls, on, first, n_out, arrays, names)
+    code.append(f"        {g} = None{note}")
+    if on is None:
+        code.append(f"        if type(r) is not tuple or len(r) != {n_in}: r = results(r, {n_in}, {ctx})")
+    for i, s, shape, dtype in edges:
+        if on is not None:  # the arrays' own backward: shapes and dtypes are the inputs'
+            got = f"r[{i}]" if s in arrays else f"Variable._make(r[{i}])"
+        else:
+            got = f"checked(r[{i}], {ctx}, {i}, {shape!r}, {names.of(dtype, dtype.name)})"
+        code.append(f"        g{s} = {got}" if len(writers[s]) == 1 else f"        g{s} = total(g{s}, {got})")
+    return code
+
+
+def _backward_call_source(ctx: str, cls: str, on: Any, first: int, n_out: int, arrays: set[int],
+                          names: _Names) -> tuple[str, list[str]]:
+    """The call of one node's backward, as ``r = ...`` under a test that a gradient came; and the
+    gradient slots it reads, as the target of the line that lets go of them."""
+    if on is not None:  # one output; its backward returns one array (or None) per input
+        g = f"g{first}"
+        got = g if first in arrays else f"{g}._data"
+        return g, [f"    # {cls}'s backward, on arrays", f"    if {g} is not None:",
+                   f"        r = {names.of(on, on.__name__)}.backward({ctx}, {got})"]
+    if n_out == 1:
+        g = f"g{first}"
+        return g, [f"    # {cls}'s backward", f"    if {g} is not None:",
+                   f"        r = {cls}.backward({ctx}, {_as_variable(first, arrays)})"]
+    # one gradient per output; materialize makes zeros for those that got none
+    gs = [f"g{first + j}" for j in range(n_out)]
+    buf = ", ".join(f"None if {x} is None else Variable._make({x})" if first + j in arrays else x
+                    for j, x in enumerate(gs))
+    return " = ".join(gs), [f"    # {cls}'s backward", f"    if {' or '.join(f'{x} is not None' for x in gs)}:",
+                            f"        buf = [{buf}]", f"        materialize({ctx}, buf)",
+                            f"        r = {cls}.backward({ctx}, *buf)", "        buf = None"]
 
 
 def _results(result: Any, n_inputs: int, node: Any) -> tuple:
