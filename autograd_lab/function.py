@@ -316,47 +316,58 @@ def _attach_outputs(cls: type[Function], node: Node, args: tuple, result: Any) -
     counter; a ``mark_non_differentiable`` output stays outside the graph."""
     is_tuple = isinstance(result, tuple)
     outputs = list(result) if is_tuple else [result]
-    dirty = node._dirty
-    non_diff = node._non_differentiable
     out_meta: list[tuple | None] = []
     for i, out in enumerate(outputs):
         if not isinstance(out, Variable):
-            out = _to_var(cls, out) if out is not None else None
+            out = outputs[i] = _to_var(cls, out) if out is not None else None
             if not isinstance(out, Variable):
                 out_meta.append(None)
-                outputs[i] = out
                 continue
-        if dirty and _is_one_of(out, dirty):
-            if out._requires_grad and out.grad_fn is None:
-                raise BackwardError(
-                    "a leaf Variable that requires grad is being used in an in-place operation "
-                    f"({cls.__name__} marked it dirty). Wrap the update in `with al.no_grad():`, or "
-                    "apply the Function to a clone()."
-                )
-            out._bump_version()
-        elif out.grad_fn is not None or out._requires_grad or _is_one_of(out, args):
-            # forward returned an input (or another recorded Variable): give the output its own
-            # Variable viewing the same data, so the input's history is left alone
-            alias = Variable._make(out._data)
-            alias._version_counter = out._version_counter
-            out = alias
-        elif out._data.base is not None:
-            for a in args:  # an output that views an input's memory shares its version counter
-                if isinstance(a, Variable) and np.may_share_memory(out._data, a._data):
-                    out._version_counter = a._version_counter
-                    break
-        outputs[i] = out
+        out = outputs[i] = _own_output(cls, node, args, out)
         out_meta.append(_meta(out._data))
-        if non_diff and _is_one_of(out, non_diff):
-            continue
-        out.grad_fn = node
-        out._output_nr = i
-        out._requires_grad = _grad_capable(cls, out)
+        _link_output(cls, node, out, i)
     node._output_meta = out_meta
     node._single = len(out_meta) < 2
     if node._saved:
         _keep_saved_outputs_as_parts(node, outputs)
     return tuple(outputs) if is_tuple else outputs[0]
+
+
+def _own_output(cls: type[Function], node: Node, args: tuple, out: Variable) -> Variable:
+    """The Variable that will carry the node for one output of forward: a ``mark_dirty`` output
+    itself, its version counted; an input (or another recorded Variable) returned as it is, a new
+    Variable viewing the same data, so the input's history is left alone; an output viewing an
+    input's memory, itself, sharing that input's version counter."""
+    dirty = node._dirty
+    if dirty and _is_one_of(out, dirty):
+        if out._requires_grad and out.grad_fn is None:
+            raise BackwardError(
+                "a leaf Variable that requires grad is being used in an in-place operation "
+                f"({cls.__name__} marked it dirty). Wrap the update in `with al.no_grad():`, or "
+                "apply the Function to a clone()."
+            )
+        out._bump_version()
+    elif out.grad_fn is not None or out._requires_grad or _is_one_of(out, args):
+        alias = Variable._make(out._data)
+        alias._version_counter = out._version_counter
+        return alias
+    elif out._data.base is not None:
+        for a in args:
+            if isinstance(a, Variable) and np.may_share_memory(out._data, a._data):
+                out._version_counter = a._version_counter
+                break
+    return out
+
+
+def _link_output(cls: type[Function], node: Node, out: Variable, i: int) -> None:
+    """Make ``node`` the ``grad_fn`` of output ``i``, unless forward marked it
+    non-differentiable (then it stays outside the graph)."""
+    non_diff = node._non_differentiable
+    if non_diff and _is_one_of(out, non_diff):
+        return
+    out.grad_fn = node
+    out._output_nr = i
+    out._requires_grad = _grad_capable(cls, out)
 
 
 _record = _record_node  # what apply calls; tracing() puts its tracer here for a block

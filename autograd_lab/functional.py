@@ -553,15 +553,7 @@ def pad(input: Variable, pad: Sequence[int], mode: str = "constant", value: floa
         raise ValueError(f"pad: the padding length must be even and at most twice the number of dims "
                          f"({x.ndim}); got {len(pad)}")
     if any(p < 0 for p in pad):  # a negative width crops that side first (PyTorch's order)
-        crop = [slice(None)] * x.ndim
-        for k in range(len(pad) // 2):
-            n, lo, hi = x.shape[x.ndim - 1 - k], -builtins_min(pad[2 * k], 0), -builtins_min(pad[2 * k + 1], 0)
-            if lo + hi > n:
-                raise ShapeError(f"pad: the negative widths {pad[2 * k:2 * k + 2]} crop more than the "
-                                 f"{n} entries of dim {x.ndim - 1 - k}")
-            crop[x.ndim - 1 - k] = slice(lo, n - hi)
-        x = x[tuple(crop)]
-        pad = tuple(builtins_max(p, 0) for p in pad)
+        x, pad = _crop_negative_widths(x, pad)
         if not any(pad):
             return x * 1 if x.requires_grad else x.clone()
     widths = [(0, 0)] * x.ndim
@@ -571,7 +563,26 @@ def pad(input: Variable, pad: Sequence[int], mode: str = "constant", value: floa
         return Pad.apply(x, tuple(widths), 0.0 if value is None else value)
     if value not in (None, 0, 0.0):
         raise ValueError(f"pad: value= is only used by mode='constant'; got value={value} with mode={mode!r}")
-    padded = len(pad) // 2
+    return _pad_by_reading(x, widths, mode, len(pad) // 2)
+
+
+def _crop_negative_widths(x: Variable, pad: tuple[int, ...]) -> tuple[Variable, tuple[int, ...]]:
+    """pad's first step when a width is negative: crop those sides (a slice of ``x``), and return
+    the widths still to pad, the negative ones now 0."""
+    crop = [slice(None)] * x.ndim
+    for k in range(len(pad) // 2):
+        n, lo, hi = x.shape[x.ndim - 1 - k], -builtins_min(pad[2 * k], 0), -builtins_min(pad[2 * k + 1], 0)
+        if lo + hi > n:
+            raise ShapeError(f"pad: the negative widths {pad[2 * k:2 * k + 2]} crop more than the "
+                             f"{n} entries of dim {x.ndim - 1 - k}")
+        crop[x.ndim - 1 - k] = slice(lo, n - hi)
+    return x[tuple(crop)], tuple(builtins_max(p, 0) for p in pad)
+
+
+def _pad_by_reading(x: Variable, widths: list[tuple[int, int]], mode: str, padded: int) -> Variable:
+    """pad's 'reflect', 'replicate' and 'circular' modes: each padded dim in turn is an
+    ``index_select`` of the input's own entries (numpy's pad of the positions says which), so the
+    gradient collects from every copy."""
     if x.ndim not in (padded + 1, padded + 2):
         raise NotImplementedError(f"pad: mode {mode!r} pads the last {padded} dims of a batched "
                                   f"({padded + 2}-d) or unbatched ({padded + 1}-d) input; got a "

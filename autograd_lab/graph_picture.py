@@ -147,6 +147,24 @@ def layout(graph: PictureGraph) -> list[list[PictureNode]]:
     """Longest-path layers from the sources, sources pulled down next to their first use,
     then a few barycentre sweeps to order each layer and centre nodes over their neighbours."""
     nodes = list(graph.nodes.values())
+    order = _longest_path_layers(graph, nodes)
+    for node in nodes:
+        if not node.preds and node.succs:
+            node.layer = min(graph.nodes[s].layer for s in node.succs) - 1
+    depth = max(n.layer for n in nodes) + 1
+    layers: list[list[PictureNode]] = [[] for _ in range(depth)]
+    for node in order:
+        layers[node.layer].append(node)
+    for row in layers:
+        for i, node in enumerate(row):
+            node.x = i - (len(row) - 1) / 2
+    _barycentre_sweeps(graph, layers)
+    return layers
+
+
+def _longest_path_layers(graph: PictureGraph, nodes: list[PictureNode]) -> list[PictureNode]:
+    """layout's first step: each node's layer is the longest path to it from a source (a
+    topological walk, Kahn's, in the order nodes were found); return the nodes in that walk's order."""
     indegree = {n.key: len(n.preds) for n in nodes}
     ready = [n for n in nodes if indegree[n.key] == 0]
     order = []
@@ -159,16 +177,13 @@ def layout(graph: PictureGraph) -> list[list[PictureNode]]:
             indegree[s] -= 1
             if indegree[s] == 0:
                 ready.append(succ)
-    for node in nodes:
-        if not node.preds and node.succs:
-            node.layer = min(graph.nodes[s].layer for s in node.succs) - 1
-    depth = max(n.layer for n in nodes) + 1
-    layers: list[list[PictureNode]] = [[] for _ in range(depth)]
-    for node in order:
-        layers[node.layer].append(node)
-    for row in layers:
-        for i, node in enumerate(row):
-            node.x = i - (len(row) - 1) / 2
+    return order
+
+
+def _barycentre_sweeps(graph: PictureGraph, layers: list[list[PictureNode]]) -> None:
+    """layout's last step: ten sweeps, down and up, that move each node towards the mean position
+    of its neighbours (the first six over all of them, the last four over its successors, or its
+    predecessors when it has none) and keep each row sorted and spread one unit apart."""
     for sweep in range(10):
         downward = sweep % 2 == 0 and sweep < 6
         for row in (layers if downward else layers[::-1]):
@@ -177,7 +192,6 @@ def layout(graph: PictureGraph) -> list[list[PictureNode]]:
                 node.want = float(np.mean([graph.nodes[k].x for k in near])) if near else node.x
             row.sort(key=lambda n: (n.want, n.kind not in ("param", "const")))
             _spread(row)
-    return layers
 
 
 def _spread(row: list[PictureNode]) -> None:

@@ -234,6 +234,10 @@ def _node_of(cls: Any, outs: tuple) -> Any:
 
 
 def _build_plan(trace: list, stand_ins: list, inputs: list, result: Any, key: tuple) -> tuple[_Plan, list]:
+    """The plan of a traced step: one entry per traced call (its arguments linked to value slots,
+    its node pruned to the edges that reach a parameter), the slots of the returned values, and
+    the engine's order from the loss; and the capture's values, slot by slot (the inputs: the
+    caller's). Refuses what a replay would skip or get wrong (``CaptureError``)."""
     slot_of = {id(s): k for k, s in enumerate(stand_ins)}
     vals: list = list(inputs)  # the capture's values, slot by slot (the inputs: the caller's)
     carries: list[bool] = [False] * len(stand_ins)  # does the slot carry a gradient to a parameter?
@@ -243,40 +247,9 @@ def _build_plan(trace: list, stand_ins: list, inputs: list, result: Any, key: tu
     for cls, args, kwargs, out, node, versions in trace:
         outs = out if isinstance(out, tuple) else (out,)
         changed = changed or _versions(outs) != versions
-        if changed or (node is not None and (node._dirty or node._hooks_by_output or node._retained)):
-            what = ("changes a Variable in place" if changed or node._dirty else "has a hook or retain_grad")
-            raise CaptureError(
-                f"the step {what} (at or after {cls.__name__}); a replay would skip it. Capture "
-                "a step that only computes its loss: register hooks on parameters, and write "
-                "in-place changes out of place (y = x + 1) or make them outside the step."
-            )
-        template, links, needs = list(args), [], []
-        for i, a in enumerate(args):
-            if not isinstance(a, Variable):
-                needs.append(False)
-                continue
-            k = slot_of.get(id(a))
-            if k is not None:
-                links.append((i, k))
-                template[i] = None
-                needs.append(carries[k])
-            elif a._requires_grad and a.grad_fn is not None:
-                raise CaptureError(
-                    f"the step reads a Variable of shape {a.shape} that was computed, with a graph, "
-                    "outside the step; every replay would backward through that old graph again. "
-                    "Compute it inside the step, pass it as an argument, or detach() it."
-                )
-            else:
-                needs.append(a._requires_grad)  # a parameter (a leaf), or a constant
-                if a._requires_grad:
-                    leaves[id(a)] = a
-        if node is not None and any(needs):
-            # prune: no edge into the stand-ins (or what only they computed), as on the
-            # ordinary path, where the inputs do not require grad
-            node.next_functions = tuple(e if n else NO_EDGE for e, n in zip(node.next_functions, needs))
-            node.needs_input_grad = tuple(needs)
-        else:
-            node = None
+        _refuse_what_a_replay_skips(cls, node, changed)
+        template, links, needs = _link_arguments(args, slot_of, carries, leaves)
+        node = _pruned(node, needs)
         for o in outs:
             slot_of[id(o)] = len(vals)
             vals.append(o)
@@ -285,20 +258,88 @@ def _build_plan(trace: list, stand_ins: list, inputs: list, result: Any, key: tu
                               isinstance(out, tuple), len(outs), _on_arrays(cls, args, kwargs, node, out)))
 
     _check_inputs_reach_the_trace(entries, stand_ins)
+    slots, is_tuple = _returned_slots(result, slot_of, len(stand_ins))
+    loss = vals[slots[0]]
+    _check_loss(loss, carries[slots[0]])
+    order = topological_order([loss.grad_fn])
+    plan = _Plan(key, entries, loss, (tuple(slots), is_tuple), order,
+                 [(v, v._data.shape, v._data.dtype) for v in leaves.values()])
+    vals = [v if k >= len(stand_ins) else inputs[k] for k, v in enumerate(vals)]
+    return plan, vals
+
+
+def _refuse_what_a_replay_skips(cls: Any, node: Any, changed: bool) -> None:
+    """A traced call after an in-place change, or whose node has a hook or a retained gradient,
+    would be skipped by a replay: refuse the step."""
+    if changed or (node is not None and (node._dirty or node._hooks_by_output or node._retained)):
+        what = ("changes a Variable in place" if changed or node._dirty else "has a hook or retain_grad")
+        raise CaptureError(
+            f"the step {what} (at or after {cls.__name__}); a replay would skip it. Capture "
+            "a step that only computes its loss: register hooks on parameters, and write "
+            "in-place changes out of place (y = x + 1) or make them outside the step."
+        )
+
+
+def _link_arguments(args: tuple, slot_of: dict, carries: list[bool],
+                    leaves: dict[int, Variable]) -> tuple[list, list[tuple[int, int]], list[bool]]:
+    """One traced call's arguments: the template (a linked position left None), the links
+    ``(position, slot)`` to the inputs and earlier outputs, and which arguments need a gradient.
+    The parameters it reads are added to ``leaves``; a Variable with a graph made outside the step
+    is refused."""
+    template, links, needs = list(args), [], []
+    for i, a in enumerate(args):
+        if not isinstance(a, Variable):
+            needs.append(False)
+            continue
+        k = slot_of.get(id(a))
+        if k is not None:
+            links.append((i, k))
+            template[i] = None
+            needs.append(carries[k])
+        elif a._requires_grad and a.grad_fn is not None:
+            raise CaptureError(
+                f"the step reads a Variable of shape {a.shape} that was computed, with a graph, "
+                "outside the step; every replay would backward through that old graph again. "
+                "Compute it inside the step, pass it as an argument, or detach() it."
+            )
+        else:
+            needs.append(a._requires_grad)  # a parameter (a leaf), or a constant
+            if a._requires_grad:
+                leaves[id(a)] = a
+    return template, links, needs
+
+
+def _pruned(node: Any, needs: list[bool]) -> Any:
+    """The call's node with no edge into the stand-ins (or what only they computed), as on the
+    ordinary path, where the inputs do not require grad; None when no argument needs a gradient."""
+    if node is None or not any(needs):
+        return None
+    node.next_functions = tuple(e if n else NO_EDGE for e, n in zip(node.next_functions, needs))
+    node.needs_input_grad = tuple(needs)
+    return node
+
+
+def _returned_slots(result: Any, slot_of: dict, n_inputs: int) -> tuple[list[int], bool]:
+    """The value slot of each value the step returned, and whether it returned a tuple; a value
+    that no recorded operation computed (a number, an input) is refused."""
     is_tuple = isinstance(result, tuple)
     returned = result if is_tuple else (result,)
     slots = []
     for j, r in enumerate(returned):
         k = slot_of.get(id(r)) if isinstance(r, Variable) else None
-        if k is None or k < len(stand_ins):
+        if k is None or k < n_inputs:
             raise CaptureError(
                 f"value {j} the step returned is not computed by a recorded operation from its "
                 f"inputs or parameters (got {type(r).__name__}); a replay could not compute it. "
                 "Return the loss (and other Variables the step computes), not numbers or inputs."
             )
         slots.append(k)
-    loss = vals[slots[0]]
-    if not carries[slots[0]]:
+    return slots, is_tuple
+
+
+def _check_loss(loss: Variable, carries: bool) -> None:
+    """The step's first value must reach a parameter and have one element: backward starts there."""
+    if not carries:
         raise CaptureError(
             "the step's loss does not depend on any Variable that requires grad, so there is no "
             "gradient to compute. Give the parameters requires_grad=True (nn modules do)."
@@ -308,11 +349,6 @@ def _build_plan(trace: list, stand_ins: list, inputs: list, result: Any, key: tu
             f"the step's loss has shape {loss.shape}; a captured step calls backward on it, which "
             "needs one element. Reduce it first (loss.mean() or loss.sum())."
         )
-    order = topological_order([loss.grad_fn])
-    plan = _Plan(key, entries, loss, (tuple(slots), is_tuple), order,
-                 [(v, v._data.shape, v._data.dtype) for v in leaves.values()])
-    vals = [v if k >= len(stand_ins) else inputs[k] for k, v in enumerate(vals)]
-    return plan, vals
 
 
 def _on_arrays(cls: Any, args: tuple, kwargs: dict, node: Any, out: Any) -> type | None:
@@ -463,67 +499,90 @@ def _forward_source(plan: _Plan, n_inputs: int, names: _Names) -> list[str]:
 
 
 def _backward_source(plan: _Plan, names: _Names) -> list[str]:
+    """The source of ``backward(loss)``: every gradient slot starts empty, the loss's holds ones,
+    then each step of the engine's order in turn, a node's backward or a parameter's ``.grad``."""
     code = ["def backward(loss):"]
     others = [f"g{s}" for s in range(plan.n_slots) if s != plan.root_slot]
     for i in range(0, len(others), 16):
         code.append(f"    {' = '.join(others[i:i + 16])} = None")
     on_arrays = {id(e.node): e.arrays for e in plan.entries if e.arrays is not None}
-    writers: dict[int, list] = {}  # per gradient slot, for each edge that brings it a gradient:
-    for step in plan.steps:        # does its node's backward work on arrays?
-        for edge in (step[3] if step[0] is not None else ()):
-            writers.setdefault(edge[1], []).append(id(step[0]) in on_arrays)
-    # a slot holds an array when one backward on arrays writes it, or when it is the gradient of
-    # a loss whose backward works on arrays; the other slots hold Variables
-    arrays = {s for s, w in writers.items() if w == [True]}
+    writers, arrays = _gradient_writers(plan, on_arrays)
     ones = "ones(loss._data.shape, loss._data.dtype)"
     if id(plan.root_node) in on_arrays:
         arrays.add(plan.root_slot)
         code.append(f"    g{plan.root_slot} = {ones}")
     else:
         code.append(f"    g{plan.root_slot} = Variable._make({ones})")
-
-    def variable(s: int) -> str:  # slot s, known to hold a gradient, as a Variable
-        return f"Variable._make(g{s})" if s in arrays else f"g{s}"
-
     note = "  # freed at once: the next gradient can reuse the memory"
     for step in plan.steps:
         if step[0] is None:  # a parameter: its .grad
             _, var, s = step
-            code += [f"    if g{s} is not None:", f"        accumulate({names.of(var, 'p')}, {variable(s)}, False)",
+            code += [f"    if g{s} is not None:",
+                     f"        accumulate({names.of(var, 'p')}, {_as_variable(s, arrays)}, False)",
                      f"        g{s} = None"]
             continue
-        node, first, n_out, edges, n_in = step
-        ctx = names.of(node, "ctx")
-        cls = names.of(node._forward_cls, node._forward_cls.__name__)
-        on = on_arrays.get(id(node))
-        if on is not None:  # one output; its backward returns one array (or None) per input
-            g = f"g{first}"
-            got = g if first in arrays else f"{g}._data"
-            code += [f"    # {cls}'s backward, on arrays", f"    if {g} is not None:",
-                     f"        r = {names.of(on, on.__name__)}.backward({ctx}, {got})"]
-        elif n_out == 1:
-            g = f"g{first}"
-            code += [f"    # {cls}'s backward", f"    if {g} is not None:",
-                     f"        r = {cls}.backward({ctx}, {variable(first)})"]
-        else:  # one gradient per output; materialize makes zeros for those that got none
-            gs = [f"g{first + j}" for j in range(n_out)]
-            g = " = ".join(gs)
-            buf = ", ".join(f"None if {x} is None else Variable._make({x})" if first + j in arrays else x
-                            for j, x in enumerate(gs))
-            code += [f"    # {cls}'s backward", f"    if {' or '.join(f'{x} is not None' for x in gs)}:",
-                     f"        buf = [{buf}]", f"        materialize({ctx}, buf)",
-                     f"        r = {cls}.backward({ctx}, *buf)", "        buf = None"]
-        code.append(f"        {g} = None{note}")
+        code += _node_backward_source(step, names, on_arrays.get(id(step[0])), arrays, writers, note)
         note = ""
-        if on is None:
-            code.append(f"        if type(r) is not tuple or len(r) != {n_in}: r = results(r, {n_in}, {ctx})")
-        for i, s, shape, dtype in edges:
-            if on is not None:  # the arrays' own backward: shapes and dtypes are the inputs'
-                got = f"r[{i}]" if s in arrays else f"Variable._make(r[{i}])"
-            else:
-                got = f"checked(r[{i}], {ctx}, {i}, {shape!r}, {names.of(dtype, dtype.name)})"
-            code.append(f"        g{s} = {got}" if len(writers[s]) == 1 else f"        g{s} = total(g{s}, {got})")
     return code
+
+
+def _gradient_writers(plan: _Plan, on_arrays: dict) -> tuple[dict[int, list[bool]], set[int]]:
+    """Per gradient slot, for each edge that brings it a gradient, whether its node's backward
+    works on arrays; and the slots that hold arrays: those one backward on arrays writes (the
+    others hold Variables; ``_backward_source`` adds the loss's slot when its backward is on arrays)."""
+    writers: dict[int, list] = {}
+    for step in plan.steps:
+        for edge in (step[3] if step[0] is not None else ()):
+            writers.setdefault(edge[1], []).append(id(step[0]) in on_arrays)
+    return writers, {s for s, w in writers.items() if w == [True]}
+
+
+def _as_variable(s: int, arrays: set[int]) -> str:
+    """Gradient slot ``s``, known to hold a gradient, as a Variable."""
+    return f"Variable._make(g{s})" if s in arrays else f"g{s}"
+
+
+def _node_backward_source(step: tuple, names: _Names, on: Any, arrays: set[int],
+                          writers: dict[int, list[bool]], note: str) -> list[str]:
+    """One node's backward in the generated code: called when a gradient reached one of its
+    outputs, its gradients then let go of, and what it returned written (or added) into the
+    gradient slots of its inputs. ``on`` is its array form, or None (the backward on Variables)."""
+    node, first, n_out, edges, n_in = step
+    ctx = names.of(node, "ctx")
+    cls = names.of(node._forward_cls, node._forward_cls.__name__)
+    g, code = _backward_call_source(ctx, cls, on, first, n_out, arrays, names)
+    code.append(f"        {g} = None{note}")
+    if on is None:
+        code.append(f"        if type(r) is not tuple or len(r) != {n_in}: r = results(r, {n_in}, {ctx})")
+    for i, s, shape, dtype in edges:
+        if on is not None:  # the arrays' own backward: shapes and dtypes are the inputs'
+            got = f"r[{i}]" if s in arrays else f"Variable._make(r[{i}])"
+        else:
+            got = f"checked(r[{i}], {ctx}, {i}, {shape!r}, {names.of(dtype, dtype.name)})"
+        code.append(f"        g{s} = {got}" if len(writers[s]) == 1 else f"        g{s} = total(g{s}, {got})")
+    return code
+
+
+def _backward_call_source(ctx: str, cls: str, on: Any, first: int, n_out: int, arrays: set[int],
+                          names: _Names) -> tuple[str, list[str]]:
+    """The call of one node's backward, as ``r = ...`` under a test that a gradient came; and the
+    gradient slots it reads, as the target of the line that lets go of them."""
+    if on is not None:  # one output; its backward returns one array (or None) per input
+        g = f"g{first}"
+        got = g if first in arrays else f"{g}._data"
+        return g, [f"    # {cls}'s backward, on arrays", f"    if {g} is not None:",
+                   f"        r = {names.of(on, on.__name__)}.backward({ctx}, {got})"]
+    if n_out == 1:
+        g = f"g{first}"
+        return g, [f"    # {cls}'s backward", f"    if {g} is not None:",
+                   f"        r = {cls}.backward({ctx}, {_as_variable(first, arrays)})"]
+    # one gradient per output; materialize makes zeros for those that got none
+    gs = [f"g{first + j}" for j in range(n_out)]
+    buf = ", ".join(f"None if {x} is None else Variable._make({x})" if first + j in arrays else x
+                    for j, x in enumerate(gs))
+    return " = ".join(gs), [f"    # {cls}'s backward", f"    if {' or '.join(f'{x} is not None' for x in gs)}:",
+                            f"        buf = [{buf}]", f"        materialize({ctx}, buf)",
+                            f"        r = {cls}.backward({ctx}, *buf)", "        buf = None"]
 
 
 def _results(result: Any, n_inputs: int, node: Any) -> tuple:

@@ -77,6 +77,23 @@ def plot_history(history: Mapping[str, Sequence[float]] | Any) -> Figure:
     'val_loss': [...], 'val_accuracy': [...]}`` (or is an object with such a ``.history``).
     Names containing ``loss`` go left, names containing ``acc`` go right.
     """
+    curves = _history_curves(history)
+    loss = {k: v for k, v in curves.items() if "loss" in k.lower()}
+    acc = {k: v for k, v in curves.items() if "acc" in k.lower()}
+    if not loss and not acc:
+        raise ValueError(f"plot_history found no curve to draw: expected keys containing 'loss' or "
+                         f"'acc' (e.g. 'loss', 'val_accuracy'), got {sorted(curves)}.")
+    panels = [(t, c) for t, c in (("loss", loss), ("accuracy", acc)) if c]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.6), squeeze=False)
+    for ax, (title, group) in zip(axes[0], panels):
+        _draw_panel(ax, title, group)
+    fig.tight_layout()
+    return fig
+
+
+def _history_curves(history: Mapping[str, Sequence[float]] | Any) -> dict[str, np.ndarray]:
+    """plot_history's input checked: a mapping (or an object's ``.history`` mapping) from names to
+    one number per epoch, as float arrays keyed by the names as strings."""
     if not isinstance(history, Mapping) and isinstance(getattr(history, "history", None), Mapping):
         history = history.history
     if not isinstance(history, Mapping):
@@ -90,30 +107,26 @@ def plot_history(history: Mapping[str, Sequence[float]] | Any) -> Figure:
             raise TypeError(f"plot_history: history[{name!r}] must be a list of numbers (one per epoch), "
                             f"got {type(values).__name__}.") from None
         curves[str(name)] = arr
-    loss = {k: v for k, v in curves.items() if "loss" in k.lower()}
-    acc = {k: v for k, v in curves.items() if "acc" in k.lower()}
-    if not loss and not acc:
-        raise ValueError(f"plot_history found no curve to draw: expected keys containing 'loss' or "
-                         f"'acc' (e.g. 'loss', 'val_accuracy'), got {sorted(curves)}.")
-    panels = [(t, c) for t, c in (("loss", loss), ("accuracy", acc)) if c]
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.6), squeeze=False)
-    for ax, (title, group) in zip(axes[0], panels):
-        for name, values in group.items():
-            epochs = np.arange(1, len(values) + 1)
-            style = "--" if name.lower().startswith(("val", "test")) else "-"
-            ax.plot(epochs, values, style, marker="o" if len(values) <= 30 else None, ms=3, label=name)
-        ax.set_xlabel("epoch")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # no tick at epoch 2.5
-        if max(len(v) for v in group.values()) == 1:
-            ax.set_xlim(0.5, 1.5)  # one epoch: one tick, at 1 (not 0.6, 0.8, ...)
-            ax.set_xticks([1])
-        ax.set_ylabel(title)
-        ax.set_title(title)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-        if title == "accuracy":
-            top = max(float(np.nanmax(v)) for v in group.values()) if group else 1.0
-            if top <= 1.0:
-                ax.set_ylim(top=1.0)
-    fig.tight_layout()
-    return fig
+    return curves
+
+
+def _draw_panel(ax: Any, title: str, group: dict[str, np.ndarray]) -> None:
+    """One panel of plot_history: a curve per name against epochs 1, 2, ... (dashed for
+    validation and test curves, a marker per epoch up to 30 epochs), whole-number epoch ticks, and an accuracy axis that reaches 1 when the accuracies are fractions."""
+    for name, values in group.items():
+        epochs = np.arange(1, len(values) + 1)
+        style = "--" if name.lower().startswith(("val", "test")) else "-"
+        ax.plot(epochs, values, style, marker="o" if len(values) <= 30 else None, ms=3, label=name)
+    ax.set_xlabel("epoch")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # no tick at epoch 2.5
+    if max(len(v) for v in group.values()) == 1:
+        ax.set_xlim(0.5, 1.5)  # one epoch: one tick, at 1 (not 0.6, 0.8, ...)
+        ax.set_xticks([1])
+    ax.set_ylabel(title)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    if title == "accuracy":
+        top = max(float(np.nanmax(v)) for v in group.values()) if group else 1.0
+        if top <= 1.0:
+            ax.set_ylim(top=1.0)

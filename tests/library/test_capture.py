@@ -329,6 +329,7 @@ W = al.tensor([1.0, 2.0], requires_grad=True)
     (lambda x: ((W * x).sum(), x), ([1.0, 2.0],), "value 1 the step returned"),
     (lambda x: (W * x).add_(1.0).sum(), ([1.0, 2.0],), "in place"),
     (lambda x: _hooked(W * x).sum(), ([1.0, 2.0],), "hook or retain_grad"),
+    (lambda x: _retained(W * x).sum(), ([1.0, 2.0],), "hook or retain_grad"),
 ])
 def test_steps_a_replay_would_get_wrong_are_refused(loss_of, args, words):
     with pytest.raises(al.CaptureError) as info:
@@ -338,6 +339,11 @@ def test_steps_a_replay_would_get_wrong_are_refused(loss_of, args, words):
 
 def _hooked(v):
     v.register_hook(lambda g: g)
+    return v
+
+
+def _retained(v):
+    v.retain_grad()
     return v
 
 

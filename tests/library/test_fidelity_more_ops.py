@@ -143,6 +143,10 @@ def test_pad_modes_match_torch(mode, shape, widths):
     (lambda: alF.pad(al.tensor(np.ones((1, 2, 3))), (1, 1), mode="mirror"), "'reflect'"),
     (lambda: alF.pad(al.tensor(np.ones((1, 2, 3))), (1, 1), mode="replicate", value=2.0), "constant"),
     (lambda: alF.pad(al.tensor(np.ones((3, 4))), (1, 1, 1, 1), mode="circular"), "batched"),
+    (lambda: alF.pad(al.tensor(np.ones((1, 2, 3))), (1,)), "must be even"),
+    (lambda: alF.pad(al.tensor(np.ones((1, 2, 3))), (1,) * 8), "at most twice"),
+    (lambda: alF.pad(al.tensor(np.ones((1, 2, 3))), (-2, -2)), "crop more than the 3 entries"),
+    (lambda: alF.pad(al.tensor(np.ones((1, 2, 0))), (1, 0), mode="replicate"), "empty dim"),
 ])
 def test_pad_modes_refuse_what_they_cannot_do(call, words):
     with pytest.raises((ValueError, NotImplementedError), match=words):

@@ -5,6 +5,8 @@ import pytest
 import autograd_lab as al
 from autograd_lab.errors import BackwardError, LegacyFunctionError, ShapeError
 
+from .._oracle import require_torch
+
 
 class MyReLU(al.Function):
     """The course's example, written exactly as in PyTorch's tutorial style."""
@@ -299,3 +301,43 @@ def test_tracing_one_block_at_a_time_and_restored_after_an_error():
     with function.tracing(lambda cls, *_: seen.append(cls.__name__)):
         x * 2
     assert seen == ["Mul"]  # the failed block left nothing installed
+
+
+def test_output_viewing_an_input_shares_its_version_and_other_objects_pass_through():
+    """An output that views an input's memory counts that input's in-place changes; a string
+    and a None returned beside it stay outside the graph, as in PyTorch."""
+    torch = require_torch()
+
+    class Head(al.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.data[:2], "tag", None
+
+        @staticmethod
+        def backward(ctx, g, *unused):
+            out = np.zeros(3)
+            out[:2] = g.data
+            return al.Variable(out)
+
+    class TorchHead(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[:2], "tag", None
+
+        @staticmethod
+        def backward(ctx, g, *unused):
+            out = torch.zeros(3, dtype=g.dtype)
+            out[:2] = g
+            return out
+
+    def observe(lib, fn, x):
+        h = x * 1
+        y, tag, nothing = fn.apply(h)
+        before = y._version
+        with lib.no_grad():
+            h.add_(1)
+        return y._version - before, tag, nothing, y.requires_grad
+
+    ours = observe(al, Head, al.ones(3, requires_grad=True))
+    theirs = observe(torch, TorchHead, torch.ones(3, requires_grad=True))
+    assert ours == theirs == (1, "tag", None, True)

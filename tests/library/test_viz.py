@@ -88,6 +88,23 @@ def test_without_names_intermediates_show_shapes_and_layers_go_forward():
         assert y1 < y0
 
 
+def test_layout_layers_by_longest_path_and_spreads_each_row():
+    """The course example laid out: w2 and w3 sit just above their first use (not at the top),
+    every edge goes down at least one layer, and a row's nodes are at least one unit apart."""
+    from autograd_lab.graph_picture import PictureGraph, layout
+
+    loss, names = course_example()
+    graph = PictureGraph([loss], names, 200)
+    layers = layout(graph)
+    layer_of = {n.label.split("\n")[0]: n.layer for row in layers for n in row}
+    assert [layer_of[k] for k in ("input", "w1", "l1", "w2", "w3", "l2", "l3", "l4", "loss")] == \
+        [0, 0, 2, 2, 2, 4, 4, 6, 8]  # Functions take the odd layers
+    assert all(graph.nodes[dst].layer > graph.nodes[src].layer for src, dst, _ in graph.edges)
+    for row in layers:
+        xs = sorted(n.x for n in row)
+        assert all(b - a >= 1.0 - 1e-9 for a, b in zip(xs, xs[1:]))
+
+
 def test_small_mlp_and_reused_leaf():
     x = al.randn(5, 4, seed=0)
     W1 = al.randn(4, 6, seed=1, requires_grad=True)
@@ -136,6 +153,19 @@ def test_plot_history_two_axes_with_curves():
     assert sorted(line.get_label() for line in acc_ax.lines) == ["accuracy", "val_accuracy"]
     np.testing.assert_allclose(loss_ax.lines[0].get_xdata(), [1, 2, 3])
     np.testing.assert_allclose(acc_ax.lines[0].get_ydata(), [0.5, 0.7, 0.8])
+
+
+def test_plot_history_reads_a_history_object_and_styles_its_panels():
+    class Run:
+        history = {"loss": [0.9], "val_accuracy": [0.4], "accuracy": [0.5]}
+
+    loss_ax, acc_ax = plot_history(Run()).axes
+    assert list(loss_ax.get_xticks()) == [1] and loss_ax.get_xlim() == (0.5, 1.5)  # one epoch
+    styles = {line.get_label(): line.get_linestyle() for line in acc_ax.lines}
+    assert styles == {"val_accuracy": "--", "accuracy": "-"}
+    assert acc_ax.get_ylim()[1] == 1.0  # fractions: the axis reaches 1
+    many = plot_history({"accuracy": list(np.linspace(10, 90, 40))}).axes[0]
+    assert many.get_ylim()[1] < 95 and many.lines[0].get_marker() in (None, "None")
 
 
 def test_plot_history_loss_only_and_errors():
