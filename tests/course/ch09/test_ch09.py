@@ -38,6 +38,7 @@ def _namespace(sources: list[str]) -> dict[str, Any]:
     return {**ns, "log_softmax": exercise_log_softmax}
 
 
-CHAPTER = _Chapter("09_training_digits.ipynb", "ch09", keep=_keep, namespace=_namespace)
+CHAPTER = _Chapter("09_training_digits.ipynb", "ch09", keep=_keep, namespace=_namespace,
+                   keywords=True)
 
 globals().update(chapter_tests(CHAPTER))
