@@ -31,8 +31,8 @@ from pathlib import Path
 from nbformat import NotebookNode
 
 from ..exercises._parts import parts_score
-from ..authoring.notebooks import (CourseError, exercises, format_points, is_solution_cell, read_notebook,
-                        strip_ansi)
+from ..authoring.notebooks import (CourseError, Exercise, exercises, format_points,
+                                   is_solution_cell, read_notebook, strip_ansi)
 
 PASSED, FAILED, NOT_STARTED, PARTIAL = "passed", "FAILED", "not started", "partial"
 BY_HAND = "by instructor"
@@ -155,38 +155,54 @@ def own_cell_error(cell: NotebookNode, error: NotebookNode) -> str:
     return f"{ename} in your exercise cell, line {line}{code}: {first}"
 
 
+_NOT_STARTED = ("replace the `raise NotImplementedError(...)` line of the exercise cell with your "
+                "code, run that cell, then the check cell")
+
+
+def _explain(failure: str, cell: NotebookNode, own: list[NotebookNode], exercise: str,
+             timeout: float | None) -> tuple[str, bool]:
+    """Say a graded cell's failure in the learner's terms, and whether the exercise is not
+    started: an interrupt is the time limit, an untouched stub asks to be replaced, and an
+    error of the learner's own cell is reported before the check cell's."""
+    if failure.startswith(("KeyboardInterrupt", "CellTimeoutError")) and timeout:
+        return f"the cell ran longer than {timeout:g} s and was interrupted", False
+    own_errors = [(c, e) for c in own if (e := _error_output(c)) is not None]
+    if _is_stub(_error_output(cell), exercise) or any(_is_stub(e, exercise)
+                                                      for _, e in own_errors):
+        return _NOT_STARTED, True
+    if own_errors:
+        own_cell, own_error = own_errors[0]
+        return (f"{own_cell_error(own_cell, own_error)}\n(the check cell then failed with "
+                f"{failure})"), False
+    return failure, False
+
+
+def _result(ex: Exercise, cell: NotebookNode, own: list[NotebookNode], stopped: str | None,
+            timeout: float | None) -> ExerciseResult:
+    """One exercise's result from its graded cell and the learner's cells before it."""
+    failure = error_text(cell)
+    if failure is None and cell.get("execution_count") is None and stopped:
+        failure = f"not run: {stopped}"
+    not_started = False
+    if failure:
+        failure, not_started = _explain(failure, cell, own, ex.id, timeout)
+    passed = failure is None
+    share = None if passed or not_started else \
+        parts_score(cell.get("outputs", []), ex.id, ex.points)  # the grader's rule
+    return ExerciseResult(ex.id, ex.points if passed else share or 0.0, ex.points, passed,
+                          failure or "", not_started)
+
+
 def score_executed(nb: NotebookNode, stopped: str | None = None,
                    timeout: float | None = None) -> list[ExerciseResult]:
     """Score the graded cells of an executed notebook."""
     results = []
     previous = -1
     for ex in exercises(nb):
-        cell = nb.cells[ex.cell_index]
         own = [nb.cells[i] for i in range(previous + 1, ex.cell_index)
                if nb.cells[i].cell_type == "code" and is_solution_cell(nb.cells[i])]
         previous = ex.cell_index
-        failure = error_text(cell)
-        not_started = False
-        if failure is None and cell.get("execution_count") is None and stopped:
-            failure = f"not run: {stopped}"
-        if failure and failure.startswith(("KeyboardInterrupt", "CellTimeoutError")) and timeout:
-            failure = f"the cell ran longer than {timeout:g} s and was interrupted"
-        elif failure:
-            own_errors = [(c, e) for c in own if (e := _error_output(c)) is not None]
-            if _is_stub(_error_output(cell), ex.id) or any(_is_stub(e, ex.id)
-                                                           for _, e in own_errors):
-                not_started = True
-                failure = ("replace the `raise NotImplementedError(...)` line of the exercise "
-                           "cell with your code, run that cell, then the check cell")
-            elif own_errors:
-                own_cell, own_error = own_errors[0]
-                failure = f"{own_cell_error(own_cell, own_error)}\n(the check cell then " \
-                          f"failed with {failure})"
-        passed = failure is None
-        share = None if passed or not_started else \
-            parts_score(cell.get("outputs", []), ex.id, ex.points)  # the grader's rule
-        results.append(ExerciseResult(ex.id, ex.points if passed else share or 0.0, ex.points,
-                                      passed, failure or "", not_started))
+        results.append(_result(ex, nb.cells[ex.cell_index], own, stopped, timeout))
     return results + by_hand(nb)
 
 
