@@ -93,6 +93,25 @@ def test_config_errors_say_what_was_expected(tmp_path, text, words):
     assert words in str(err.value)
 
 
+@pytest.mark.parametrize("text, words", [
+    ('[notebooks]\na = 5', "[notebooks.a] in {path}: expected a table with deadline and "
+                            "late-rule keys."),
+    ('[extensions]\nbob = 3', "[extensions.bob] in {path}: expected NOTEBOOK = hours or "
+                              "NOTEBOOK = date-time."),
+    ('[extensions.bob]\na = -2', "[extensions.bob] in {path}.a: expected a number of at least 0"),
+    ('[extensions.bob]\na = "soon"', "[extensions.bob] in {path}.a: expected a date-time"),
+    ('[students]\nbob = 1', "[students.bob] in {path}: expected a table with name, id, "
+                            "sis_user_id, sis_login_id, section."),
+    ('[students.bob]\nemail = "b@x"', "[students.bob] in {path}: expected a table with name"),
+])
+def test_extension_and_roster_errors_name_the_table(tmp_path, text, words):
+    path = tmp_path / "course.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CourseError) as err:
+        load_config(path)
+    assert words.format(path=path) in str(err.value)
+
+
 def test_missing_config_is_an_error_with_the_fix(tmp_path):
     with pytest.raises(CourseError, match="docs/term.md"):
         load_config(tmp_path / "nope.toml")

@@ -541,14 +541,9 @@ def _run_batch(course: Course, plan: _Plan, submitted: dict[tuple[str, str], Pre
     return rows
 
 
-def canary(plan: _Plan, nb_log: logging.Logger, log: Callable[[str], None]) -> None:
-    """Grade the key and an untouched student copy of each notebook exactly as the class
-    will be graded (same isolation, limits, user); unless the key gets full marks and the
-    copy zero, raise :class:`CourseError` saying what failed and how to fix it."""
-    todo = [n for n in plan.expected if _canary_key(plan, n) not in _CANARIES_PASSED]
-    if not todo:
-        return
-    log(f"canary: grading the key and the student copy of {', '.join(todo)} first")
+def _grade_canaries(plan: _Plan, todo: list[str], nb_log: logging.Logger) -> dict:
+    """Grade the key ("key") and the released copy ("copy") of each notebook in TODO, in a
+    throwaway course, as the class will be graded; their rows by (student, notebook)."""
     with tempfile.TemporaryDirectory(prefix="autograd_lab_canary_") as tmp:
         course = Course(Path(tmp), Path(tmp) / "gradebook.db")
         course.add_students(["key", "copy"])
@@ -557,35 +552,53 @@ def canary(plan: _Plan, nb_log: logging.Logger, log: Callable[[str], None]) -> N
         for n in todo:
             submitted[("key", n)] = Prepared("ok", nb=read_notebook(plan.key[n]))
             submitted[("copy", n)] = Prepared("ok", nb=plan.released[n])
-        rows = _run_batch(course, plan, submitted, lambda m: None, lambda s: f"canary {s}")
+        return _run_batch(course, plan, submitted, lambda m: None, lambda s: f"canary {s}")
+
+
+def _canary_problems(n: str, key_rows: list, copy_rows: list) -> list[str]:
+    """What is wrong with one notebook's canary: each exercise the key misses points on, and
+    each one the untouched copy scores on."""
+    problems = [f"the key's {n} scored {format_points(r.points)} / "
+                f"{format_points(r.max_points)} on {r.exercise} ({r.status}: "
+                f"{shown(r.reason)[:400]})" for r in key_rows if r.points < r.max_points]
+    problems += [f"the untouched student copy of {n} scored {format_points(r.points)} on "
+                 f"{r.exercise}: its graded cell passes without an answer"
+                 for r in copy_rows if r.points > 0]
+    return problems
+
+
+def _canary_fix(plan: _Plan, crashed: bool) -> str:
+    """How to fix a failed canary: the setup when the key's jobs crashed, else the key."""
+    if not crashed:
+        return ("Run the key with `autograd-lab check` or nbval to see its failure, and "
+                "regenerate the student copies with `autograd-lab release`.")
+    return ("The jobs themselves do not run: check that the Python environment "
+            f"({', '.join(environment_roots())}) is readable"
+            + (f" by {plan.settings.run_as.name}" if plan.settings.run_as else "")
+            + ", that --memory, --processes and --file-size leave room for a kernel, and "
+            "try --isolation process to tell the sandbox from the rest.")
+
+
+def canary(plan: _Plan, nb_log: logging.Logger, log: Callable[[str], None]) -> None:
+    """Grade the key and an untouched student copy of each notebook exactly as the class
+    will be graded (same isolation, limits, user); unless the key gets full marks and the
+    copy zero, raise :class:`CourseError` saying what failed and how to fix it."""
+    todo = [n for n in plan.expected if _canary_key(plan, n) not in _CANARIES_PASSED]
+    if not todo:
+        return
+    log(f"canary: grading the key and the student copy of {', '.join(todo)} first")
+    rows = _grade_canaries(plan, todo, nb_log)
     problems = []
     for n in todo:
-        key_rows, copy_rows = rows[("key", n)], rows[("copy", n)]
-        bad_key = [r for r in key_rows if r.points < r.max_points]
-        bad_copy = [r for r in copy_rows if r.points > 0]
-        for r in bad_key:
-            problems.append(f"the key's {n} scored {format_points(r.points)} / "
-                            f"{format_points(r.max_points)} on {r.exercise} ({r.status}: "
-                            f"{shown(r.reason)[:400]})")
-        for r in bad_copy:
-            problems.append(f"the untouched student copy of {n} scored "
-                            f"{format_points(r.points)} on {r.exercise}: its graded cell "
-                            "passes without an answer")
-        if not bad_key and not bad_copy:
+        found = _canary_problems(n, rows[("key", n)], rows[("copy", n)])
+        if not found:
             _CANARIES_PASSED.add(_canary_key(plan, n))
+        problems += found
     if problems:
         crashed = any(r.status == "crashed" for n in todo for r in rows[("key", n)])
-        fix = ("The jobs themselves do not run: check that the Python environment "
-               f"({', '.join(environment_roots())}) is readable"
-               + (f" by {plan.settings.run_as.name}" if plan.settings.run_as else "")
-               + ", that --memory, --processes and --file-size leave room for a kernel, and "
-               "try --isolation process to tell the sandbox from the rest."
-               if crashed else
-               "Run the key with `autograd-lab check` or nbval to see its failure, and "
-               "regenerate the student copies with `autograd-lab release`.")
         raise CourseError("Nothing was graded: the canary failed. " + "; ".join(problems[:6])
                           + (f" (and {len(problems) - 6} more)" if len(problems) > 6 else "")
-                          + ". " + fix)
+                          + ". " + _canary_fix(plan, crashed))
     log("canary: the key scores full marks and the student copy zero")
 
 

@@ -243,6 +243,62 @@ class _Budget:
         self.latest = 0.0  # the last change time (ctime) seen, which the student cannot set
 
 
+def _ignored(name: str, budget: _Budget) -> bool:
+    """nbgrader's CourseDirectory.ignore (checkpoints, caches): such entries are never opened."""
+    return bool(budget.ignore) and any(fnmatch.fnmatch(name, g) for g in budget.ignore)
+
+
+def _check_listed(st: os.stat_result, path: str, uid: int) -> None:
+    """What the folder lists (lstat, no link followed) is a plain file or folder of the student."""
+    if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+        raise SubmissionRefused(f"{path} is {_kind(st.st_mode)}")
+    if st.st_uid != uid:
+        raise SubmissionRefused(f"{path} belongs to uid {st.st_uid}, not to the student")
+
+
+def _open_listed(dir_fd: int, name: str, st: os.stat_result, path: str) -> int:
+    """Open the entry relative to its folder, never through a link, never blocking on it."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if stat.S_ISDIR(st.st_mode):
+        flags |= os.O_DIRECTORY
+    try:
+        return os.open(name, flags, dir_fd=dir_fd)
+    except OSError as exc:
+        raise SubmissionRefused(f"{path} changed while it was collected ({exc.strerror})") from None
+
+
+def _check_opened(fd: int, st: os.stat_result, path: str, uid: int) -> os.stat_result:
+    """The open descriptor is the entry that was listed, still the student's."""
+    fst = os.fstat(fd)
+    if (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino) or fst.st_uid != uid:
+        raise SubmissionRefused(f"{path} changed while it was collected")
+    return fst
+
+
+def _copy_file(fd: int, fst: os.stat_result, name: str, path: str, target: Path,
+               budget: _Budget) -> None:
+    """Copy an open plain file that has no other name, unless the include list or the size
+    limit leaves it out; the whole copy must fit CourseDirectory.max_dir_size."""
+    if not stat.S_ISREG(fst.st_mode):
+        raise SubmissionRefused(f"{path} is {_kind(fst.st_mode)}")
+    if fst.st_nlink != 1:
+        raise SubmissionRefused(
+            f"{path} is a hard link (one of {fst.st_nlink} names of a file)")
+    if budget.include and not any(fnmatch.fnmatch(name, g) for g in budget.include):
+        return
+    if budget.max_file and fst.st_size > budget.max_file:
+        budget.log.warning("Ignoring file too large %r (see CourseDirectory.max_file_size)",
+                           path)
+        return
+    with open(fd, "rb", closefd=False) as src, open(target, "xb") as out:
+        while chunk := src.read(1 << 20):
+            budget.left -= len(chunk)
+            if budget.left < 0:
+                raise SubmissionRefused(
+                    "the submission is larger than CourseDirectory.max_dir_size")
+            out.write(chunk)
+
+
 def _copy_dir(dir_fd: int, rel: str, dest: Path, uid: int, budget: _Budget, depth: int) -> None:
     """Copy the open folder dir_fd into dest (made here), entry by entry, each opened relative to
     its folder without following links and checked again on the open descriptor."""
@@ -252,45 +308,17 @@ def _copy_dir(dir_fd: int, rel: str, dest: Path, uid: int, budget: _Budget, dept
     for name in sorted(os.listdir(dir_fd)):
         path = f"{rel}/{name}"
         st = os.lstat(name, dir_fd=dir_fd)
-        if budget.ignore and any(fnmatch.fnmatch(name, g) for g in budget.ignore):
-            continue  # nbgrader's CourseDirectory.ignore (checkpoints, caches), never opened
-        if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
-            raise SubmissionRefused(f"{path} is {_kind(st.st_mode)}")
-        if st.st_uid != uid:
-            raise SubmissionRefused(f"{path} belongs to uid {st.st_uid}, not to the student")
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-        if stat.S_ISDIR(st.st_mode):
-            flags |= os.O_DIRECTORY
+        if _ignored(name, budget):
+            continue
+        _check_listed(st, path, uid)
+        fd = _open_listed(dir_fd, name, st, path)
         try:
-            fd = os.open(name, flags, dir_fd=dir_fd)
-        except OSError as exc:
-            raise SubmissionRefused(f"{path} changed while it was collected ({exc.strerror})") from None
-        try:
-            fst = os.fstat(fd)
-            if (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino) or fst.st_uid != uid:
-                raise SubmissionRefused(f"{path} changed while it was collected")
+            fst = _check_opened(fd, st, path, uid)
             budget.latest = max(budget.latest, fst.st_ctime)
             if stat.S_ISDIR(fst.st_mode):
                 _copy_dir(fd, path, dest / name, uid, budget, depth + 1)
-                continue
-            if not stat.S_ISREG(fst.st_mode):
-                raise SubmissionRefused(f"{path} is {_kind(fst.st_mode)}")
-            if fst.st_nlink != 1:
-                raise SubmissionRefused(
-                    f"{path} is a hard link (one of {fst.st_nlink} names of a file)")
-            if budget.include and not any(fnmatch.fnmatch(name, g) for g in budget.include):
-                continue
-            if budget.max_file and fst.st_size > budget.max_file:
-                budget.log.warning("Ignoring file too large %r (see CourseDirectory.max_file_size)",
-                                   path)
-                continue
-            with open(fd, "rb", closefd=False) as src, open(dest / name, "xb") as out:
-                while chunk := src.read(1 << 20):
-                    budget.left -= len(chunk)
-                    if budget.left < 0:
-                        raise SubmissionRefused(
-                            "the submission is larger than CourseDirectory.max_dir_size")
-                    out.write(chunk)
+            else:
+                _copy_file(fd, fst, name, path, dest / name, budget)
         finally:
             os.close(fd)
 

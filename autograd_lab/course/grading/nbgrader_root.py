@@ -137,6 +137,51 @@ def _copy_plain(source: Path, target: Path) -> None:
     target.write_bytes(_read_plain(source))
 
 
+def _stage_student(course_root: Path, assignment: str, student: str, paths: list[Path],
+                   staging: Path, notebooks: list[str],
+                   refused: dict[tuple[str, str], str]) -> None:
+    """Copy one student's plain notebooks to STAGING/STUDENT/ for the grader; note in REFUSED
+    why a folder or notebook is not graded (a bad name, a link, an unreadable file)."""
+    submission = course_root / "submitted" / student
+    problem = (name_problem(student) or plain_problem(submission, "folder")
+               or plain_problem(submission / assignment, "folder"))
+    if problem:
+        refused.update({(student, n): f"the submission folder was refused: {problem}"
+                        for n in notebooks})
+    (staging / student).mkdir()
+    for path in paths:
+        why = plain_problem(path)
+        if why:  # checked with lstat: a link is not followed, not even to copy it
+            refused[(student, path.stem)] = f"{shown(path.name)} was refused: {why}"
+        elif not problem:
+            try:
+                _copy_plain(path, staging / student / path.name)
+            except OSError as err:
+                refused[(student, path.stem)] = (f"{shown(path.name)} could not be "
+                                                 f"read ({type(err).__name__})")
+
+
+def _release_student(course_root: Path, out: Path, assignment: str, student: str,
+                     rows: list) -> None:
+    """Write one student's pages to ``feedback/STUDENT/ASSIGNMENT/`` with the files
+    ``release_feedback`` reads beside them (copied only from a plain submission folder)."""
+    submission = course_root / "submitted" / student / assignment
+    target = course_root / "feedback" / student / assignment
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    folder_ok = not (plain_problem(submission.parent, "folder")
+                     or plain_problem(submission, "folder"))
+    for name in SUBMISSION_FILES:
+        if folder_ok and (submission / name).exists() and not plain_problem(submission / name):
+            _copy_plain(submission / name, target / name)
+    mine = [r for r in rows if r.student == student]
+    for notebook in dict.fromkeys(r.notebook for r in mine):
+        page = _feedback_page(Path(out) / "feedback" / student / f"{notebook}.html",
+                              [r for r in mine if r.notebook == notebook])
+        (target / f"{notebook}.html").write_text(page, encoding="utf-8")
+
+
 def grade_collected(course_root: Path, out: Path, assignment: str, **options) -> list:
     """Grade ``submitted/*/ASSIGNMENT/`` of an nbgrader course; feedback for release.
 
@@ -145,49 +190,18 @@ def grade_collected(course_root: Path, out: Path, assignment: str, **options) ->
     the course, so ``nbgrader release_feedback ASSIGNMENT`` releases it.
     """
     from .batch import grade
+    from .term.late import exchange_times  # collect's record: the time outside the folder
     course_root = Path(course_root)
     found = collected(course_root, assignment)
     options.setdefault("notebooks", _assignment_notebooks(course_root, assignment, found))
     refused: dict[tuple[str, str], str] = {}
-    notebooks = options["notebooks"]
     with tempfile.TemporaryDirectory(prefix="autograd_lab_collected_") as tmp:
         for student, paths in found.items():
-            submission = course_root / "submitted" / student
-            problem = (name_problem(student) or plain_problem(submission, "folder")
-                       or plain_problem(submission / assignment, "folder"))
-            if problem:
-                refused.update({(student, n): f"the submission folder was refused: {problem}"
-                                for n in notebooks})
-            (Path(tmp) / student).mkdir()
-            for path in paths:
-                why = plain_problem(path)
-                if why:  # checked with lstat: a link is not followed, not even to copy it
-                    refused[(student, path.stem)] = f"{shown(path.name)} was refused: {why}"
-                elif not problem:
-                    try:
-                        _copy_plain(path, Path(tmp) / student / path.name)
-                    except OSError as err:
-                        refused[(student, path.stem)] = (f"{shown(path.name)} could not be "
-                                                         f"read ({type(err).__name__})")
-        from .term.late import exchange_times  # collect's record: the time outside the folder
+            _stage_student(course_root, assignment, student, paths, Path(tmp),
+                           options["notebooks"], refused)
         rows = grade(Path(tmp), out, refused=refused,
                      handed_in=exchange_times(course_root, assignment), **options)
     for student in found:
-        if name_problem(student):
-            continue
-        submission = course_root / "submitted" / student / assignment
-        target = course_root / "feedback" / student / assignment
-        if target.exists():
-            shutil.rmtree(target)
-        target.mkdir(parents=True)
-        folder_ok = not (plain_problem(submission.parent, "folder")
-                         or plain_problem(submission, "folder"))
-        for name in SUBMISSION_FILES:
-            if folder_ok and (submission / name).exists() and not plain_problem(submission / name):
-                _copy_plain(submission / name, target / name)
-        mine = [r for r in rows if r.student == student]
-        for notebook in dict.fromkeys(r.notebook for r in mine):
-            page = _feedback_page(Path(out) / "feedback" / student / f"{notebook}.html",
-                                  [r for r in mine if r.notebook == notebook])
-            (target / f"{notebook}.html").write_text(page, encoding="utf-8")
+        if not name_problem(student):
+            _release_student(course_root, out, assignment, student, rows)
     return rows

@@ -262,43 +262,78 @@ class _Scanner(ast.NodeVisitor):
     # calls --------------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        name = func.id if isinstance(func, ast.Name) else func.attr \
-            if isinstance(func, ast.Attribute) else ""
-        first = node.args[0] if node.args else None
-        if name in BUILTIN_ONLY and isinstance(func, ast.Attribute) and \
-                self._module_of(func.value) != "builtins":
-            name = ""  # a method that happens to share the name: model.eval(), re.compile(...)
+        name = self._call_name(func)
         if name in DYNAMIC:
-            text = _literal(first) if first is not None else None
-            if text is None:
-                self.flag("dynamic code or import", f"{name}(...) of a computed value")
-            elif name in ("exec", "eval", "compile"):
-                self._nested(text, name)
+            self._dynamic_call(node, name)
         if name == "get" and isinstance(func, ast.Attribute):
             self._mark_read(func.value)
         if name in ("getattr", "setattr", "delattr", "hasattr") and len(node.args) >= 2:
-            attr = _literal(node.args[1])
-            on_self = isinstance(node.args[0], ast.Name) and node.args[0].id == "self"
-            if attr is None and not on_self and (name in ("setattr", "delattr") or name == "getattr" and (
-                    self._module_of(node.args[0]).split(".")[0] in _SENSITIVE
-                    or isinstance(node.args[0], ast.Name) and node.args[0].id == "check")):
-                self.flag("attribute access by a computed name", f"{name}(...)")
-            elif attr is not None:
-                self._attribute(node.args[0], attr, f"{name}(..., {attr!r})")
-                if name != "getattr":
-                    self._store_into(ast.Attribute(value=node.args[0], attr=attr,
-                                                   ctx=ast.Store()))
+            self._attribute_by_name(node, name)
         if name in ("update", "setdefault", "pop", "__setitem__") and \
                 isinstance(func, ast.Attribute):
-            root = _root(func.value)
-            if isinstance(root, ast.Name) and root.id in ("globals", "vars", "locals"):
-                self.flag("editing namespaces by name", f"{root.id}().{name}")
-        if name == "open" and not (isinstance(func, ast.Attribute) and self._module_of(func.value)
-                                   not in ("io", "os", "codecs", "builtins")):
-            self._file_write(node, name)
-        elif name in PATH_WRITES and isinstance(func, ast.Attribute):
+            self._namespace_method(func, name)
+        if self._opens_a_file(func, name) or \
+                name in PATH_WRITES and isinstance(func, ast.Attribute):
             self._file_write(node, name)
         self.generic_visit(node)
+
+    def _call_name(self, func: ast.expr) -> str:
+        """The name a call is judged by: ``f`` of ``f(...)`` and ``x.f(...)``; empty for other
+        callees and for a method that merely shares a builtin's name (``model.eval()``,
+        ``re.compile(...)``)."""
+        name = func.id if isinstance(func, ast.Name) else func.attr \
+            if isinstance(func, ast.Attribute) else ""
+        if name in BUILTIN_ONLY and isinstance(func, ast.Attribute) and \
+                self._module_of(func.value) != "builtins":
+            return ""
+        return name
+
+    def _dynamic_call(self, node: ast.Call, name: str) -> None:
+        """``exec``/``eval``/``__import__``...: a computed argument is flagged; a literal code
+        string is scanned itself."""
+        first = node.args[0] if node.args else None
+        text = _literal(first) if first is not None else None
+        if text is None:
+            self.flag("dynamic code or import", f"{name}(...) of a computed value")
+        elif name in ("exec", "eval", "compile"):
+            self._nested(text, name)
+
+    def _computed_name_is_suspect(self, node: ast.Call, name: str) -> bool:
+        """A computed name is flagged for ``setattr``/``delattr`` on anything but ``self``, and
+        for ``getattr`` on a sensitive module or on ``check``."""
+        target = node.args[0]
+        if isinstance(target, ast.Name) and target.id == "self":
+            return False
+        if name in ("setattr", "delattr"):
+            return True
+        return name == "getattr" and (
+            self._module_of(target).split(".")[0] in _SENSITIVE
+            or isinstance(target, ast.Name) and target.id == "check")
+
+    def _attribute_by_name(self, node: ast.Call, name: str) -> None:
+        """``getattr(x, 'a')`` and kin are read as ``x.a`` (a store for set/del); a computed
+        name is flagged where the hiding itself is suspect."""
+        attr = _literal(node.args[1])
+        if attr is None:
+            if self._computed_name_is_suspect(node, name):
+                self.flag("attribute access by a computed name", f"{name}(...)")
+            return
+        self._attribute(node.args[0], attr, f"{name}(..., {attr!r})")
+        if name != "getattr":
+            self._store_into(ast.Attribute(value=node.args[0], attr=attr, ctx=ast.Store()))
+
+    def _namespace_method(self, func: ast.Attribute, name: str) -> None:
+        """``globals().update(...)`` and kin edit a namespace by name."""
+        root = _root(func.value)
+        if isinstance(root, ast.Name) and root.id in ("globals", "vars", "locals"):
+            self.flag("editing namespaces by name", f"{root.id}().{name}")
+
+    def _opens_a_file(self, func: ast.expr, name: str) -> bool:
+        """``open(...)``, or ``io``/``os``/``codecs``/``builtins``'s ``open``; not a method of
+        anything else that happens to be called open."""
+        return name == "open" and not (
+            isinstance(func, ast.Attribute)
+            and self._module_of(func.value) not in ("io", "os", "codecs", "builtins"))
 
     def _file_write(self, node: ast.Call, name: str) -> None:
         if name == "open":

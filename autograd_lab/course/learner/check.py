@@ -31,8 +31,8 @@ from pathlib import Path
 from nbformat import NotebookNode
 
 from ..exercises._parts import parts_score
-from ..authoring.notebooks import (CourseError, exercises, format_points, is_solution_cell, read_notebook,
-                        strip_ansi)
+from ..authoring.notebooks import (CourseError, Exercise, exercises, format_points,
+                                   is_solution_cell, read_notebook, strip_ansi)
 
 PASSED, FAILED, NOT_STARTED, PARTIAL = "passed", "FAILED", "not started", "partial"
 BY_HAND = "by instructor"
@@ -155,38 +155,54 @@ def own_cell_error(cell: NotebookNode, error: NotebookNode) -> str:
     return f"{ename} in your exercise cell, line {line}{code}: {first}"
 
 
+_NOT_STARTED = ("replace the `raise NotImplementedError(...)` line of the exercise cell with your "
+                "code, run that cell, then the check cell")
+
+
+def _explain(failure: str, cell: NotebookNode, own: list[NotebookNode], exercise: str,
+             timeout: float | None) -> tuple[str, bool]:
+    """Say a graded cell's failure in the learner's terms, and whether the exercise is not
+    started: an interrupt is the time limit, an untouched stub asks to be replaced, and an
+    error of the learner's own cell is reported before the check cell's."""
+    if failure.startswith(("KeyboardInterrupt", "CellTimeoutError")) and timeout:
+        return f"the cell ran longer than {timeout:g} s and was interrupted", False
+    own_errors = [(c, e) for c in own if (e := _error_output(c)) is not None]
+    if _is_stub(_error_output(cell), exercise) or any(_is_stub(e, exercise)
+                                                      for _, e in own_errors):
+        return _NOT_STARTED, True
+    if own_errors:
+        own_cell, own_error = own_errors[0]
+        return (f"{own_cell_error(own_cell, own_error)}\n(the check cell then failed with "
+                f"{failure})"), False
+    return failure, False
+
+
+def _result(ex: Exercise, cell: NotebookNode, own: list[NotebookNode], stopped: str | None,
+            timeout: float | None) -> ExerciseResult:
+    """One exercise's result from its graded cell and the learner's cells before it."""
+    failure = error_text(cell)
+    if failure is None and cell.get("execution_count") is None and stopped:
+        failure = f"not run: {stopped}"
+    not_started = False
+    if failure:
+        failure, not_started = _explain(failure, cell, own, ex.id, timeout)
+    passed = failure is None
+    share = None if passed or not_started else \
+        parts_score(cell.get("outputs", []), ex.id, ex.points)  # the grader's rule
+    return ExerciseResult(ex.id, ex.points if passed else share or 0.0, ex.points, passed,
+                          failure or "", not_started)
+
+
 def score_executed(nb: NotebookNode, stopped: str | None = None,
                    timeout: float | None = None) -> list[ExerciseResult]:
     """Score the graded cells of an executed notebook."""
     results = []
     previous = -1
     for ex in exercises(nb):
-        cell = nb.cells[ex.cell_index]
         own = [nb.cells[i] for i in range(previous + 1, ex.cell_index)
                if nb.cells[i].cell_type == "code" and is_solution_cell(nb.cells[i])]
         previous = ex.cell_index
-        failure = error_text(cell)
-        not_started = False
-        if failure is None and cell.get("execution_count") is None and stopped:
-            failure = f"not run: {stopped}"
-        if failure and failure.startswith(("KeyboardInterrupt", "CellTimeoutError")) and timeout:
-            failure = f"the cell ran longer than {timeout:g} s and was interrupted"
-        elif failure:
-            own_errors = [(c, e) for c in own if (e := _error_output(c)) is not None]
-            if _is_stub(_error_output(cell), ex.id) or any(_is_stub(e, ex.id)
-                                                           for _, e in own_errors):
-                not_started = True
-                failure = ("replace the `raise NotImplementedError(...)` line of the exercise "
-                           "cell with your code, run that cell, then the check cell")
-            elif own_errors:
-                own_cell, own_error = own_errors[0]
-                failure = f"{own_cell_error(own_cell, own_error)}\n(the check cell then " \
-                          f"failed with {failure})"
-        passed = failure is None
-        share = None if passed or not_started else \
-            parts_score(cell.get("outputs", []), ex.id, ex.points)  # the grader's rule
-        results.append(ExerciseResult(ex.id, ex.points if passed else share or 0.0, ex.points,
-                                      passed, failure or "", not_started))
+        results.append(_result(ex, nb.cells[ex.cell_index], own, stopped, timeout))
     return results + by_hand(nb)
 
 
@@ -283,6 +299,75 @@ def _wrap(text: str, width: int) -> list[str]:
     return lines
 
 
+def _counts(results: list[ExerciseResult]) -> str:
+    """``N of M exercises passed``, then how many are partial, failed and not started (those
+    that are any); answers graded by hand are left out."""
+    results = _scored(results)
+    parts = [f"{sum(r.passed for r in results)} of {len(results)} exercises passed"]
+    partial = sum(r.partial for r in results)
+    failed = sum(not r.passed and not r.not_started and not r.partial for r in results)
+    not_started = sum(r.not_started for r in results)
+    for count, what in ((partial, "partial"), (failed, "failed"), (not_started, "not started")):
+        if count:
+            parts.append(f"{count} {what}")
+    return ", ".join(parts)
+
+
+def _points_cell(r: ExerciseResult) -> str:
+    """``got/max``; ``-/max`` for an answer the instructor has yet to grade."""
+    return f"{'-' if r.by_hand else format_points(r.points)}/{format_points(r.max_points)}"
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """The widths of the table's columns; ``left`` is where the detail column starts."""
+
+    name: int
+    points: int
+    status: int
+    left: int
+    detail: int
+
+
+def _columns(results: list[ExerciseResult], width: int) -> _Columns:
+    """Columns as wide as their widest cell; the detail column takes the rest, 40 at least."""
+    name_w = max([len("exercise")] + [len(r.exercise) for r in results])
+    pts_w = max([len("points")] + [len(f"{format_points(r.points)}/"
+                                         f"{format_points(r.max_points)}") for r in results])
+    status_w = max(len(s) for s in (PASSED, FAILED, NOT_STARTED, PARTIAL, "result")
+                   + tuple(BY_HAND for r in results if r.by_hand))
+    left = name_w + 2 + pts_w + 2 + status_w + 2
+    return _Columns(name_w, pts_w, status_w, left, max(width - left, 40))
+
+
+def _rows(r: ExerciseResult, cols: _Columns, verbose: bool) -> list[str]:
+    """One exercise's line, then its detail's further lines indented under the detail column."""
+    summary = r.summary()
+    first = _wrap(summary[0], cols.detail) if summary else [""]
+    lines = [f"{r.exercise:<{cols.name}}  {_points_cell(r):>{cols.points}}  "
+             f"{r.status:<{cols.status}}  {first[0]}".rstrip()]
+    more = first[1:]
+    if verbose:  # the rest of the message as written (arrays keep their alignment)
+        more += r.rest()
+    more += [w for hint in summary[1:] for w in _wrap(hint, cols.detail)]
+    return lines + [" " * cols.left + line for line in more]
+
+
+def _footer(results: list[ExerciseResult], cols: _Columns, verbose: bool) -> list[str]:
+    """The total line, the points left to the instructor, and the -v nudge when it helps."""
+    hand = [r for r in results if r.by_hand]
+    scored = _scored(results)
+    got = format_points(sum(r.points for r in scored))
+    total = format_points(sum(r.max_points for r in scored))
+    lines = [f"{'total':<{cols.name}}  {got + '/' + total:>{cols.points}}  {_counts(results)}"]
+    if hand:
+        lines.append(f"(and {format_points(sum(r.max_points for r in hand))} point(s) in "
+                     f"{len(hand)} answer(s) your instructor grades by hand)")
+    if not verbose and any(r.rest() for r in scored):
+        lines.append("(run with -v to see each failure's whole message)")
+    return lines
+
+
 def format_table(results: list[ExerciseResult], width: int | None = None,
                  verbose: bool = False) -> str:
     """A plain-text table: exercise, points, result, and why it failed; then a total.
@@ -293,47 +378,12 @@ def format_table(results: list[ExerciseResult], width: int | None = None,
     """
     if width is None:
         width = shutil.get_terminal_size((100, 24)).columns
-    name_w = max([len("exercise")] + [len(r.exercise) for r in results])
-    pts_w = max([len("points")] + [len(f"{format_points(r.points)}/"
-                                         f"{format_points(r.max_points)}") for r in results])
-    status_w = max(len(s) for s in (PASSED, FAILED, NOT_STARTED, PARTIAL, "result")
-                   + tuple(BY_HAND for r in results if r.by_hand))
-    left = name_w + 2 + pts_w + 2 + status_w + 2
-    detail_w = max(width - left, 40)
-    lines = [f"{'exercise':<{name_w}}  {'points':>{pts_w}}  {'result':<{status_w}}  detail"]
+    cols = _columns(results, width)
+    lines = [f"{'exercise':<{cols.name}}  {'points':>{cols.points}}  "
+             f"{'result':<{cols.status}}  detail"]
     for r in results:
-        pts = f"{'-' if r.by_hand else format_points(r.points)}/{format_points(r.max_points)}"
-        summary = r.summary()
-        first = _wrap(summary[0], detail_w) if summary else [""]
-        lines.append(f"{r.exercise:<{name_w}}  {pts:>{pts_w}}  {r.status:<{status_w}}  "
-                     f"{first[0]}".rstrip())
-        more = first[1:]
-        if verbose:  # the rest of the message as written (arrays keep their alignment)
-            more += r.rest()
-        more += [w for hint in summary[1:] for w in _wrap(hint, detail_w)]
-        lines += [" " * left + line for line in more]
-    hand = [r for r in results if r.by_hand]
-    results = _scored(results)
-    got = sum(r.points for r in results)
-    total = sum(r.max_points for r in results)
-    counts = [f"{sum(r.passed for r in results)} of {len(results)} exercises passed"]
-    not_started = sum(r.not_started for r in results)
-    partial = sum(r.partial for r in results)
-    failed = sum(not r.passed and not r.not_started and not r.partial for r in results)
-    if partial:
-        counts.append(f"{partial} partial")
-    if failed:
-        counts.append(f"{failed} failed")
-    if not_started:
-        counts.append(f"{not_started} not started")
-    lines.append(f"{'total':<{name_w}}  {format_points(got) + '/' + format_points(total):>{pts_w}}"
-                 f"  {', '.join(counts)}")
-    if hand:
-        lines.append(f"(and {format_points(sum(r.max_points for r in hand))} point(s) in "
-                     f"{len(hand)} answer(s) your instructor grades by hand)")
-    if not verbose and any(r.rest() for r in results):
-        lines.append("(run with -v to see each failure's whole message)")
-    return "\n".join(lines)
+        lines += _rows(r, cols, verbose)
+    return "\n".join(lines + _footer(results, cols, verbose))
 
 
 _CHAPTER = re.compile(r"^\d\d_.+\.ipynb$")
@@ -386,28 +436,15 @@ def format_course(chapters: list[ChapterScore]) -> str:
     total_cell = f"{format_points(got)}/{format_points(total)}"
     pts_w = max([len("points"), len(total_cell)] + [len(x) for x in cells])
 
-    def counts(results: list[ExerciseResult]) -> str:
-        results = _scored(results)
-        parts = [f"{sum(r.passed for r in results)} of {len(results)} exercises passed"]
-        partial = sum(r.partial for r in results)
-        failed = sum(not r.passed and not r.not_started and not r.partial for r in results)
-        not_started = sum(r.not_started for r in results)
-        if partial:
-            parts.append(f"{partial} partial")
-        if failed:
-            parts.append(f"{failed} failed")
-        if not_started:
-            parts.append(f"{not_started} not started")
-        return ", ".join(parts)
-
     lines = [f"{'chapter':<{name_w}}  {'points':>{pts_w}}  exercises"]
     for chapter, cell in zip(chapters, cells):
-        what = f"not checked: {chapter.error}" if chapter.error else counts(list(chapter.results))
+        what = f"not checked: {chapter.error}" if chapter.error else \
+            _counts(list(chapter.results))
         lines.append(f"{chapter.notebook:<{name_w}}  {'-' if chapter.error else cell:>{pts_w}}  "
                      f"{what}")
     every = [r for c in chapters for r in c.results]
     share = f" ({got / total:.0%})" if total else ""
-    lines.append(f"{'course total':<{name_w}}  {total_cell:>{pts_w}}  {counts(every)}{share}")
+    lines.append(f"{'course total':<{name_w}}  {total_cell:>{pts_w}}  {_counts(every)}{share}")
     hand = sum(c.by_hand_points for c in chapters)
     if hand:
         lines.append(f"(and {format_points(hand)} point(s) your instructor grades by hand)")

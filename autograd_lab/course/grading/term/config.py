@@ -174,11 +174,8 @@ def _rule(table: dict, base: LateRule, where: str) -> LateRule:
         grace=_number(table.get("grace", base.grace), f"{where}.grace"))
 
 
-def load_config(path: Path | None) -> TermConfig:
-    """Read the course config; ``None`` or a missing default file gives an empty one."""
-    if path is None:
-        return TermConfig()
-    path = Path(path)
+def _read_toml(path: Path) -> dict:
+    """The file's tables, or an error that says how to write or fix it."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # Python 3.10: the same parser, from PyPI
@@ -199,15 +196,22 @@ def load_config(path: Path | None) -> TermConfig:
         raise CourseError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; expected "
                           "timezone, [defaults], [notebooks.NAME], [extensions.STUDENT], "
                           "[students.STUDENT].")
-    config = TermConfig(path=path)
-    if "timezone" in data:
-        try:
-            config.tz = ZoneInfo(str(data["timezone"]))
-        except (ZoneInfoNotFoundError, ValueError):
-            raise CourseError(f"{path}: timezone {data['timezone']!r} is not a known time zone; "
-                              "use a name such as UTC or Europe/Berlin.") from None
-    config.default_rule = _rule(data.get("defaults", {}), LateRule(), _where(path, "[defaults]"))
-    for notebook, table in data.get("notebooks", {}).items():
+    return data
+
+
+def _timezone(name: object, path: Path) -> dt.tzinfo:
+    """The zone deadlines without an offset are read in."""
+    try:
+        return ZoneInfo(str(name))
+    except (ZoneInfoNotFoundError, ValueError):
+        raise CourseError(f"{path}: timezone {name!r} is not a known time zone; "
+                          "use a name such as UTC or Europe/Berlin.") from None
+
+
+def _read_notebooks(tables: dict, config: TermConfig, path: Path) -> None:
+    """[notebooks.NAME]: each notebook's late rule (over the defaults), Canvas column and
+    deadline."""
+    for notebook, table in tables.items():
         notebook = notebook.removesuffix(".ipynb")
         where = _where(path, f"[notebooks.{notebook}]")
         if not isinstance(table, dict):
@@ -218,7 +222,11 @@ def load_config(path: Path | None) -> TermConfig:
         if "deadline" in table:
             config.deadlines[notebook] = _datetime(table["deadline"], config.tz,
                                                    f"{where}.deadline")
-    for student, table in data.get("extensions", {}).items():
+
+
+def _read_extensions(tables: dict, config: TermConfig, path: Path) -> None:
+    """[extensions.STUDENT]: per notebook (or "*"), hours added or a new deadline."""
+    for student, table in tables.items():
         where = _where(path, f"[extensions.{student}]")
         if not isinstance(table, dict):
             raise CourseError(f"{where}: expected NOTEBOOK = hours or NOTEBOOK = date-time.")
@@ -227,13 +235,32 @@ def load_config(path: Path | None) -> TermConfig:
                 _number(value, f"{where}.{name}") if isinstance(value, (int, float))
                 else _datetime(value, config.tz, f"{where}.{name}"))
             for name, value in table.items()}
+
+
+def _read_students(tables: dict, config: TermConfig, path: Path) -> None:
+    """[students.STUDENT]: the roster, with only the fields a Student has."""
     fields_ = ("name", "id", "sis_user_id", "sis_login_id", "section")
-    for student, table in data.get("students", {}).items():
+    for student, table in tables.items():
         where = _where(path, f"[students.{student}]")
         unknown = set(table) - set(fields_) if isinstance(table, dict) else {"?"}
         if unknown:
             raise CourseError(f"{where}: expected a table with {', '.join(fields_)}.")
         config.students[student] = Student(student, **{k: str(v) for k, v in table.items()})
+
+
+def load_config(path: Path | None) -> TermConfig:
+    """Read the course config; ``None`` or a missing default file gives an empty one."""
+    if path is None:
+        return TermConfig()
+    path = Path(path)
+    data = _read_toml(path)
+    config = TermConfig(path=path)
+    if "timezone" in data:
+        config.tz = _timezone(data["timezone"], path)
+    config.default_rule = _rule(data.get("defaults", {}), LateRule(), _where(path, "[defaults]"))
+    _read_notebooks(data.get("notebooks", {}), config, path)
+    _read_extensions(data.get("extensions", {}), config, path)
+    _read_students(data.get("students", {}), config, path)
     _check_identities(config, path)
     return config
 
