@@ -108,7 +108,9 @@ def judge_cells(nb: NotebookNode) -> dict[str, Verdict]:
                  if len(verdict.parts) > 1 else
                  f"Exercise {verdict.exercise} {'passed' if verdict.passed else 'failed'}.")
         note = f" ({verdict.note})" if verdict.note else ""
-        text = (f"{title}{note} (judged by the grader, outside the notebook's kernel)\n"
+        cause = _FIRST_CAUSE.search(verdict.text) if verdict.failed and not note else None
+        first = f" First: {cause.group(0)[:300]}" if cause else ""
+        text = (f"{title}{note}{first} (judged by the grader, outside the notebook's kernel)\n"
                 f"{verdict.text}")
         if verdict.passed:
             kept.append(new_output("stream", name="stdout", text=text + "\n"))
@@ -117,6 +119,10 @@ def judge_cells(nb: NotebookNode) -> dict[str, Verdict]:
                                    traceback=text.splitlines()))
         cell["outputs"] = kept
     return verdicts
+
+
+_FIRST_CAUSE = re.compile(r"(?:failed in case .*|is not done yet.*|uses exercise .*)")
+"""The first failure the judge reports (the reason's detail in ``grades.csv``)."""
 
 
 def _is_record(output: Any) -> bool:
