@@ -67,29 +67,38 @@ class _Arrays:
         if isinstance(node, ast.Name):
             return self.ndims.get(node.id, 0)
         if isinstance(node, ast.Subscript):
-            base = self.ndim(node.value)
-            if not base:
-                return 0
-            index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            slices = sum(isinstance(i, ast.Slice) for i in index)
-            return base - len(index) + slices
+            return self._subscript(node)
         if isinstance(node, ast.BinOp):
             return max(self.ndim(node.left), self.ndim(node.right))
         if isinstance(node, ast.UnaryOp):
             return self.ndim(node.operand)
         if isinstance(node, ast.Call):
-            if self._is_np(node.func) and node.func.attr in _ALLOCATING_CALLS:
-                return 1
-            if isinstance(node.func, ast.Attribute) and node.func.attr in _REDUCING_METHODS:
-                has_axis = bool(node.args) or any(k.arg == "axis" for k in node.keywords)
-                return max(self.ndim(node.func.value) - 1, 0) if has_axis else 0
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "copy":
-                return self.ndim(node.func.value)
-            args = [a for a in node.args] + [k.value for k in node.keywords]
-            if self._is_np(node.func) and node.func.attr not in _REDUCING_METHODS:
-                return max((self.ndim(a) for a in args), default=0)
+            return self._call(node)
         if isinstance(node, ast.Attribute) and node.attr == "T":
             return self.ndim(node.value)
+        return 0
+
+    def _subscript(self, node: ast.Subscript) -> int:
+        """``a[i, :]``: the array's dimensions less one per index, plus one per slice."""
+        base = self.ndim(node.value)
+        if not base:
+            return 0
+        index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return base - len(index) + sum(isinstance(i, ast.Slice) for i in index)
+
+    def _call(self, node: ast.Call) -> int:
+        """An allocating numpy call makes an array; a reduction with an axis drops one
+        dimension, without one gives a number; ``copy`` and elementwise numpy keep them."""
+        if self._is_np(node.func) and node.func.attr in _ALLOCATING_CALLS:
+            return 1
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _REDUCING_METHODS:
+            has_axis = bool(node.args) or any(k.arg == "axis" for k in node.keywords)
+            return max(self.ndim(node.func.value) - 1, 0) if has_axis else 0
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "copy":
+            return self.ndim(node.func.value)
+        if self._is_np(node.func):
+            args = [*node.args, *(k.value for k in node.keywords)]
+            return max((self.ndim(a) for a in args), default=0)
         return 0
 
     def _is_np(self, func: ast.AST) -> TypeGuard[ast.Attribute]:
