@@ -59,10 +59,17 @@ def judge_record(module: types.ModuleType, record: dict[str, Any]) -> Checker:
     return ck
 
 
-def checker(module: types.ModuleType) -> Callable[..., None]:
+def checker(module: types.ModuleType,
+            keywords: tuple[str, ...] | None = None) -> Callable[..., None]:
     """The function ``check.chNN_x`` for an exercise module: observe, then judge (or, in the
-    grader's sandbox, observe and show the record)."""
+    grader's sandbox, observe and show the record). Keyword objects (``Variable=``, ``pkg=``)
+    go on to ``observe``; with ``keywords``, any other keyword is a ``TypeError``."""
+    name = module.ID.replace("-", "_")
+
     def check(*objects: Any, seed: int = 0, hidden: bool = False, **named: Any) -> None:
+        unknown = sorted(set(named) - set(keywords)) if keywords is not None else []
+        if unknown:
+            raise TypeError(f"{name}() got an unexpected keyword argument {unknown[0]!r}")
         ob = Observer(module.ID, seed, hidden)
         module.observe(ob, *objects, seed=seed, hidden=hidden, **named)
         record = ob.record()
@@ -71,7 +78,7 @@ def checker(module: types.ModuleType) -> Callable[..., None]:
             return
         judge_record(module, record)
 
-    check.__name__ = check.__qualname__ = module.ID.replace("-", "_")
+    check.__name__ = check.__qualname__ = name
     check.__doc__ = module.__doc__
     check.__module__ = module.__name__
     check.exercise = module  # type: ignore[attr-defined]

@@ -7,7 +7,6 @@ from .._exercise import checker
 from . import batches, class_indices, cross_entropy, dataloader, fit, log_softmax, \
     shift_pixels, train_step
 from ._loader_checks import mygrad_data, mygrad_functional
-from ._shared import keyword_checker
 
 EXERCISES = (batches, dataloader, log_softmax, class_indices, cross_entropy, train_step, fit,
              shift_pixels)
@@ -18,12 +17,12 @@ __all__ = ["ch09_log_softmax", "ch09_class_indices", "ch09_cross_entropy", "ch09
            "mygrad_functional", "mygrad_data"]
 
 ch09_batches = checker(batches)
-ch09_dataloader = keyword_checker(dataloader, "Variable")
+ch09_dataloader = checker(dataloader, keywords=("Variable",))
 ch09_log_softmax = checker(log_softmax)
 ch09_train_step = checker(train_step)
-ch09_class_indices = keyword_checker(class_indices, "Variable")
-ch09_cross_entropy = keyword_checker(cross_entropy, "Variable")
-ch09_fit = keyword_checker(fit, "Variable")
+ch09_class_indices = checker(class_indices, keywords=("Variable",))
+ch09_cross_entropy = checker(cross_entropy, keywords=("Variable",))
+ch09_fit = checker(fit, keywords=("Variable",))
 ch09_shift_pixels = checker(shift_pixels)
 
 PARTS = {m.ID: m.PARTS for m in EXERCISES if m.PARTS}

@@ -2,36 +2,10 @@
 the judging of a call that should raise, and whether section 3's ``log_softmax`` is shadowed."""
 from __future__ import annotations
 
-import types
-from collections.abc import Callable
 from typing import Any
 
 from .._common import Checker
-from .._exercise import judge_record
-from .._observe import Observer, Raised, observe_only, show_record
-
-
-def keyword_checker(module: types.ModuleType, keyword: str) -> Callable[..., None]:
-    """The ``check.chNN_x`` of an exercise whose ``observe`` takes one more keyword (such as
-    ``Variable``, the class the learner's library builds its inputs with)."""
-    def check(*objects: Any, seed: int = 0, hidden: bool = False, **extra: Any) -> None:
-        unknown = set(extra) - {keyword}
-        if unknown:
-            raise TypeError(f"{module.ID.replace('-', '_')}() got an unexpected keyword "
-                            f"argument {sorted(unknown)[0]!r}")
-        ob = Observer(module.ID, seed, hidden)
-        module.observe(ob, *objects, seed=seed, hidden=hidden, **extra)
-        record = ob.record()
-        if observe_only():
-            show_record(record)
-            return
-        judge_record(module, record)
-
-    check.__name__ = check.__qualname__ = module.ID.replace("-", "_")
-    check.__doc__ = module.__doc__
-    check.__module__ = module.__name__
-    check.exercise = module  # type: ignore[attr-defined]
-    return check
+from .._observe import Raised
 
 
 def expect_raised(ck: Checker, err: Any, returned: Any, wanted: str, what: str,

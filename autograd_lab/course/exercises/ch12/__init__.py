@@ -16,7 +16,7 @@ from typing import Any
 from .._exercise import checker
 from . import bakery_function, log_cosh, loss_forward, pinball, train_step
 from ._shared import LOG2, bakery_loss_composite, bakery_loss_gradient, bakery_loss_reference, \
-    keyword_checker, log_cosh_reference, pinball_reference
+    log_cosh_reference, pinball_reference
 
 EXERCISES = (log_cosh, loss_forward, bakery_function, train_step, pinball)
 """The chapter's exercise modules, in the notebook's order."""
@@ -28,9 +28,9 @@ __all__ = ["log_cosh_reference", "bakery_loss_reference", "bakery_loss_gradient"
 
 ch12_log_cosh = checker(log_cosh)
 ch12_loss_forward = checker(loss_forward)
-ch12_bakery_function = keyword_checker(bakery_function, "pkg")
-ch12_train_step = keyword_checker(train_step, "pkg")
-ch12_pinball = keyword_checker(pinball, "pkg")
+ch12_bakery_function = checker(bakery_function, keywords=("pkg",))
+ch12_train_step = checker(train_step, keywords=("pkg",))
+ch12_pinball = checker(pinball, keywords=("pkg",))
 
 PARTS = {m.ID: m.PARTS for m in EXERCISES if m.PARTS}
 """The pinball loss is scored in two parts, as the chapter's rubric says: its values and its

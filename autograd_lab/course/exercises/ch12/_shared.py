@@ -3,7 +3,6 @@ under test, and the observing of calls that must not make numpy warn or that mus
 from __future__ import annotations
 
 import contextlib
-import types
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -13,8 +12,7 @@ import numpy as np
 from autograd_lab import Variable, where
 
 from .._common import Checker, library_under_test, swapped_names
-from .._exercise import judge_record
-from .._observe import Observer, Raised, observe_only, raise_learner_error, show_record
+from .._observe import Observer, Raised, raise_learner_error
 
 LOG2 = float(np.log(2.0))
 
@@ -113,30 +111,6 @@ def expect_raised(ck: Checker, err: Any, returned: Any, wanted: str, what: str,
         ck.fail(f"{what} raised the wrong kind of error.", expected=wanted,
                 received=f"{err.name}: {err.message}", hint=hint)
     return err
-
-
-def keyword_checker(module: types.ModuleType, keyword: str) -> Callable[..., None]:
-    """The ``check.chNN_x`` of an exercise whose ``observe`` takes one more keyword (``pkg``,
-    the library the learner's classes are written for): observe, then judge (or, in the
-    grader's sandbox, observe and show the record)."""
-    def check(*objects: Any, seed: int = 0, hidden: bool = False, **extra: Any) -> None:
-        unknown = set(extra) - {keyword}
-        if unknown:
-            raise TypeError(f"{module.ID.replace('-', '_')}() got an unexpected keyword "
-                            f"argument {sorted(unknown)[0]!r}")
-        ob = Observer(module.ID, seed, hidden)
-        module.observe(ob, *objects, seed=seed, hidden=hidden, **extra)
-        record = ob.record()
-        if observe_only():
-            show_record(record)
-            return
-        judge_record(module, record)
-
-    check.__name__ = check.__qualname__ = module.ID.replace("-", "_")
-    check.__doc__ = module.__doc__
-    check.__module__ = module.__name__
-    check.exercise = module  # type: ignore[attr-defined]
-    return check
 
 
 _EPS = 1e-6

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import attention, embedding, heads, layer_norm
-from ._shared import checker
+from .._exercise import checker
 
 EXERCISES = (embedding, layer_norm, attention, heads)
 """The chapter's exercise modules, in the notebook's order."""
@@ -20,10 +20,10 @@ EXERCISES = (embedding, layer_norm, attention, heads)
 __all__ = ["ch13_embedding", "ch13_layer_norm", "ch13_attention", "ch13_heads",
            "attention_reference", "mygrad_attention"]
 
-ch13_embedding = checker(embedding)
-ch13_layer_norm = checker(layer_norm)
-ch13_attention = checker(attention)
-ch13_heads = checker(heads)
+ch13_embedding = checker(embedding, keywords=("pkg",))
+ch13_layer_norm = checker(layer_norm, keywords=("pkg",))
+ch13_attention = checker(attention, keywords=("pkg",))
+ch13_heads = checker(heads, keywords=("pkg",))
 
 attention_reference = attention.reference
 

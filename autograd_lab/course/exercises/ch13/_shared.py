@@ -2,38 +2,16 @@
 package's presence, and the outputs and gradients observed as plain arrays."""
 from __future__ import annotations
 
-import types
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .._common import Checker
-from .._exercise import judge_record
-from .._observe import Case, Observations, Observer, observe_only, raise_learner_error, show_record
+from .._observe import Case, Observations, Observer, raise_learner_error
 from .messages import HINTS
 
 PACKAGE = "the package"
 """The observation of whether a package was given (checked before any case)."""
-
-
-def checker(module: types.ModuleType) -> Callable[..., None]:
-    """``check.ch13_x``: as :func:`.._exercise.checker`, with the keyword ``pkg`` (the learner's
-    ``mygrad``) passed on to ``observe`` after the positional objects."""
-    def check(*objects: Any, seed: int = 0, hidden: bool = False, pkg: Any = None) -> None:
-        ob = Observer(module.ID, seed, hidden)
-        module.observe(ob, *objects, pkg=pkg, seed=seed, hidden=hidden)
-        record = ob.record()
-        if observe_only():
-            show_record(record)
-            return
-        judge_record(module, record)
-
-    check.__name__ = check.__qualname__ = module.ID.replace("-", "_")
-    check.__doc__ = module.__doc__
-    check.__module__ = module.__name__
-    check.exercise = module  # type: ignore[attr-defined]
-    return check
 
 
 def observe_pkg(ob: Observer, pkg: Any) -> bool:
