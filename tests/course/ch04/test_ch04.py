@@ -57,3 +57,23 @@ CHAPTER = _Chapter("04_engine.ipynb", "ch04", keep=lambda cell: cell["metadata"]
     "nbgrader", {}).get("solution", False), namespace=_namespace)
 
 globals().update(chapter_tests(CHAPTER))
+
+
+def test_the_loader_check_decides_in_the_graders_sandbox(tmp_path, monkeypatch, capsys) -> None:
+    """In a kernel that only observes, a check shows its record and decides nothing; the
+    loader's check of mygrad/engine.py and the engine check's notes judge where they run."""
+    import pytest
+
+    from autograd_lab.course.exercises import ch04
+    from autograd_lab.course.exercises._observe import OBSERVE_ONLY
+    from tests.course.test_exercises_ch04 import engine_package
+
+    monkeypatch.setenv(OBSERVE_ONLY, "1")
+    ch04.mygrad_engine(engine_package())
+    broken = engine_package(tmp_path, ("                node.release()", "                pass"))
+    with pytest.raises(AssertionError, match="node.release()"):
+        ch04.mygrad_engine(broken)
+    order = engine_package(tmp_path, ("            if id(x) not in visited:\n",
+                                      "            if True:\n"))
+    ch04.ch04_engine_backward(order.backward, order)
+    assert "note: exercise ch04-topological-order fails" in capsys.readouterr().out

@@ -33,9 +33,10 @@ PARTS = {m.ID: m.PARTS for m in EXERCISES if m.PARTS}
 
 def mygrad_engine(pkg: ModuleType) -> None:
     """The loader's check of the learner's ``mygrad/engine.py`` (run at the start of every later
-    chapter): the chapter's three engine exercises on the package, quietly."""
+    chapter): the chapter's three engine exercises on the package, quietly, observed and judged
+    here (in the grader's sandbox too)."""
     with contextlib.redirect_stdout(io.StringIO()):
-        ch04_topological_order(pkg.topological_order, pkg)
-        ch04_hooks(pkg.register_hook, pkg.retain_grad, getattr(pkg.engine, "_run_hooks", None),
-                   pkg)
-        ch04_engine_backward(pkg.backward, pkg)
+        engine_backward.decide(topological_order, pkg.topological_order, pkg)
+        engine_backward.decide(hooks, pkg.register_hook, pkg.retain_grad,
+                               getattr(pkg.engine, "_run_hooks", None), pkg)
+        engine_backward.decide(engine_backward, pkg.backward, pkg)
