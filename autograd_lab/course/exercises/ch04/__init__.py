@@ -8,6 +8,7 @@ import io
 from types import ModuleType
 
 from .._exercise import checker
+from ._engine_kernel import decide
 from ._scalars import _leaf, _random_graph, _reference_grads, _reused_graph  # noqa: F401
 from . import (backward, engine_backward, hooks, reused_node, second_backward,
                topological_order, topological_sort)
@@ -36,7 +37,7 @@ def mygrad_engine(pkg: ModuleType) -> None:
     chapter): the chapter's three engine exercises on the package, quietly, observed and judged
     here (in the grader's sandbox too)."""
     with contextlib.redirect_stdout(io.StringIO()):
-        engine_backward.decide(topological_order, pkg.topological_order, pkg)
-        engine_backward.decide(hooks, pkg.register_hook, pkg.retain_grad,
-                               getattr(pkg.engine, "_run_hooks", None), pkg)
-        engine_backward.decide(engine_backward, pkg.backward, pkg)
+        decide(topological_order, pkg.topological_order, pkg)
+        decide(hooks, pkg.register_hook, pkg.retain_grad, getattr(pkg.engine, "_run_hooks", None),
+               pkg)
+        decide(engine_backward, pkg.backward, pkg)
