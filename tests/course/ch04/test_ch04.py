@@ -1,11 +1,11 @@
 """Chapter 04's exercises written as data (see ``tests/course/exercise_data.py``).
 
-ch04-engine-backward, still a classic checker, is tested in tests/course/test_exercises_ch04.py
-only; until it is converted, the test that every graded cell is an exercise written as data is
-replaced by one over the converted exercises."""
+Two exercises pass an object named ``backward``: ch04-backward the Scalar one (a plain cell),
+ch04-engine-backward mygrad's (a ``%%mygrad engine`` cell, which replaces the name in the
+notebook from then on). One namespace holds the Scalar one under ``backward`` and mygrad's
+under ``engine_backward``, and ch04-engine-backward's graded call reads that name here."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,15 +14,21 @@ from autograd_lab.course.learner.loader import build_package
 
 from tests.course.exercise_data import Chapter, chapter_tests
 
+ENGINE_CALL = "check.ch04_engine_backward(backward, mygrad"
+
 
 @dataclass
 class _Chapter(Chapter):
-    """Chapter 04's graded cells call the checker before their hidden block, which the shared
-    ``arguments`` does not look at: it reads the cells without that block."""
+    """ch04-engine-backward's graded cell, with mygrad's backward by the name the key's
+    namespace gives it."""
 
     def graded(self) -> dict[str, str]:
-        return {k: re.sub(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", "", v, flags=re.S)
-                for k, v in super().graded().items()}
+        found = super().graded()
+        source = found["ch04-engine-backward"]
+        assert ENGINE_CALL in source, source
+        found["ch04-engine-backward"] = source.replace(
+            ENGINE_CALL, "check.ch04_engine_backward(engine_backward, mygrad")
+        return found
 
 
 def _namespace(sources: list[str]) -> dict[str, Any]:
@@ -39,6 +45,7 @@ def _namespace(sources: list[str]) -> dict[str, Any]:
         else:
             exec(compile(source, "<key cell>", "exec"), ns)
     ns.update({k: v for k, v in engine.items() if k in _ENGINE_NAMES})
+    ns["engine_backward"] = engine["backward"]
     return ns
 
 
@@ -49,18 +56,24 @@ REF = REFERENCE_ROOT / PACKAGE
 CHAPTER = _Chapter("04_engine.ipynb", "ch04", keep=lambda cell: cell["metadata"].get(
     "nbgrader", {}).get("solution", False), namespace=_namespace)
 
-_TESTS = chapter_tests(CHAPTER)
-globals().update({k: v for k, v in _TESTS.items()
-                  if k != "test_every_graded_cell_is_an_exercise_written_as_data"})
+globals().update(chapter_tests(CHAPTER))
 
 
-def test_every_converted_exercise_is_written_as_data() -> None:
-    from autograd_lab.course.exercises.ch04 import EXERCISES
-    from autograd_lab.course.exercises.ch04.messages import HINTS
-    graded = CHAPTER.graded()
-    for module in EXERCISES:
-        assert module.ID in graded
-        assert callable(module.observe) and callable(module.judge)
-        assert len(module.MISTAKES) >= 2, module.ID
-        assert all(k.hint in HINTS for k in module.MISTAKES), module.ID
-        assert all(k.failed_parts <= set(module.PARTS or (None,)) for k in module.MISTAKES)
+def test_the_loader_check_decides_in_the_graders_sandbox(tmp_path, monkeypatch, capsys) -> None:
+    """In a kernel that only observes, a check shows its record and decides nothing; the
+    loader's check of mygrad/engine.py and the engine check's notes judge where they run."""
+    import pytest
+
+    from autograd_lab.course.exercises import ch04
+    from autograd_lab.course.exercises._observe import OBSERVE_ONLY
+    from tests.course.test_exercises_ch04 import engine_package
+
+    monkeypatch.setenv(OBSERVE_ONLY, "1")
+    ch04.mygrad_engine(engine_package())
+    broken = engine_package(tmp_path, ("                node.release()", "                pass"))
+    with pytest.raises(AssertionError, match="node.release()"):
+        ch04.mygrad_engine(broken)
+    order = engine_package(tmp_path, ("            if id(x) not in visited:\n",
+                                      "            if True:\n"))
+    ch04.ch04_engine_backward(order.backward, order)
+    assert "note: exercise ch04-topological-order fails" in capsys.readouterr().out

@@ -146,4 +146,77 @@ HINTS: dict[str, str] = {
     "hooks.retain-h": "Only set the note; h stays in its graph.",
     "hooks.leaf": "The hook's result replaces the gradient before the leaf keeps it.",
     "hooks.own-list": "Keep the hooks on the Variable itself (self._hooks), one list each.",
+    # ch04-engine-backward
+    "engine.grads": "Walk topological_order(root) with a dict of gradients by id(v): at each "
+                    "Variable, call its node's backward and add each input's gradient into that "
+                    "input's entry; a leaf (grad_fn None) adds its gradient into .grad.",
+    "engine.one-user": "l1 is used by l2 and by l3, and only one of their gradients reached it: "
+                       "add the gradients of all of a Variable's users (grads[id(x)] = "
+                       "grads[id(x)] + gx when there is an entry already).",
+    "engine.non-leaf": "Only leaves that require grad (and Variables that asked for retain_grad) "
+                       "keep a gradient in .grad.",
+    "engine.per-path": "x got three times its gradient: the Variable h was handled once per "
+                       "path (three times).",
+    "engine.one-of-h": "Only one contribution reached h: add the gradients of all of h's users "
+                       "(grads[id(x)] = grads[id(x)] + gx when there is an entry already).",
+    "engine.mode-off": "The walk computes gradients, it does not build a graph of them: switch "
+                       "GradMode.enabled to create_graph (False here) while it runs.",
+    "engine.mode-back": "Keep the caller's mode before the walk and put exactly that back "
+                        "afterwards, in a finally: block.",
+    "engine.accumulate": "Leaves accumulate: x.grad = x.grad + gradient, never overwrite.",
+    "engine.accumulate-add": "That is one call's gradient: the second call must add to .grad, "
+                             "not replace it.",
+    "engine.copy": "Add hands the very same gradient to both of its inputs. The first time a "
+                   "leaf gets a gradient, _accumulate must store a copy of its data, not the "
+                   "object it was given.",
+    "engine.release": "After a node's backward has run, call node.release() unless retain_graph "
+                      "is true; its saved_tensors then raise on the second call.",
+    "engine.mode-finally": "Put the caller's mode back in a finally: block around the walk, so "
+                           "that it comes back whether the walk ends or raises.",
+    "engine.gradient": "Start the dict with the given gradient for the root: grads = "
+                       "{id(root): gradient}.",
+    "engine.needs-gradient": "Without gradient=, backward only makes sense for a single-number "
+                             "output: raise RuntimeError naming the shape and gradient=.",
+    "engine.nothing-recorded": "Nothing was recorded: raise RuntimeError saying so (as PyTorch "
+                               "does).",
+    "engine.rule": "_check_grads (given in the cell) follows PyTorch's rule: surplus trailing "
+                   "Nones are dropped, missing trailing gradients are fine for inputs that need "
+                   "none, and any other count raises RuntimeError. Call it on what each node's "
+                   "backward returns.",
+    "engine.surplus-none": "Scale.apply(x) took one input, its backward returned (grad_x, None) "
+                           "for the defaulted factor that was not passed. ",
+    "engine.missing-number": "Scale.apply(x, 3.0) took two inputs, its backward returned only "
+                             "grad_x: the factor 3.0 needs no gradient. ",
+    "engine.cut-off": "Scale.apply(x) took one input, but its backward returned two gradients "
+                      "that are not None: a mistake in that backward, to be reported, not cut "
+                      "off. ",
+    "engine.filled": "Scale.apply(x, w) with w requiring grad, but its backward returned one "
+                     "gradient: w's is missing, to be reported, not filled with None. ",
+    "engine.retain": "A Variable marked _retains_grad keeps its complete gradient in .grad "
+                     "(with _accumulate), as a leaf does; its node still sends gradients on.",
+    "engine.hooks-never": "When a Variable's turn comes in the order, its gradient is complete: "
+                          "pass it through _run_hooks(v, g) before anything else uses it.",
+    "engine.hooks-once": "Call _run_hooks when v's turn comes in the order (its gradient is "
+                         "complete then, the sum of all its users'), and only then: not once per "
+                         "contribution.",
+    "engine.hooks-flow": "What _run_hooks returns is h's gradient from then on.",
+    "engine.hooks-result": "The gradient _run_hooks returned was not used: go on with it (a "
+                           "hook halved h's gradient here).",
+    "engine.hooks-leaf": "A leaf's gradient goes through _run_hooks too, before it is "
+                         "accumulated: a hook on a leaf can change what lands in its .grad (here "
+                         "it halves it).",
+    "engine.hooks-leaf-late": "y's hook did not change y.grad: pass a leaf's complete gradient "
+                              "through _run_hooks first, then _accumulate what it returns "
+                              "(running the hooks after accumulating is too late).",
+    "engine.unchanged": "An error in a Function's backward must reach the caller unchanged.",
+    "engine.mode-caller": "Put back the mode the caller had (read it before the walk), not True.",
+    "engine.root-shape": "Without gradient=, start the walk from ones shaped like the root's "
+                         "data, not from the number 1.",
+    "engine.create-graph": "With create_graph=True the walk runs with grad mode on (the "
+                           "gradients become a graph); read the traceback for the failing line.",
+    "engine.retain-follows": "The first call had create_graph=True and retain_graph left at "
+                             "None: retain_graph then follows create_graph, so that call must "
+                             "not free the saved tensors.",
+    "engine.twice-six": "Leaves accumulate: the second call adds 6 to the first call's 6.",
+    "engine.iterative": "Use your iterative topological_order.",
 }
