@@ -14,21 +14,13 @@ from typing import Any
 import numpy as np
 
 from .._common import deeper_than_recursion, format_value
-from .._exercise import judge_record
+from .._exercise import decide
 from .._observe import Observer
 from . import hooks, topological_order
 from ._variables import (_course_order_of, _course_run_hooks, _h_graph, _hook_recorder, _mg,
                          _scale_function, _scaling_hook, _seed_graph, _values)
 
 __all__ = ["decide", "course_order", "CASES", "observe_random"]
-
-
-def decide(module: ModuleType, *objects: Any, seed: int = 0, hidden: bool = False) -> None:
-    """Observe and judge one exercise here, whatever the kernel is (in the grader's sandbox a
-    check would only show its record): raises as the check does."""
-    ob = Observer(module.ID, seed, hidden)
-    module.observe(ob, *objects, seed=seed, hidden=hidden)
-    judge_record(module, ob.record())
 
 
 def _fails(module: ModuleType, *objects: Any) -> bool:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._common import Checker, deeper_than_recursion
-from .._exercise import Mistake, checker
+from .._exercise import Mistake, decide
 from .._observe import Observations, Observer
 from . import topological_sort as _sort_exercise
 from ._scalars import (_chain, _course_sort_of, _leaf, _named, _random_graph, _reachable,
@@ -143,14 +143,13 @@ def _number(value: Any) -> float:
 
 
 _SORT_NAMES = ("topological_sort", "sort", "topo_sort", "topological_order")
-_sort_check = checker(_sort_exercise)
 
 
 def _sort_fails(sort: Callable[[Any], Any]) -> bool:
     """Whether the learner's sort fails its own check (run quietly)."""
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            _sort_check(sort)
+            decide(_sort_exercise, sort)  # decided here, in the grader's sandbox too
     except BaseException:  # noqa: BLE001 - any failure of the other exercise counts
         return True
     return False
