@@ -83,3 +83,15 @@ def test_a_case_records_what_the_learners_code_raised_and_goes_on():
         obs.case(ck, "never ran")
     with pytest.raises(AssertionError, match="no observation of 'other'"):
         obs.case(ck, "second")["other"]
+
+
+def test_an_exception_that_stops_observing_ends_the_whole_check():
+    """The loader's time limit on a check (and Ctrl-C) end the observation, not one case:
+    otherwise the next case would run on, past a limit that fires once."""
+    class Limit(Exception):
+        stops_observing = True
+
+    ob = Observer("ch99-x", 0, False)
+    with pytest.raises(Limit), ob.case("first"):
+        raise Limit("the check did not finish")
+    assert ob.record()["cases"]["first"]["raised"] is None

@@ -221,7 +221,7 @@ class Observer:
         try:
             yield
         except BaseException as err:  # noqa: BLE001 - the learner's code may raise anything
-            if type(err) is KeyboardInterrupt:
+            if _stops(err):
                 raise
             entry["raised"] = encode(raised(err))
         finally:
@@ -240,7 +240,7 @@ class Observer:
         try:
             result = fn(*args, **kwargs)
         except BaseException as err:  # noqa: BLE001
-            if type(err) is KeyboardInterrupt:
+            if _stops(err):
                 raise
             self.put(key, raised(err))
             return None
@@ -251,6 +251,14 @@ class Observer:
         """The observations as one JSON object: what the kernel shows the grader."""
         return {"exercise": self.exercise_id, "seed": self.seed, "hidden": self.hidden,
                 "cases": self.cases}
+
+
+def _stops(err: BaseException) -> bool:
+    """Whether ``err`` ends the whole observation instead of one case: a plain
+    ``KeyboardInterrupt`` (the time limit, Ctrl-C), or an exception whose class says
+    ``stops_observing = True`` (the loader's limit on a check's time). A learner's code that
+    raises one only loses the observations of the cases after it."""
+    return type(err) is KeyboardInterrupt or getattr(type(err), "stops_observing", False) is True
 
 
 class Observations:
