@@ -95,3 +95,13 @@ def test_an_exception_that_stops_observing_ends_the_whole_check():
     with pytest.raises(Limit), ob.case("first"):
         raise Limit("the check did not finish")
     assert ob.record()["cases"]["first"]["raised"] is None
+
+
+def test_a_cell_without_a_record_scores_nothing_and_says_what_stopped_it():
+    from autograd_lab.course.exercises.verdict import judge_cell
+    outputs = [{"output_type": "error", "ename": "NotImplementedError",
+                "evalue": "Exercise ch01-gradcheck is not done yet", "traceback": []}]
+    verdict = judge_cell("ch01-gradcheck", "check.ch01_gradcheck(gradcheck)", outputs)
+    assert verdict is not None and verdict.share == 0
+    assert "it stopped with NotImplementedError: Exercise ch01-gradcheck is not done yet" \
+        in verdict.note

@@ -107,6 +107,17 @@ def _records(outputs: Sequence[Any]) -> list[Any]:
     return found
 
 
+def _stopped_by(outputs: Sequence[Any]) -> str:
+    """What the kernel said stopped the cell (its first error), shown to the student as the
+    cell's own words; it decides nothing."""
+    for output in outputs:
+        if hasattr(output, "get") and output.get("output_type") == "error":
+            message = str(output.get("evalue", "")).strip().splitlines()
+            first = message[0][:300] if message else ""
+            return f" (it stopped with {str(output.get('ename', 'an error'))[:80]}: {first})"
+    return ""
+
+
 def _judge_one(module: types.ModuleType, record: Any) -> tuple[set[str], str]:
     parts = tuple(module.PARTS) or ("the exercise",)
     out = io.StringIO()
@@ -145,7 +156,8 @@ def judge_cell(exercise_id: str, source: str, outputs: Sequence[Any]) -> Verdict
         if len(mine) != 1:
             failed.update(parts)
             notes.append(f"{label}: " + (
-                "no observations, the cell stopped before its check finished" if not mine else
+                "no observations, the cell stopped before its check finished"
+                + _stopped_by(outputs) if not mine else
                 f"{len(mine)} observation records instead of one, the cell's output is not the "
                 "check's own"))
             texts.append(f"[{label}] {notes[-1]}.")
