@@ -38,7 +38,7 @@ import numpy as np
 from ._common import Checker
 
 __all__ = ["MIME", "OBSERVE_ONLY", "Observer", "Observations", "Raised", "Opaque",
-           "encode", "decode", "RECORD_LIMIT"]
+           "encode", "decode", "expect_raised", "RECORD_LIMIT"]
 
 MIME = "application/vnd.autograd-lab.observations+json"
 """The output type of an observation record (a JSON object, see :meth:`Observer.record`)."""
@@ -314,6 +314,24 @@ def raise_learner_error(ck: Checker, err: Raised, what: str = "your code",
         raise ck._not_done(NotImplementedError(err.message)) from None
     raise ck.error(f"{what} raised {err.name}: {err.message}", hint=hint or
                    "Read the traceback above to find the failing line in your code.") from None
+
+
+def expect_raised(ck: Checker, err: Any, returned: Any, wanted: str, what: str,
+                  hint: str | None) -> Raised:
+    """The learner's call (observed with :meth:`Observer.attempt`) raised ``wanted``, as
+    :meth:`Checker.raises` has it: no error or another kind fails the case, an untouched stub
+    is "not done yet". ``returned`` is what the call returned instead, ``what`` names it."""
+    if err is None:
+        ck.fail(f"{what} did not raise.", expected=wanted, received=f"it returned {returned!r}",
+                hint=hint)
+    if not isinstance(err, Raised):
+        ck.fail("the observation of this case is not readable.")
+    if err.is_a("NotImplementedError") and wanted != "NotImplementedError":
+        raise ck._not_done(NotImplementedError(err.message))
+    if not err.is_a(wanted):
+        ck.fail(f"{what} raised the wrong kind of error.", expected=wanted,
+                received=f"{err.name}: {err.message}", hint=hint)
+    return err
 
 
 def observe_only() -> bool:

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._common import Checker
 from .._exercise import Mistake
-from .._observe import Observations, Observer, Raised
+from .._observe import Observations, Observer, expect_raised
 from .._parts import Parts
 from .messages import HINTS
 
@@ -136,8 +136,8 @@ def judge(ck: Checker, obs: Observations) -> None:
             title = _wrong_title(bad)
             with ck.case(title):
                 seen = obs.case(ck, title, what=what)
-                err = _expect_raised(ck, seen["raised"], seen.get("returned"), "RuntimeError",
-                                     HINTS["gradcheck.raise"])
+                err = expect_raised(ck, seen["raised"], seen.get("returned"), "RuntimeError",
+                                    what, HINTS["gradcheck.raise"])
                 _expect_index(ck, err.message, bad)
     with parts.part(PARTS[2]):
         with ck.case(C_RTOL):
@@ -149,27 +149,13 @@ def judge(ck: Checker, obs: Observations) -> None:
     with parts.part(PARTS[3]):
         with ck.case(C_SHAPES):
             seen = obs.case(ck, C_SHAPES, what=what)
-            err = _expect_raised(ck, seen["raised"], seen.get("returned"), "ValueError",
-                                 HINTS["gradcheck.shapes"])
+            err = expect_raised(ck, seen["raised"], seen.get("returned"), "ValueError", what,
+                                HINTS["gradcheck.shapes"])
             ck.check("(2, 3)" in err.message and "(3,)" in err.message,
                      "the ValueError message does not name both shapes.",
                      expected="a message containing (2, 3) and (3,)", received=err.message,
                      hint=HINTS["gradcheck.shapes-message"])
     parts.done()
-
-
-def _expect_raised(ck: Checker, err: Any, returned: Any, wanted: str, hint: str) -> Raised:
-    if err is None:
-        ck.fail("your gradcheck did not raise.", expected=wanted,
-                received=f"it returned {returned!r}", hint=hint)
-    if not isinstance(err, Raised):
-        ck.fail("the observation of this case is not readable.")
-    if err.is_a("NotImplementedError") and wanted != "NotImplementedError":
-        raise ck._not_done(NotImplementedError(err.message))
-    if not err.is_a(wanted):
-        ck.fail("your gradcheck raised the wrong kind of error.", expected=wanted,
-                received=f"{err.name}: {err.message}", hint=hint)
-    return err
 
 
 def _expect_bool(ck: Checker, got: object, want: bool, hint: str | None = None) -> None:

@@ -4,24 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._common import Checker
-from .._observe import Raised
-
-
-def expect_raised(ck: Checker, err: Any, returned: Any, wanted: str, what: str,
-                  hint: str) -> Raised:
-    """The learner's call raised ``wanted`` (as :meth:`Checker.raises` checked it)."""
-    if err is None:
-        ck.fail(f"{what} did not raise.", expected=wanted, received=f"it returned {returned!r}",
-                hint=hint)
-    if not isinstance(err, Raised):
-        ck.fail("the observation of this case is not readable.")
-    if err.is_a("NotImplementedError") and wanted != "NotImplementedError":
-        raise ck._not_done(NotImplementedError(err.message))
-    if not err.is_a(wanted):
-        ck.fail(f"{what} raised the wrong kind of error.", expected=wanted,
-                received=f"{err.name}: {err.message}", hint=hint)
-    return err
 
 
 def takes_dim(fn: Any) -> bool:

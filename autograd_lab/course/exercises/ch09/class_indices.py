@@ -15,7 +15,7 @@ import numpy as np
 from .._common import Checker, library
 from .._exercise import Mistake
 from .._observe import Observations, Observer
-from ._shared import expect_raised
+from .._observe import expect_raised
 from .messages import HINTS
 
 ID = "ch09-class-indices"

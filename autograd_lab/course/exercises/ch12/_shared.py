@@ -97,22 +97,6 @@ def no_warning(ck: Checker, err: Any, what: str, hint: str) -> None:
     raise_learner_error(ck, err, what)
 
 
-def expect_raised(ck: Checker, err: Any, returned: Any, wanted: str, what: str,
-                  hint: str) -> Raised:
-    """The learner's call raised ``wanted`` (as :meth:`Checker.raises` checked it)."""
-    if err is None:
-        ck.fail(f"{what} did not raise.", expected=wanted, received=f"it returned {returned!r}",
-                hint=hint)
-    if not isinstance(err, Raised):
-        ck.fail("the observation of this case is not readable.")
-    if err.is_a("NotImplementedError") and wanted != "NotImplementedError":
-        raise ck._not_done(NotImplementedError(err.message))
-    if not err.is_a(wanted):
-        ck.fail(f"{what} raised the wrong kind of error.", expected=wanted,
-                received=f"{err.name}: {err.message}", hint=hint)
-    return err
-
-
 _EPS = 1e-6
 
 

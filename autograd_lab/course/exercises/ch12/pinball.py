@@ -12,7 +12,8 @@ from .._common import Checker
 from .._exercise import Mistake
 from .._observe import Observations, Observer, raise_learner_error
 from .._parts import Parts
-from ._shared import expect_raised, judge_differences, lib_of, number, observe_differences, \
+from .._observe import expect_raised
+from ._shared import judge_differences, lib_of, number, observe_differences, \
     pinball_reference
 from .messages import HINTS
 
