@@ -95,6 +95,24 @@ class Chapter:
         return ns
 
 
+def solution_cell(cell: dict) -> bool:
+    """A ``keep`` for :class:`Chapter`: only the key's solution cells."""
+    return bool(cell["metadata"].get("nbgrader", {}).get("solution", False))
+
+
+def library_namespace(sources: list[str]) -> dict[str, Any]:
+    """A ``namespace`` for :class:`Chapter`: the key's cells run on autograd_lab's ``Variable``
+    and ``Function`` (the library the checks build their inputs with by default)."""
+    import numpy as np
+
+    import autograd_lab as al
+    ns: dict[str, Any] = {"__name__": "__key__", "np": np, "Variable": al.Variable,
+                          "Function": al.Function}
+    for source in sources:
+        exec(compile(_without_magics(source), "<key cell>", "exec"), ns)
+    return ns
+
+
 def _without_magics(source: str) -> str:
     return "\n".join("" if line.lstrip().startswith(("%", "!")) else line
                      for line in source.splitlines())
