@@ -3,7 +3,6 @@ chooses, what it selects and keeps on a regrade, how it prepares a submission, a
 blames the set-up. The whole pipeline is graded for real in ``test_grading*.py``."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -129,4 +128,3 @@ def test_a_chapters_checker_version_ignores_the_other_chapters_packages():
     assert _chapter_of("course/exercises/_common.py") is None
     assert checker_version("03_function", SETTINGS) == checker_version("03_x", SETTINGS)
     assert checker_version("03_function", SETTINGS) != checker_version("04_engine", SETTINGS)
-    json.dumps(SETTINGS.__repr__())  # the settings' repr is what the version hashes

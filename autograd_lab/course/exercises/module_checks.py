@@ -182,12 +182,9 @@ def _run(checker: Any, args: list[Any], keywords: dict[str, Any], *, seed: int =
     """Run one check and decide here, in this process: the loader's choice of a module is
     made in the learner's kernel, also in the grader's sandbox, where a check written as
     ``observe`` and ``judge`` would only observe (the grader judges graded cells, not this)."""
-    from ._exercise import is_observed, judge_record
-    from ._observe import Observer
+    from ._exercise import decide, is_observed
     module = getattr(checker, "exercise", None)
     if module is None or not is_observed(module):
         checker(*args, **keywords, seed=seed, hidden=hidden)
         return
-    ob = Observer(module.ID, seed, hidden)
-    module.observe(ob, *args, **keywords, seed=seed, hidden=hidden)
-    judge_record(module, ob.record())
+    decide(module, *args, seed=seed, hidden=hidden, **keywords)
